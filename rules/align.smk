@@ -1,0 +1,13 @@
+rule align_dictionary:
+    """Word-align the training corpus, symmetrise, keep each source word's most frequent translation."""
+    input:
+        src="results/data/{dataset}/{src}-{tgt}/tok/train.{src}",
+        tgt="results/data/{dataset}/{src}-{tgt}/tok/train.{tgt}",
+    output:
+        "results/align/{dataset}/{src}-{tgt}/dict.tsv",
+    params:
+        aligner=f"--fast-align {shlex.quote(config['align']['fast_align'])}" if config["align"]["fast_align"] else "",
+    log:
+        "logs/align/{dataset}/{src}-{tgt}.log",
+    shell:
+        "{PY}.align --src {input.src:q} --tgt {input.tgt:q} --out {output:q} {params.aligner} > {log:q} 2>&1"

@@ -1,0 +1,136 @@
+import json
+import shlex
+
+from workflow_src import layout, registry
+
+# Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
+# directory whatever the working directory (--directory) is.
+shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
+
+PY = "python -m workflow_src"
+
+
+wildcard_constraints:
+    mirror=r"[^/]+",
+    dataset=r"[a-z0-9]+",
+    src=r"[a-z]{2}",
+    tgt=r"[a-z]{2}",
+    lang=r"[a-z]{2}",
+    split=r"train|dev|test",
+    experiment=r"[A-Za-z0-9_.\-]+",
+    seed=r"\d+",
+    kind=r"word2vec|fasttext",
+    merges=r"\d+",
+
+
+# -- sources -----------------------------------------------------------------------------------
+def mirror_base(mirror):
+    if mirror not in config["mirrors"]:
+        raise ValueError(f"mirrors: no mirror named {mirror!r} (configured: {', '.join(config['mirrors'])})")
+    return config["mirrors"][mirror].rstrip("/")
+
+
+def is_local(base):
+    return "://" not in base or base.startswith("file://")
+
+
+def source_url(wildcards):
+    return f"{mirror_base(wildcards.mirror)}/{wildcards.path}"
+
+
+def local_mirror_file(wildcards):
+    """A local mirror's file is an input, so a rule that makes the mirror (the demo) runs first."""
+    base = mirror_base(wildcards.mirror)
+    return [f"{base.removeprefix('file://')}/{wildcards.path}"] if is_local(base) else []
+
+
+def resource(mirror, path):
+    return f"resources/{mirror}/{path}"
+
+
+def iwslt_archives(dataset, pair):
+    """The archives one direction needs: its train/dev bundle, its test bundle, and the reverse
+    direction's test bundle (which holds the test references)."""
+    d = config["datasets"][dataset]
+    src, tgt = pair.split("-")
+    return [
+        resource(d["mirror"], d["train_archive"].format(src=src, tgt=tgt)),
+        resource(d["mirror"], d["test_archive"].format(src=src, tgt=tgt)),
+        resource(d["mirror"], d["test_archive"].format(src=tgt, tgt=src)),
+    ]
+
+
+def monolingual_resource(lang):
+    if lang not in config["monolingual"]:
+        raise ValueError(f"monolingual: no corpus configured for {lang!r}, needed for its target embeddings")
+    m = config["monolingual"][lang]
+    return resource(m["mirror"], m["path"])
+
+
+def pair(wildcards):
+    return f"{wildcards.src}-{wildcards.tgt}"
+
+
+# -- models ------------------------------------------------------------------------------------
+def spec(wildcards):
+    return layout.resolve_spec(config, wildcards.dataset, pair(wildcards), wildcards.experiment, int(wildcards.seed))
+
+
+def experiment(wildcards):
+    return registry.all_experiments()[wildcards.experiment]
+
+
+def side_files(wildcards, side):
+    """Token files and vocabulary of the source or target side of a job, in its units."""
+    e = experiment(wildcards)
+    unit = e.source_unit if side == "src" else ("word" if e.target_unit == "emb" else e.target_unit)
+    lang = wildcards.src if side == "src" else wildcards.tgt
+    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, lang, config)
+
+
+def target_table(wildcards):
+    e = experiment(wildcards)
+    if e.embeddings is None:
+        return []
+    return [f"{layout.data_dir(wildcards.dataset, pair(wildcards))}/emb/{e.embeddings}.vec"]
+
+
+def train_inputs(wildcards):
+    s, t = side_files(wildcards, "src"), side_files(wildcards, "tgt")
+    data = layout.data_dir(wildcards.dataset, pair(wildcards))
+    inputs = {
+        "train_src": s["train"], "train_tgt": t["train"], "dev_src": s["dev"], "dev_tgt": t["dev"],
+        "dev_src_words": f"{data}/tok/dev.{wildcards.src}", "dev_ref": f"{data}/raw/dev.{wildcards.tgt}",
+        "src_vocab": s["vocab"],
+    }
+    table = target_table(wildcards)
+    if experiment(wildcards).target_unit == "emb":
+        inputs["tgt_table"] = table[0]
+    else:
+        inputs["tgt_vocab"] = t["vocab"]
+        if table:  # a tied softmax model reads the table for its decoder input embeddings
+            inputs["tgt_table"] = table[0]
+    return inputs
+
+
+def cli_args(named_inputs):
+    """`--name path` for each named input (underscores become dashes)."""
+    return " ".join(f"--{name.replace('_', '-')} {shlex.quote(str(path))}" for name, path in named_inputs.items())
+
+
+# -- targets -----------------------------------------------------------------------------------
+def table_outputs(paper, table_id):
+    return [f"results/{paper}/{table_id}.{ext}" for ext in ("csv", "md")]
+
+
+def table_scores(paper, table_id):
+    return [layout.score_path(j.dataset, j.pair, j.experiment, j.seed) for j in layout.table_jobs(config, paper, table_id)]
+
+
+def all_targets():
+    targets = []
+    for paper, table_id in layout.configured_tables(config):
+        targets += table_outputs(paper, table_id)
+        if paper == "vmf":  # the user's paper: results/table1.csv etc. name its tables too
+            targets += [f"results/{table_id}.{ext}" for ext in ("csv", "md")]
+    return targets

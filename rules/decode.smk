@@ -1,0 +1,23 @@
+rule decode:
+    """Greedy / nearest-neighbour decoding of the test set, <unk> replaced, detokenized."""
+    input:
+        model=MODEL + "/model.pt",
+        src=lambda w: side_files(w, "src")["test"],
+        src_words="results/data/{dataset}/{src}-{tgt}/tok/test.{src}",
+        dictionary="results/align/{dataset}/{src}-{tgt}/dict.tsv",
+    output:
+        tok=MODEL + "/test.hyp.tok",
+        detok=MODEL + "/test.hyp",
+    params:
+        device=config["train"]["device"],
+        batch_size=config["decode"]["batch_size"],
+    log:
+        "logs/decode/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
+    threads: config["train"]["threads"]
+    resources:
+        gpu=1,
+    shell:
+        "{PY}.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
+        "--dictionary {input.dictionary:q} --tgt-lang {wildcards.tgt} --out-tok {output.tok:q} "
+        "--out {output.detok:q} --device {params.device} --batch-size {params.batch_size} "
+        "--threads {threads} > {log:q} 2>&1"

@@ -1,0 +1,32 @@
+if "demo" in config:
+
+    def demo_mirror_files():
+        """Every file the demo world writes, at the paths the configured sources name."""
+        from workflow_src.demo_world import directions
+
+        d = config["datasets"]["iwslt16"]
+        root = mirror_base(d["mirror"]).removeprefix("file://")
+        files = [f"{root}/{t.format(src=s, tgt=g)}" for s, g in directions(d["pairs"])
+                 for t in (d["train_archive"], d["test_archive"])]
+        return files + [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
+
+    rule demo_world:
+        """The embedded demo's synthetic corpora, written as local mirrors of the real sources."""
+        output:
+            demo_mirror_files(),
+        params:
+            iwslt_root=mirror_base(config["datasets"]["iwslt16"]["mirror"]).removeprefix("file://"),
+            d=config["datasets"]["iwslt16"],
+            world=" ".join(f"--{k.replace('_', '-')} {v}" for k, v in config["demo"]["world"].items()),
+            mono=" ".join(f"{lang}:{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}"
+                          for lang, m in config["monolingual"].items()),
+        log:
+            "logs/demo/world.log",
+        shell:
+            "{PY}.demo_world --iwslt-root {params.iwslt_root:q} "
+            "--train-archive {params.d[train_archive]:q} --test-archive {params.d[test_archive]:q} "
+            "--pairs {params.d[pairs]} --dev-sets {params.d[dev_sets]} --test-sets {params.d[test_sets]} "
+            "--monolingual {params.mono} --seed {config[demo][seed]} "
+            "--train-sentences {config[demo][train_sentences]} "
+            "--test-set-sentences {config[demo][test_set_sentences]} "
+            "--monolingual-sentences {config[demo][monolingual_sentences]} {params.world} > {log:q} 2>&1"

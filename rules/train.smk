@@ -1,0 +1,22 @@
+MODEL = "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}"
+
+
+rule train:
+    """Train one experiment on one pair with one seed (checkpointed; a rerun resumes)."""
+    input:
+        unpack(train_inputs),
+    output:
+        model=MODEL + "/model.pt",
+        metrics=MODEL + "/metrics.jsonl",
+    params:
+        spec=lambda w: json.dumps(spec(w)),
+        inputs=lambda w, input: cli_args(dict(input.items())),
+        out_dir=MODEL,
+    log:
+        "logs/train/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
+    threads: config["train"]["threads"]
+    resources:
+        gpu=1,
+    shell:
+        "{PY}.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "--threads {threads} > {log:q} 2>&1"

@@ -1,0 +1,419 @@
+"""A synthetic multilingual world for the embedded demo.
+
+Several languages express one shared meaning space. Each sentence is first drawn as a meaning
+(clauses of subject, verb, object, prepositional phrase, tense, number), then realised in every
+language by its own lexicon, morphology and word order. The world is built to show, at toy
+scale, what the papers are about:
+
+- a Zipfian vocabulary (nouns, verbs, adjectives and proper names drawn with p(rank r) ~ r^-s),
+  so the test sets hold words seen once or never in training;
+- synonyms: some concepts have several surface stems in a language, chosen per occurrence, so
+  embeddings trained on monolingual text cluster them and continuous models make "meaningful"
+  errors;
+- morphology: inflected nouns, verbs and adjectives (stem + suffix), so BPE has something to
+  split and word-level vocabularies have a long tail;
+- word order: adjectives after nouns in some languages, verb-final clauses in others, so a model
+  needs attention;
+- proper names shared by every language, capitalised, mostly rare: copied through <unk>
+  replacement.
+
+Everything is determined by the seed. `python -m workflow_src.demo_world` writes the worlds'
+corpora as a local mirror in the real IWSLT and News Crawl layouts (see `write_mirror`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import io
+import itertools
+import random
+import tarfile
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from workflow_src.atomic import atomic_output
+
+TENSES = ("past", "present", "future")
+NUMBERS = ("sg", "pl")
+
+
+@dataclasses.dataclass(frozen=True)
+class WorldSize:
+    nouns: int = 1200
+    verbs: int = 240
+    adjectives: int = 160
+    names: int = 400
+    prepositions: int = 8
+    zipf_exponent: float = 1.05
+    synonym_rate: float = 0.12
+    object_rate: float = 0.7
+    pp_rate: float = 0.35
+    two_clause_rate: float = 0.2
+    question_rate: float = 0.15
+
+
+@dataclasses.dataclass(frozen=True)
+class LanguageStyle:
+    """How one language realises a meaning."""
+
+    consonants: str
+    vowels: tuple[str, ...]
+    adjective_after_noun: bool
+    verb_final: bool
+    gendered: bool
+
+
+STYLES = {
+    "en": LanguageStyle("bcdfghklmnprstvw", ("a", "e", "i", "o", "u", "ea", "oo"), False, False, False),
+    "fr": LanguageStyle("bcdfjlmnprstv", ("a", "e", "i", "o", "ou", "ai", "eu"), True, False, True),
+    "de": LanguageStyle("bdfghklmnprstwz", ("a", "e", "i", "o", "u", "ei", "au"), False, True, True),
+    "fi": LanguageStyle("hjklmnprstv", ("a", "e", "i", "o", "u", "aa", "ii"), False, False, False),
+}
+
+
+def zipf_cumulative_weights(n: int, exponent: float) -> list[float]:
+    """Cumulative p(rank r) ~ r^-exponent, for `random.choices(cum_weights=...)`."""
+    return list(itertools.accumulate(1.0 / (rank**exponent) for rank in range(1, n + 1)))
+
+
+class Lexicon:
+    """Surface forms of every concept in one language, drawn from its own random stream."""
+
+    def __init__(self, lang: str, size: WorldSize, seed: int):
+        self.lang = lang
+        style = STYLES.get(lang) or STYLES["en"]
+        self.style = style
+        rng = random.Random(f"{seed}-lexicon-{lang}")
+        used: set[str] = set()
+
+        def syllable() -> str:
+            return rng.choice(style.consonants) + rng.choice(style.vowels)
+
+        def new_stem(min_syll: int, max_syll: int) -> str:
+            while True:
+                stem = "".join(syllable() for _ in range(rng.randint(min_syll, max_syll)))
+                stem += rng.choice(style.consonants) if rng.random() < 0.5 else ""
+                if stem not in used and len(stem) >= 3:
+                    used.add(stem)
+                    return stem
+
+        def stems(count: int, lo: int, hi: int) -> list[list[str]]:
+            out = []
+            for _ in range(count):
+                alternatives = [new_stem(lo, hi)]
+                if rng.random() < size.synonym_rate:
+                    alternatives.append(new_stem(lo, hi))
+                out.append(alternatives)
+            return out
+
+        # Function words first, so that they take the short forms.
+        self.determiners = {
+            (kind, gender, number): new_stem(1, 1)
+            for kind in ("def", "indef", "this")
+            for gender in ((0, 1) if style.gendered else (0,))
+            for number in NUMBERS
+        }
+        self.prepositions = [new_stem(1, 1) for _ in range(size.prepositions)]
+        self.conjunction = new_stem(1, 1)
+        self.question = new_stem(1, 2)
+        self.future_auxiliary = None if style.gendered else new_stem(1, 1)
+        self.nouns = stems(size.nouns, 1, 3)
+        self.verbs = stems(size.verbs, 1, 3)
+        self.adjectives = stems(size.adjectives, 1, 3)
+        self.noun_gender = [rng.randint(0, 1) if style.gendered else 0 for _ in range(size.nouns)]
+        suffix = lambda: rng.choice(style.vowels) + rng.choice(style.consonants)  # noqa: E731
+        self.plural_suffix = suffix()
+        self.adjective_plural_suffix = suffix() if style.gendered else ""
+        self.verb_suffix = {(t, n): suffix() for t in TENSES for n in NUMBERS}
+        if self.future_auxiliary:  # analytic future: the auxiliary carries it, the verb is bare
+            self.verb_suffix[("future", "sg")] = self.verb_suffix[("future", "pl")] = ""
+        self.synonym_preference = 0.7
+
+    def pick(self, alternatives: list[str], rng: random.Random) -> str:
+        if len(alternatives) == 1 or rng.random() < self.synonym_preference:
+            return alternatives[0]
+        return rng.choice(alternatives[1:])
+
+
+@dataclasses.dataclass
+class NounPhrase:
+    noun: int | None  # concept id, or None for a proper name
+    name: str | None
+    number: str
+    determiner: str
+    adjectives: list[int]
+
+
+@dataclasses.dataclass
+class Clause:
+    subject: NounPhrase
+    verb: int
+    tense: str
+    obj: NounPhrase | None
+    preposition: int | None
+    prep_object: NounPhrase | None
+
+
+@dataclasses.dataclass
+class Meaning:
+    clauses: list[Clause]
+    question: bool
+
+
+class World:
+    """The meaning space and its realisations in several languages."""
+
+    def __init__(self, languages: list[str], size: WorldSize, seed: int):
+        self.size = size
+        self.seed = seed
+        self.lexicons = {lang: Lexicon(lang, size, seed) for lang in languages}
+        name_rng = random.Random(f"{seed}-names")
+        self.names = sorted({self._name(name_rng) for _ in range(size.names * 2)})[: size.names]
+        name_rng.shuffle(self.names)
+        self.noun_weights = zipf_cumulative_weights(size.nouns, size.zipf_exponent)
+        self.verb_weights = zipf_cumulative_weights(size.verbs, size.zipf_exponent)
+        self.adjective_weights = zipf_cumulative_weights(size.adjectives, size.zipf_exponent)
+        self.name_weights = zipf_cumulative_weights(size.names, size.zipf_exponent)
+
+    @staticmethod
+    def _name(rng: random.Random) -> str:
+        syllables = [rng.choice("bdgkmnprstz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3))]
+        return "".join(syllables).capitalize()
+
+    def _noun_phrase(self, rng: random.Random, allow_name: bool) -> NounPhrase:
+        if allow_name and rng.random() < 0.15:
+            name = rng.choices(self.names, cum_weights=self.name_weights)[0]
+            return NounPhrase(None, name, "sg", "", [])
+        noun = rng.choices(range(self.size.nouns), cum_weights=self.noun_weights)[0]
+        n_adj = rng.choices((0, 1, 2), (0.55, 0.35, 0.10))[0]
+        adjectives = rng.choices(range(self.size.adjectives), cum_weights=self.adjective_weights, k=n_adj)
+        return NounPhrase(
+            noun, None, rng.choice(NUMBERS), rng.choice(("def", "indef", "this")), adjectives
+        )
+
+    def _clause(self, rng: random.Random) -> Clause:
+        with_pp = rng.random() < self.size.pp_rate
+        return Clause(
+            subject=self._noun_phrase(rng, allow_name=True),
+            verb=rng.choices(range(self.size.verbs), cum_weights=self.verb_weights)[0],
+            tense=rng.choice(TENSES),
+            obj=self._noun_phrase(rng, allow_name=True) if rng.random() < self.size.object_rate else None,
+            preposition=rng.randrange(self.size.prepositions) if with_pp else None,
+            prep_object=self._noun_phrase(rng, allow_name=False) if with_pp else None,
+        )
+
+    def meaning(self, rng: random.Random) -> Meaning:
+        n_clauses = 2 if rng.random() < self.size.two_clause_rate else 1
+        return Meaning([self._clause(rng) for _ in range(n_clauses)], rng.random() < self.size.question_rate)
+
+    # -- realisation -------------------------------------------------------------------------
+    def _realise_np(self, np: NounPhrase, lex: Lexicon, rng: random.Random) -> list[str]:
+        if np.name is not None:
+            return [np.name]
+        gender = lex.noun_gender[np.noun]
+        noun = lex.pick(lex.nouns[np.noun], rng)
+        if np.number == "pl":
+            noun += lex.plural_suffix
+        adjectives = []
+        for a in np.adjectives:
+            adjective = lex.pick(lex.adjectives[a], rng)
+            if np.number == "pl":
+                adjective += lex.adjective_plural_suffix
+            adjectives.append(adjective)
+        det = lex.determiners[(np.determiner, gender if lex.style.gendered else 0, np.number)]
+        if lex.style.adjective_after_noun:
+            return [det, noun, *adjectives]
+        return [det, *adjectives, noun]
+
+    def _realise_clause(self, clause: Clause, lex: Lexicon, rng: random.Random) -> list[str]:
+        subject = self._realise_np(clause.subject, lex, rng)
+        verb = lex.pick(lex.verbs[clause.verb], rng) + lex.verb_suffix[(clause.tense, clause.subject.number)]
+        verb_group = [verb]
+        if clause.tense == "future" and lex.future_auxiliary:
+            verb_group = [lex.future_auxiliary, verb]
+        obj = self._realise_np(clause.obj, lex, rng) if clause.obj else []
+        pp = []
+        if clause.preposition is not None:
+            pp = [lex.prepositions[clause.preposition], *self._realise_np(clause.prep_object, lex, rng)]
+        if lex.style.verb_final:
+            return subject + obj + pp + verb_group
+        return subject + verb_group + obj + pp
+
+    def realise(self, meaning: Meaning, lang: str, rng: random.Random) -> str:
+        """The sentence in `lang`, untokenized, capitalised, with final punctuation."""
+        lex = self.lexicons[lang]
+        words: list[str] = []
+        for i, clause in enumerate(meaning.clauses):
+            if i:
+                words[-1] += ","
+                words.append(lex.conjunction)
+            words.extend(self._realise_clause(clause, lex, rng))
+        if meaning.question:
+            words.insert(0, lex.question)
+        words[0] = words[0][0].upper() + words[0][1:]
+        return " ".join(words) + ("?" if meaning.question else ".")
+
+    def parallel(self, languages: list[str], n: int, stream: str) -> list[dict[str, str]]:
+        """n meanings, each realised in every language of `languages`."""
+        rng = random.Random(f"{self.seed}-{stream}")
+        out = []
+        for _ in range(n):
+            meaning = self.meaning(rng)
+            out.append({lang: self.realise(meaning, lang, rng) for lang in languages})
+        return out
+
+
+# -- the IWSLT and News Crawl layouts ----------------------------------------------------------
+TALK_LENGTH = 60  # segments per synthetic talk
+
+
+def _talks(n_sentences: int, first_talk_id: int) -> list[tuple[int, range]]:
+    talks = []
+    for start in range(0, n_sentences, TALK_LENGTH):
+        talks.append((first_talk_id + len(talks), range(start, min(start + TALK_LENGTH, n_sentences))))
+    return talks
+
+
+def train_tags(sentences: list[str], talks: list[tuple[int, range]], lang: str) -> str:
+    """A `train.tags.<pair>.<lang>` file: metadata lines before each talk's text."""
+    lines = []
+    for talk_id, span in talks:
+        lines += [
+            f"<url>http://www.ted.com/talks/demo_talk_{talk_id}</url>",
+            f"<keywords>talks, demo, synthetic</keywords>",
+            f"<speaker>Demo Speaker {talk_id}</speaker>",
+            f"<talkid>{talk_id}</talkid>",
+            f"<title>Demo talk {talk_id} ({lang})</title>",
+            f"<description>TED Talk Subtitles and Transcript: synthetic talk {talk_id}.</description>",
+        ]
+        lines += [sentences[i] for i in span]
+    return "\n".join(lines) + "\n"
+
+
+def mteval_xml(sentences: list[str], talks: list[tuple[int, range]], setid: str, lang: str) -> str:
+    """An `IWSLT16.TED.<set>.<pair>.<lang>.xml` file: `<seg id>` inside `<doc docid>`."""
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>", f"<srcset setid={quoteattr(setid)} srclang={quoteattr(lang)}>"]
+    for talk_id, span in talks:
+        out.append(f'<doc docid="{talk_id}" genre="lectures">')
+        out.append(f"<talkid>{talk_id}</talkid>")
+        out.append(f"<title>Demo talk {talk_id}</title>")
+        for seg_id, i in enumerate(span, start=1):
+            out.append(f'<seg id="{seg_id}"> {escape(sentences[i])} </seg>')
+        out.append("</doc>")
+    out += ["</srcset>", "</mteval>"]
+    return "\n".join(out) + "\n"
+
+
+def deterministic_tgz(members: dict[str, str]) -> bytes:
+    """A .tgz whose bytes depend only on its members (fixed mtimes, owners, order)."""
+    raw = io.BytesIO()
+    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name in sorted(members):
+                data = members[name].encode("utf-8")
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                tar.addfile(info, io.BytesIO(data))
+    return raw.getvalue()
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def directions(pairs: list[str]) -> list[tuple[str, str]]:
+    """Both directions of every configured pair: the real release has an archive for each."""
+    return sorted({d for p in pairs for a, b in [p.split("-")] for d in ((a, b), (b, a))})
+
+
+def write_mirror(
+    iwslt_root: Path,
+    train_archive: str,
+    test_archive: str,
+    pairs: list[str],
+    monolingual: dict[str, Path],
+    size: WorldSize,
+    seed: int,
+    n_train: int,
+    n_per_test_set: int,
+    n_monolingual: int,
+    dev_sets: list[str],
+    test_sets: list[str],
+) -> list[Path]:
+    """Write the world as local mirrors of the real sources, at the configured paths:
+
+    - `train_archive` (e.g. `2016-01/texts/<s>/<t>/<s>-<t>.tgz`) with `train.tags.<s>-<t>.{s,t}`
+      and the development sets `IWSLT16.TED.<set>.<s>-<t>.{s,t}.xml`;
+    - `test_archive` (e.g. `2016-01-test/...`) with the test sets, source side only, for both
+      directions of every pair (references come from the reverse direction, as in the real data);
+    - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl).
+    """
+    languages = sorted({lang for pair in pairs for lang in pair.split("-")} | set(monolingual))
+    world = World(languages, size, seed)
+    written = []
+    for a, b in sorted({tuple(sorted(d)) for d in directions(pairs)}):
+        train = world.parallel([a, b], n_train, f"train-{a}-{b}")
+        train_talks = _talks(n_train, first_talk_id=1)
+        evaluation = {
+            name: world.parallel([a, b], n_per_test_set, f"{name}-{a}-{b}") for name in dev_sets + test_sets
+        }
+        for src, tgt in ((a, b), (b, a)):
+            pair = f"{src}-{tgt}"
+            members = {
+                f"{pair}/train.tags.{pair}.{lang}": train_tags([s[lang] for s in train], train_talks, lang)
+                for lang in (src, tgt)
+            }
+            test_members = {}
+            for k, name in enumerate(dev_sets + test_sets):
+                talks = _talks(n_per_test_set, 10000 + 100 * k)
+                for lang in (src, tgt):
+                    text = mteval_xml([s[lang] for s in evaluation[name]], talks, f"iwslt2016-{name}", lang)
+                    filename = f"{pair}/IWSLT16.TED.{name}.{pair}.{lang}.xml"
+                    if name in dev_sets:
+                        members[filename] = text
+                    elif lang == src:
+                        test_members[filename] = text
+            for template, content in ((train_archive, members), (test_archive, test_members)):
+                path = iwslt_root / template.format(src=src, tgt=tgt)
+                write_bytes(path, deterministic_tgz(content))
+                written.append(path)
+    for lang, path in sorted(monolingual.items()):
+        sentences = world.parallel([lang], n_monolingual, f"monolingual-{lang}")
+        raw = io.BytesIO()
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            gz.write("".join(s[lang] + "\n" for s in sentences).encode("utf-8"))
+        write_bytes(path, raw.getvalue())
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iwslt-root", type=Path, required=True, help="root of the IWSLT mirror")
+    parser.add_argument("--train-archive", required=True, help="path template, with {src} and {tgt}")
+    parser.add_argument("--test-archive", required=True, help="path template, with {src} and {tgt}")
+    parser.add_argument("--pairs", nargs="+", required=True)
+    parser.add_argument("--dev-sets", nargs="+", required=True)
+    parser.add_argument("--test-sets", nargs="+", required=True)
+    parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--train-sentences", type=int, required=True)
+    parser.add_argument("--test-set-sentences", type=int, required=True)
+    parser.add_argument("--monolingual-sentences", type=int, required=True)
+    for field in dataclasses.fields(WorldSize):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default)
+    args = parser.parse_args(argv)
+    size = WorldSize(**{f.name: getattr(args, f.name) for f in dataclasses.fields(WorldSize)})
+    monolingual = {lang: Path(path) for lang, _, path in (m.partition(":") for m in args.monolingual)}
+    for path in write_mirror(
+        args.iwslt_root, args.train_archive, args.test_archive, args.pairs, monolingual, size, args.seed,
+        args.train_sentences, args.test_set_sentences, args.monolingual_sentences, args.dev_sets, args.test_sets,
+    ):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Score detokenized system output against untokenized references with sacrebleu.
+
+`python -m workflow_src.score bleu --hyp test.hyp --ref test.en --out test.bleu.json`
+
+The JSON keeps sacrebleu's signature, so every number in a table says how it was computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from sacrebleu.metrics import BLEU
+
+from workflow_src.atomic import read_lines, write_text
+
+
+def read_parallel(hyp: Path, ref: Path) -> tuple[list[str], list[str]]:
+    hyps, refs = read_lines(hyp), read_lines(ref)
+    if len(hyps) != len(refs):
+        raise ValueError(f"{hyp} has {len(hyps)} lines but the reference {ref} has {len(refs)}")
+    return hyps, refs
+
+
+def bleu(hyps: list[str], refs: list[str], **options) -> dict:
+    metric = BLEU(**options)
+    result = metric.corpus_score(hyps, [refs])
+    return {
+        "metric": "bleu",
+        "score": round(result.score, 2),
+        "signature": str(metric.get_signature()),
+        "precisions": [round(p, 2) for p in result.precisions],
+        "brevity_penalty": round(result.bp, 4),
+        "sys_len": result.sys_len,
+        "ref_len": result.ref_len,
+        "sentences": len(hyps),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("metric", choices=("bleu",))
+    parser.add_argument("--hyp", type=Path, required=True)
+    parser.add_argument("--ref", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    result = bleu(*read_parallel(args.hyp, args.ref))
+    write_text(args.out, json.dumps(result, indent=2) + "\n")
+    print(f"{args.metric} {result['score']} ({result['signature']})")
+
+
+if __name__ == "__main__":
+    main()

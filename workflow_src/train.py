@@ -1,0 +1,178 @@
+"""Train one model configuration, checkpointing every epoch and resuming after interruption.
+
+`python -m workflow_src.train --spec JSON --train-src ... --train-tgt ... --dev-src ...
+ --dev-tgt ... --dev-src-words ... --dev-ref ... --src-vocab ... [--tgt-vocab ... | --tgt-table ...]
+ --out-dir DIR`
+
+In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
+`best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
+`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds) and, when training ends
+(after `max_epochs` or `patience` epochs without improvement), `model.pt`, the best model.
+A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
+epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
+exactly where an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from workflow_src.atomic import atomic_output, read_lines, write_lines
+from workflow_src.decode import finish, translate
+from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, pick_device, save_model,
+                                   source_batch, target_batch)
+from workflow_src.preprocess import postprocess
+from workflow_src.score import bleu
+
+
+def spec_hash(spec: dict) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def initialise(model: torch.nn.Module, scale: float) -> None:
+    """Uniform(-scale, scale) for every learned parameter (OpenNMT's param_init)."""
+    for p in model.parameters():
+        if p.requires_grad:
+            torch.nn.init.uniform_(p, -scale, scale)
+
+
+@torch.no_grad()
+def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device) -> float:
+    model.eval()
+    total, tokens = 0.0, 0
+    for idx in batch_indices([len(s) for s in src], batch_size, rng=None):
+        s, lengths = source_batch(src, idx, src_vocab, device)
+        tgt_in, tgt_out = target_batch(tgt, idx, tgt_vocab, device)
+        loss, n = model.loss(s, lengths, tgt_in, tgt_out, tgt_vocab.pad)
+        total, tokens = total + float(loss), tokens + n
+    return total / max(tokens, 1)
+
+
+def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
+    model.eval()
+    hypotheses = translate(model, spec, src_vocab, tgt_vocab, dev_src, device)
+    tokenized = [finish(u, a, s.split(), w.split(), spec, {}) for (u, a), s, w in zip(hypotheses, dev_src, dev_src_words)]
+    return bleu(list(postprocess(tokenized, tgt_lang)), dev_ref)["score"]
+
+
+def train(spec: dict, args) -> None:
+    out_dir: Path = args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
+    t = spec["train"]
+    seed = t["seed"]
+    device = pick_device(spec.get("device", "auto"))
+    torch.set_num_threads(args.threads)
+    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
+
+    src_vocab, tgt_vocab, table = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
+    train_src = encode_file(args.train_src, src_vocab, eos=False)
+    train_tgt = encode_file(args.train_tgt, tgt_vocab, eos=True)
+    dev_src_lines = read_lines(args.dev_src)
+    dev_src = [src_vocab.encode(line, eos=False) for line in dev_src_lines]
+    dev_tgt = encode_file(args.dev_tgt, tgt_vocab, eos=True)
+    dev_ref = read_lines(args.dev_ref)
+    dev_src_words = read_lines(args.dev_src_words)
+    log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs")
+
+    torch.manual_seed(seed)
+    model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
+    initialise(model, t["init_scale"])
+    model.to(device)
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"])
+    history, best, stale, start_epoch = [], -math.inf, 0, 1
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
+        if saved["spec_hash"] == spec_hash(spec):
+            model.load_state_dict(saved["model"])
+            optimiser.load_state_dict(saved["optimiser"])
+            history, best, stale = saved["history"], saved["best"], saved["stale"]
+            start_epoch = saved["epoch"] + 1
+            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+        else:
+            log(f"{checkpoint_path} belongs to another spec; starting over")
+
+    selection = t["selection"]
+    elapsed = history[-1]["train_seconds_total"] if history else 0.0
+    for epoch in range(start_epoch, t["max_epochs"] + 1):
+        if stale >= t["patience"]:
+            break
+        rng = random.Random(f"{seed}-{epoch}")
+        torch.manual_seed(seed * 100003 + epoch)
+        model.train()
+        batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng)
+        started, total, tokens, sentences = time.perf_counter(), 0.0, 0, 0
+        for idx in tqdm(batches, desc=f"epoch {epoch}", file=sys.stderr, mininterval=10, leave=False):
+            src, lengths = source_batch(train_src, idx, src_vocab, device)
+            tgt_in, tgt_out = target_batch(train_tgt, idx, tgt_vocab, device)
+            loss, n = model.loss(src, lengths, tgt_in, tgt_out, tgt_vocab.pad)
+            optimiser.zero_grad(set_to_none=True)
+            (loss / n).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
+            optimiser.step()
+            total, tokens, sentences = total + float(loss), tokens + n, sentences + len(idx)
+        train_seconds = time.perf_counter() - started
+        elapsed += train_seconds
+        validation_started = time.perf_counter()
+        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device)
+        dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
+        record = {
+            "epoch": epoch, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
+            "train_seconds": round(train_seconds, 3), "train_seconds_total": round(elapsed, 3),
+            "validation_seconds": round(time.perf_counter() - validation_started, 3),
+            "sentences_per_second": round(sentences / train_seconds, 1),
+        }
+        score = dev_bleu if selection == "bleu" else -dev_loss
+        improved = score > best
+        if improved:
+            best, stale = score, 0
+            save_model(best_path, model, spec, src_vocab, tgt_vocab, {"epoch": epoch})
+        else:
+            stale += 1
+        record["best"] = improved
+        history.append(record)
+        log(json.dumps(record))
+        with atomic_output(checkpoint_path) as tmp:
+            torch.save({"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
+                        "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale}, tmp)
+        write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+    write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+    with atomic_output(out_dir / "model.pt") as tmp:
+        shutil.copyfile(best_path, tmp)
+    best_epoch = max(history, key=lambda r: r["dev_bleu"] if selection == "bleu" else -r["dev_loss"])
+    log(f"done: best epoch {best_epoch['epoch']} by development {selection} ({best_epoch['dev_bleu']} BLEU)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=json.loads, required=True, help="the resolved experiment spec (JSON)")
+    for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words", "dev-ref", "src-vocab"):
+        parser.add_argument(f"--{name}", type=Path, required=True)
+    parser.add_argument("--tgt-vocab", type=Path, help="target word counts (softmax models)")
+    parser.add_argument("--tgt-table", type=Path, help="target embedding table (continuous or tied models)")
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    if (args.tgt_vocab is None) == (args.tgt_table is None):
+        parser.error("give exactly one of --tgt-vocab and --tgt-table")
+    train(args.spec, args)
+
+
+if __name__ == "__main__":
+    main()
