@@ -13,7 +13,7 @@ rule bpe:
         jobs=lambda w, input, output: " ".join(f"{i}:{o}" for i, o in zip(input, output.encoded)),
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.{lang}.log",
-    threads: 4
+    threads: config["threads"]["preprocess"]
     shell:
         "{PY}.bpe --merges {wildcards.merges} --train {input[0]:q} --model-prefix {params.prefix:q} "
         "--encode {params.jobs} --threads {threads} > {log:q} 2>&1"

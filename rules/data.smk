@@ -54,7 +54,7 @@ rule preprocess_parallel:
         max_len=lambda w: config["datasets"][w.dataset]["max_len"],
     log:
         "logs/data/{dataset}/{src}-{tgt}/preprocess.log",
-    threads: 4
+    threads: config["threads"]["preprocess"]
     shell:
         "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
         "--out-dir {params.out:q} --max-len {params.max_len} --threads {threads} > {log:q} 2>&1"
@@ -84,7 +84,7 @@ rule monolingual_corpus:
                          if config["monolingual"][w.lang]["max_sentences"] else ""),
     log:
         "logs/embeddings/{lang}/corpus.log",
-    threads: 8
+    threads: config["threads"]["preprocess"]
     shell:
         "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input:q} --out {output.corpus:q} "
         "--truecase-model {output.truecase_model:q} {params.limit} --threads {threads} > {log:q} 2>&1"

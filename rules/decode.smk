@@ -13,7 +13,7 @@ rule decode:
         batch_size=config["decode"]["batch_size"],
     log:
         "logs/decode/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
-    threads: config["train"]["threads"]
+    threads: config["threads"]["train"]
     resources:
         gpu=1,
     shell:

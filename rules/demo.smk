@@ -16,7 +16,7 @@ if "demo" in config:
             demo_mirror_files(),
         params:
             iwslt_root=mirror_base(config["datasets"]["iwslt16"]["mirror"]).removeprefix("file://"),
-            d=config["datasets"]["iwslt16"],
+            d={k: config["datasets"]["iwslt16"][k] for k in ("train_archive", "test_archive", "pairs", "dev_sets", "test_sets")},
             world=" ".join(f"--{k.replace('_', '-')} {v}" for k, v in config["demo"]["world"].items()),
             mono=" ".join(f"{lang}:{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}"
                           for lang, m in config["monolingual"].items()),

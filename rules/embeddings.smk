@@ -8,7 +8,7 @@ rule train_embeddings:
         settings=lambda w: json.dumps(config["embeddings"][w.kind]),
     log:
         "logs/embeddings/{lang}/{kind}.log",
-    threads: config["embeddings"]["threads"]
+    threads: config["threads"]["embeddings"]
     shell:
         "{PY}.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
         "--params {params.settings:q} --threads {threads} > {log:q} 2>&1"

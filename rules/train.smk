@@ -14,7 +14,7 @@ rule train:
         out_dir=MODEL,
     log:
         "logs/train/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
-    threads: config["train"]["threads"]
+    threads: config["threads"]["train"]
     resources:
         gpu=1,
     shell:

@@ -52,6 +52,8 @@ class WorldSize:
     pp_rate: float = 0.35
     two_clause_rate: float = 0.2
     question_rate: float = 0.15
+    fields: int = 16
+    topical_rate: float = 0.85
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,9 +75,24 @@ STYLES = {
 }
 
 
-def zipf_cumulative_weights(n: int, exponent: float) -> list[float]:
-    """Cumulative p(rank r) ~ r^-exponent, for `random.choices(cum_weights=...)`."""
-    return list(itertools.accumulate(1.0 / (rank**exponent) for rank in range(1, n + 1)))
+def zipf_cumulative_weights(ids: list[int], exponent: float) -> list[float]:
+    """Cumulative p(id) ~ (id + 1)^-exponent, for `random.choices(cum_weights=...)`."""
+    return list(itertools.accumulate(1.0 / ((i + 1) ** exponent) for i in ids))
+
+
+class ConceptSampler:
+    """Concepts 0..n-1 with Zipfian frequencies (concept i has rank i + 1), in semantic fields
+    (i mod fields). A topical draw stays inside the clause's field, so words of a field share
+    contexts, and synonyms (one concept) share them exactly: what embeddings pick up."""
+
+    def __init__(self, n: int, exponent: float, fields: int):
+        self.fields = min(fields, n)
+        groups = [list(range(n))] + [list(range(f, n, self.fields)) for f in range(self.fields)]
+        self.groups = [(ids, zipf_cumulative_weights(ids, exponent)) for ids in groups]
+
+    def draw(self, rng: random.Random, field: int | None, k: int = 1) -> list[int]:
+        ids, weights = self.groups[0 if field is None else field % self.fields + 1]
+        return rng.choices(ids, cum_weights=weights, k=k)
 
 
 class Lexicon:
@@ -172,36 +189,38 @@ class World:
         name_rng = random.Random(f"{seed}-names")
         self.names = sorted({self._name(name_rng) for _ in range(size.names * 2)})[: size.names]
         name_rng.shuffle(self.names)
-        self.noun_weights = zipf_cumulative_weights(size.nouns, size.zipf_exponent)
-        self.verb_weights = zipf_cumulative_weights(size.verbs, size.zipf_exponent)
-        self.adjective_weights = zipf_cumulative_weights(size.adjectives, size.zipf_exponent)
-        self.name_weights = zipf_cumulative_weights(size.names, size.zipf_exponent)
+        self.nouns = ConceptSampler(size.nouns, size.zipf_exponent, size.fields)
+        self.verbs = ConceptSampler(size.verbs, size.zipf_exponent, size.fields)
+        self.adjectives = ConceptSampler(size.adjectives, size.zipf_exponent, size.fields)
+        self.name_weights = zipf_cumulative_weights(list(range(size.names)), size.zipf_exponent)
 
     @staticmethod
     def _name(rng: random.Random) -> str:
         syllables = [rng.choice("bdgkmnprstz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3))]
         return "".join(syllables).capitalize()
 
-    def _noun_phrase(self, rng: random.Random, allow_name: bool) -> NounPhrase:
+    def _field(self, rng: random.Random, topic: int) -> int | None:
+        return topic if rng.random() < self.size.topical_rate else None
+
+    def _noun_phrase(self, rng: random.Random, topic: int, allow_name: bool) -> NounPhrase:
         if allow_name and rng.random() < 0.15:
             name = rng.choices(self.names, cum_weights=self.name_weights)[0]
             return NounPhrase(None, name, "sg", "", [])
-        noun = rng.choices(range(self.size.nouns), cum_weights=self.noun_weights)[0]
+        noun = self.nouns.draw(rng, self._field(rng, topic))[0]
         n_adj = rng.choices((0, 1, 2), (0.55, 0.35, 0.10))[0]
-        adjectives = rng.choices(range(self.size.adjectives), cum_weights=self.adjective_weights, k=n_adj)
-        return NounPhrase(
-            noun, None, rng.choice(NUMBERS), rng.choice(("def", "indef", "this")), adjectives
-        )
+        adjectives = self.adjectives.draw(rng, self._field(rng, topic), k=n_adj)
+        return NounPhrase(noun, None, rng.choice(NUMBERS), rng.choice(("def", "indef", "this")), adjectives)
 
     def _clause(self, rng: random.Random) -> Clause:
+        topic = rng.randrange(self.size.fields)
         with_pp = rng.random() < self.size.pp_rate
         return Clause(
-            subject=self._noun_phrase(rng, allow_name=True),
-            verb=rng.choices(range(self.size.verbs), cum_weights=self.verb_weights)[0],
+            subject=self._noun_phrase(rng, topic, allow_name=True),
+            verb=self.verbs.draw(rng, self._field(rng, topic))[0],
             tense=rng.choice(TENSES),
-            obj=self._noun_phrase(rng, allow_name=True) if rng.random() < self.size.object_rate else None,
+            obj=self._noun_phrase(rng, topic, allow_name=True) if rng.random() < self.size.object_rate else None,
             preposition=rng.randrange(self.size.prepositions) if with_pp else None,
-            prep_object=self._noun_phrase(rng, allow_name=False) if with_pp else None,
+            prep_object=self._noun_phrase(rng, topic, allow_name=False) if with_pp else None,
         )
 
     def meaning(self, rng: random.Random) -> Meaning:
@@ -282,7 +301,7 @@ def train_tags(sentences: list[str], talks: list[tuple[int, range]], lang: str) 
     for talk_id, span in talks:
         lines += [
             f"<url>http://www.ted.com/talks/demo_talk_{talk_id}</url>",
-            f"<keywords>talks, demo, synthetic</keywords>",
+            "<keywords>talks, demo, synthetic</keywords>",
             f"<speaker>Demo Speaker {talk_id}</speaker>",
             f"<talkid>{talk_id}</talkid>",
             f"<title>Demo talk {talk_id} ({lang})</title>",

@@ -126,7 +126,7 @@ def train(spec: dict, args) -> None:
             (loss / n).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
             optimiser.step()
-            total, tokens, sentences = total + float(loss), tokens + n, sentences + len(idx)
+            total, tokens, sentences = total + loss.item(), tokens + n, sentences + len(idx)
         train_seconds = time.perf_counter() - started
         elapsed += train_seconds
         validation_started = time.perf_counter()

@@ -48,7 +48,7 @@ def debye_polynomials(n_terms: int = DEBYE_TERMS) -> tuple[tuple[float, ...], ..
     for _ in range(n_terms - 1):
         u = polys[-1]
         derivative = [i * c for i, c in enumerate(u)][1:] or [Fraction(0)]
-        first = _poly_mul(_poly_mul([Fraction(0), Fraction(0), Fraction(1, 2), Fraction(0), Fraction(-1, 2)], [Fraction(1)]), derivative)
+        first = _poly_mul([Fraction(0), Fraction(0), Fraction(1, 2), Fraction(0), Fraction(-1, 2)], derivative)
         integrand = _poly_mul([Fraction(1), Fraction(0), Fraction(-5)], u)
         integral = [Fraction(0)] + [c / (i + 1) for i, c in enumerate(integrand)]
         size = max(len(first), len(integral))
@@ -71,7 +71,7 @@ def _log_bessel_i_debye(nu: float, kappa: torch.Tensor) -> torch.Tensor:
     root = torch.sqrt(1 + z * z)
     p = 1 / root
     series = torch.zeros_like(kappa)
-    for k, coefficients in reversed(list(enumerate(debye_polynomials()))):
+    for coefficients in reversed(debye_polynomials()):
         series = series / nu + _horner(coefficients, p)
     # nu * eta - nu log(kappa) = nu (root - log(nu) - log(1 + root))
     return (

@@ -1,0 +1,114 @@
+"""Training: both output layers learn, and a killed run resumes to exactly the uninterrupted result."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.conftest import REPO
+from workflow_src.demo_world import World, WorldSize
+from workflow_src.embeddings import normalise, target_table, write_vec
+from workflow_src.vocab import count_words
+
+SPEC = {
+    "experiment": "tiny", "source_unit": "word", "target_unit": "word", "output_layer": "softmax", "loss": "ce",
+    "loss_params": {}, "embeddings": None, "tied": False, "tgt_lang": "en", "device": "cpu",
+    "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 32, "src_embedding": 16, "tgt_embedding": 16, "dropout": 0.2},
+    "vocab": {"src_size": 300, "tgt_size": 300},
+    "train": {"seed": 7, "lr": 0.005, "batch_size": 4, "max_epochs": 3, "patience": 5, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
+}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    world = World(["fr", "en"], WorldSize(nouns=40, verbs=10, adjectives=5, names=5, two_clause_rate=0, pp_rate=0), seed=5)
+    for split, n in (("train", 400), ("dev", 30)):
+        sentences = world.parallel(["fr", "en"], n, split)
+        for lang in ("fr", "en"):
+            (root / f"{split}.{lang}").write_text("".join(s[lang].rstrip(".") + " .\n" for s in sentences))
+    for lang in ("fr", "en"):
+        counts = count_words((root / f"train.{lang}").read_text().splitlines())
+        (root / f"{lang}.tsv").write_text("".join(f"{w}\t{c}\n" for w, c in counts))
+    counts = count_words((root / "train.en").read_text().splitlines())
+    words = ["</s>"] + [w for w, _ in counts] + ["extra"]
+    vectors = np.random.default_rng(0).standard_normal((len(words), 12))
+    table_words, table, _ = target_table(words, normalise(vectors), counts, 300, seed=0)
+    write_vec(root / "table.vec", table_words, table)
+    return root
+
+
+def command(data: Path, out: Path, spec: dict) -> list[str]:
+    args = [sys.executable, "-m", "workflow_src.train", "--spec", json.dumps(spec), "--out-dir", str(out),
+            "--train-src", str(data / "train.fr"), "--train-tgt", str(data / "train.en"),
+            "--dev-src", str(data / "dev.fr"), "--dev-tgt", str(data / "dev.en"), "--dev-src-words", str(data / "dev.fr"),
+            "--dev-ref", str(data / "dev.en"), "--src-vocab", str(data / "fr.tsv")]
+    table = spec["output_layer"] == "continuous" or spec["tied"]
+    return args + (["--tgt-table", str(data / "table.vec")] if table else ["--tgt-vocab", str(data / "en.tsv")])
+
+
+def run(data, out, spec, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(command(data, out, spec), env=env, capture_output=True, text=True, **kwargs)
+
+
+def metrics(out: Path) -> list[dict]:
+    drop = {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second"}
+    return [{k: v for k, v in json.loads(line).items() if k not in drop} for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def assert_same_model(a: Path, b: Path):
+    sa, sb = (torch.load(p / "model.pt", weights_only=False)["state_dict"] for p in (a, b))
+    assert sa.keys() == sb.keys()
+    for key in sa:
+        assert torch.equal(sa[key], sb[key]), key
+
+
+def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
+    whole = tmp_path / "whole"
+    result = run(data, whole, SPEC)
+    assert result.returncode == 0, result.stderr
+    interrupted = tmp_path / "interrupted"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(command(data, interrupted, SPEC), env=env, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (interrupted / "checkpoint.pt").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # into the second epoch
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (interrupted / "model.pt").exists(), "the run finished before it could be interrupted"
+    result = run(data, interrupted, SPEC)
+    assert result.returncode == 0, result.stderr
+    assert "resuming after epoch" in result.stderr
+    assert metrics(interrupted) == metrics(whole)
+    assert_same_model(interrupted, whole)
+
+
+def test_a_changed_spec_starts_over(data, tmp_path):
+    out = tmp_path / "m"
+    assert run(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 1}}).returncode == 0
+    result = run(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}})
+    assert result.returncode == 0 and "belongs to another spec; starting over" in result.stderr
+    assert [m["epoch"] for m in metrics(out)] == [1, 2]
+
+
+@pytest.mark.parametrize("output_layer", ["softmax", "continuous"])
+def test_both_output_layers_learn(data, tmp_path, output_layer):
+    spec = dict(SPEC)
+    if output_layer == "continuous":
+        spec.update(target_unit="emb", output_layer="continuous", loss="nllvmf",
+                    loss_params={"lambda1": 0.02, "lambda2": 0.1}, embeddings="fasttext", tied=True)
+    out = tmp_path / output_layer
+    result = run(data, out, {**spec, "train": {**SPEC["train"], "max_epochs": 4}})
+    assert result.returncode == 0, result.stderr
+    history = metrics(out)
+    assert history[-1]["train_loss"] < history[0]["train_loss"]
+    assert max(m["dev_bleu"] for m in history) > 1.0

@@ -1,0 +1,125 @@
+"""The Snakemake DAG: the full configuration's dry run, and the embedded demo end to end."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from workflow_src import layout, registry
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+
+
+def snakemake(workdir: Path, *args: str, check=True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    result = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def planned_outputs(workdir: Path, configfile: Path, target: str = "all") -> set[str]:
+    """Every output file of the jobs a dry run plans, from Snakemake's summary."""
+    result = snakemake(workdir, "--configfile", str(configfile), "--cores", "8", "--summary", target)
+    return {line.split("\t")[0] for line in result.stdout.splitlines()[1:] if line.strip()}
+
+
+def test_full_config_dry_run_builds_every_training_job(tmp_path):
+    result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "8", "--resources", "gpu=1", "-n", "all")
+    assert "This was a dry-run" in result.stdout
+    planned = planned_outputs(tmp_path, REPO / "config.yaml")
+    table = registry.table("vmf", "table1")
+    for experiment in table.row_experiments():
+        for pair in ("fr-en", "de-en", "en-fr"):
+            assert layout.model_dir("iwslt16", pair, experiment, 1) + "/model.pt" in planned
+            assert layout.score_path("iwslt16", pair, experiment, 1) in planned
+    assert "resources/wit3/2016-01/texts/fr/en/fr-en.tgz" in planned
+    assert "resources/wit3/2016-01-test/texts/en/fr/en-fr.tgz" in planned  # fr-en references
+    assert "results/embeddings/en/fasttext.vec" in planned
+    assert not any(p.startswith("results/demo") for p in planned)
+
+
+def test_bad_config_key_is_named(tmp_path):
+    config = (REPO / "config.yaml").read_text().replace("  batch_size: 64\n  max_epochs", "  batch_sise: 64\n  max_epochs", 1)
+    (tmp_path / "bad.yaml").write_text(config)
+    result = snakemake(tmp_path, "--configfile", str(tmp_path / "bad.yaml"), "-n", "all", check=False)
+    assert result.returncode != 0
+    assert "batch_sise" in result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The embedded demo, run once in a fresh directory exactly as scripts/demo.sh runs it."""
+    workdir = tmp_path_factory.mktemp("demo")
+    started = time.time()
+    snakemake(workdir, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "all")
+    print(f"demo: {time.time() - started:.0f} s on {os.cpu_count()} CPUs")
+    return workdir
+
+
+def demo_config():
+    import yaml
+
+    return yaml.safe_load((REPO / "config.demo.yaml").read_text())
+
+
+def test_demo_produces_every_artefact_with_sane_values(demo):
+    config = demo_config()
+    jobs = layout.table_jobs(config, "vmf", "table1")
+    assert len(jobs) == len(registry.table("vmf", "table1").rows) * 3
+    for job in jobs:
+        folder = demo / layout.model_dir(job.dataset, job.pair, job.experiment, job.seed)
+        score = json.loads((folder / "test.bleu.json").read_text())
+        assert score["score"] > 15, (job, score["score"])  # "clearly above zero"; about 30-80 here
+        assert score["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+        metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+        assert metrics and all(m["dev_bleu"] >= 0 for m in metrics)
+        hypotheses = (folder / "test.hyp").read_text().splitlines()
+        assert len(hypotheses) == 2 * config["demo"]["test_set_sentences"]
+        assert not any("<unk>" in h for h in hypotheses)
+    for lang in ("en", "fr"):
+        assert (demo / f"results/embeddings/{lang}/fasttext.vec").stat().st_size > 0
+    for pair in ("fr-en", "de-en", "en-fr"):
+        assert (demo / f"results/align/iwslt16/{pair}/dict.tsv").read_text().count("\n") > 100
+    with open(demo / "results/table1.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["experiment"] for r in rows] == registry.table("vmf", "table1").row_experiments()
+    for row in rows:
+        for pair in ("fr-en", "de-en", "en-fr"):
+            assert float(row[f"{pair} ours"]) > 15
+            assert float(row[f"{pair} diff"]) == pytest.approx(float(row[f"{pair} ours"]) - float(row[f"{pair} paper"]), abs=0.011)
+        assert row["signature"].startswith("nrefs:1")
+        assert "synthetic demo world" in row["data"]
+    markdown = (demo / "results/table1.md").read_text()
+    assert "| fasttext | yes | word→emb | NLLvMF reg1+reg2 | 32.10 |" in markdown
+    assert (demo / "results/table1.md").read_text() == (demo / "results/vmf/table1.md").read_text()
+
+
+def test_demo_unk_replacement_happens(demo):
+    logs = list((demo / "logs/decode").rglob("*.log"))
+    replaced = sum(int(line.split(",")[1].split()[0]) for log in logs for line in log.read_text().splitlines() if "<unk> replaced" in line)
+    assert replaced > 0
+
+
+def test_demo_table_target_reruns_only_what_it_needs(demo):
+    (demo / "results/table1.csv").unlink()
+    (demo / "results/vmf/table1.csv").unlink()
+    result = snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "-n", "--cores", "2", "results/table1.csv")
+    stats = result.stdout[result.stdout.index("Job stats"):]
+    assert "render_table" in stats and "vmf_shortcut" in stats
+    assert "train" not in stats.replace("render_table", "") and "download" not in stats
+    snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "results/table1.csv")
+    assert (demo / "results/table1.csv").exists()
+
+
+def test_demo_report_shows_the_table(demo):
+    report = demo / "report.html"
+    snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "--report", str(report))
+    text = report.read_text()
+    assert "table1" in text and len(text) > 10_000
