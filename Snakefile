@@ -1,7 +1,7 @@
 """Reproduce four papers on escaping the softmax bottleneck, from raw data to tables.
 
     snakemake --cores 8 --resources gpu=1 all                  # the papers' setup (config.yaml)
-    snakemake --cores 2 --configfile config.demo.yaml all       # the embedded demo, on CPU
+    snakemake --configfile config.demo.yaml --cores 2 all       # the embedded demo, on CPU
     snakemake results/table1.csv                                # one table and what it needs
 """
 

@@ -1,8 +1,10 @@
 """The Snakemake DAG: the full configuration's dry run, and the embedded demo end to end."""
 
+import base64
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -122,4 +124,9 @@ def test_demo_report_shows_the_table(demo):
     report = demo / "report.html"
     snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "--report", str(report))
     text = report.read_text()
-    assert "table1" in text and len(text) > 10_000
+    embedded = re.search(r"data:text/html;charset=utf8;filename=table1\.html;base64,([A-Za-z0-9+/=]+)", text)
+    assert embedded, "the report does not embed the rendered table"
+    table = base64.b64decode(embedded.group(1)).decode("utf-8")
+    with open(demo / "results/vmf/table1.csv") as f:
+        first = next(csv.DictReader(f))
+    assert "NLLvMF reg1+reg2" in table and f"<td>{first['fr-en ours']}</td>" in table

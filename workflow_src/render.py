@@ -11,7 +11,9 @@ empty, and the row's `note` says why. The metric's signature travels with every 
 from __future__ import annotations
 
 import argparse
+import csv
 import html
+import io
 import json
 import statistics
 from pathlib import Path
@@ -67,9 +69,6 @@ def fmt(value) -> str:
 
 
 def to_csv(columns: list[str], rows: list[dict]) -> str:
-    import csv
-    import io
-
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
