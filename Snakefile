@@ -27,6 +27,7 @@ include: "rules/bpe.smk"
 include: "rules/train.smk"
 include: "rules/decode.smk"
 include: "rules/score.smk"
+include: "rules/benchmark.smk"
 include: "rules/report.smk"
 include: "rules/demo.smk"
 

@@ -1,7 +1,8 @@
 import json
+import re
 import shlex
 
-from workflow_src import layout, registry
+from workflow_src import layout, registry, render
 
 # Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
@@ -21,6 +22,7 @@ wildcard_constraints:
     seed=r"\d+",
     kind=r"word2vec|fasttext",
     merges=r"\d+",
+    search=r"greedy|beam\d+",
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -84,8 +86,7 @@ def side_files(wildcards, side):
     """Token files and vocabulary of the source or target side of a job, in its units."""
     e = experiment(wildcards)
     unit = e.source_unit if side == "src" else ("word" if e.target_unit == "emb" else e.target_unit)
-    lang = wildcards.src if side == "src" else wildcards.tgt
-    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, lang, config)
+    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, side, config)
 
 
 def target_table(wildcards):
@@ -118,19 +119,20 @@ def cli_args(named_inputs):
     return " ".join(f"--{name.replace('_', '-')} {shlex.quote(str(path))}" for name, path in named_inputs.items())
 
 
-# -- targets -----------------------------------------------------------------------------------
-def table_outputs(paper, table_id):
-    return [f"results/{paper}/{table_id}.{ext}" for ext in ("csv", "md")]
-
-
-def table_scores(paper, table_id):
-    return [layout.score_path(j.dataset, j.pair, j.experiment, j.seed) for j in layout.table_jobs(config, paper, table_id)]
+# -- targets ---------------------------------------------------------------------------------
+def artefact_outputs(paper, artefact_id):
+    kind = "table" if artefact_id.startswith("table") else "figure"
+    extensions = ("csv", "md", "html") if kind == "table" else ("png", "pdf")
+    return [f"results/{paper}/{artefact_id}.{ext}" for ext in extensions]
 
 
 def all_targets():
     targets = []
-    for paper, table_id in layout.configured_tables(config):
-        targets += table_outputs(paper, table_id)
-        if paper == "vmf":  # the user's paper: results/table1.csv etc. name its tables too
-            targets += [f"results/{table_id}.{ext}" for ext in ("csv", "md")]
+    for paper, artefact_id in layout.configured_artefacts(config):
+        outputs = artefact_outputs(paper, artefact_id)
+        targets += outputs
+        if paper == "vmf":  # the user's paper: results/table1.csv etc. name its artefacts too
+            targets += [path.replace("results/vmf/", "results/") for path in outputs]
+    if "vmf" in config["papers"]:
+        targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
     return targets

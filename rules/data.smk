@@ -14,28 +14,48 @@ rule download:
         md5=lambda w: f"--md5 {config['checksums'][f'{w.mirror}/{w.path}']}" if f"{w.mirror}/{w.path}" in config["checksums"] else "",
     log:
         "logs/download/{mirror}/{path}.log",
+    wildcard_constraints:
+        mirror="|".join(re.escape(name) for name in config["mirrors"]),
     resources:
         downloads=1,
     shell:
         "{PY}.download --url {params.url:q} --out {output:q} {params.md5} > {log:q} 2>&1"
 
 
-rule extract_iwslt:
-    """Plain parallel text from the IWSLT archives: train (metadata dropped), dev and test sets."""
+def extraction(wildcards):
+    """(archives, the extraction tool and its arguments) of one pair of one data set."""
+    d = config["datasets"][wildcards.dataset]
+    p = pair(wildcards)
+    if d["kind"] == "iwslt":
+        archives = iwslt_archives(wildcards.dataset, p)
+        command = (f"iwslt --pair {p} --archives {' '.join(shlex.quote(a) for a in archives)} "
+                   f"--dev-sets {' '.join(d['dev_sets'])} --test-sets {' '.join(d['test_sets'])}")
+        return archives, command
+    if p not in d["sources"]:
+        raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
+    archives, command = [], f"wmt --pair {p}"
+    for split in ("train", "dev", "test"):
+        entries = d["sources"][p][split]
+        archives += [resource(e["mirror"], e["archive"]) for e in entries]
+        command += f" --{split} " + " ".join(
+            shlex.quote(f"{resource(e['mirror'], e['archive'])}:{e['source']}:{e['target']}") for e in entries)
+    return archives, command
+
+
+rule extract:
+    """Plain parallel text from a data set's archives: train, dev and test (iwslt or wmt layout)."""
     input:
-        lambda w: iwslt_archives(w.dataset, pair(w)),
+        lambda w: extraction(w)[0],
     output:
         expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
         expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
     params:
-        dev=lambda w: config["datasets"][w.dataset]["dev_sets"],
-        test=lambda w: config["datasets"][w.dataset]["test_sets"],
+        command=lambda w: extraction(w)[1],
         out=RAW,
     log:
         "logs/data/{dataset}/{src}-{tgt}/extract.log",
     shell:
-        "{PY}.iwslt --pair {wildcards.src}-{wildcards.tgt} --archives {input:q} --dev-sets {params.dev} "
-        "--test-sets {params.test} --out-dir {params.out:q} > {log:q} 2>&1"
+        "{PY}.{params.command} --out-dir {params.out:q} > {log:q} 2>&1"
 
 
 rule preprocess_parallel:

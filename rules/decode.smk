@@ -1,18 +1,19 @@
 rule decode:
-    """Greedy / nearest-neighbour decoding of the test set, <unk> replaced, detokenized."""
+    """Decode the test set (greedy / nearest neighbour, or beam search), <unk> replaced, detokenized."""
     input:
         model=MODEL + "/model.pt",
         src=lambda w: side_files(w, "src")["test"],
         src_words="results/data/{dataset}/{src}-{tgt}/tok/test.{src}",
         dictionary="results/align/{dataset}/{src}-{tgt}/dict.tsv",
     output:
-        tok=MODEL + "/test.hyp.tok",
-        detok=MODEL + "/test.hyp",
+        tok=MODEL + "/test.{search}.hyp.tok",
+        detok=MODEL + "/test.{search}.hyp",
     params:
         device=config["train"]["device"],
         batch_size=config["decode"]["batch_size"],
+        beam=lambda w: 1 if w.search == "greedy" else int(w.search.removeprefix("beam")),
     log:
-        "logs/decode/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
+        "logs/decode/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.log",
     threads: config["threads"]["train"]
     resources:
         gpu=1,
@@ -20,4 +21,4 @@ rule decode:
         "{PY}.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
         "--dictionary {input.dictionary:q} --tgt-lang {wildcards.tgt} --out-tok {output.tok:q} "
         "--out {output.detok:q} --device {params.device} --batch-size {params.batch_size} "
-        "--threads {threads} > {log:q} 2>&1"
+        "--beam {params.beam} --threads {threads} > {log:q} 2>&1"

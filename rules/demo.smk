@@ -8,7 +8,18 @@ if "demo" in config:
         root = mirror_base(d["mirror"]).removeprefix("file://")
         files = [f"{root}/{t.format(src=s, tgt=g)}" for s, g in directions(d["pairs"])
                  for t in (d["train_archive"], d["test_archive"])]
+        files += [archive for entries in demo_wmt().values() for split in entries.values() for archive, _, _ in split]
         return files + [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
+
+    def demo_wmt():
+        """{pair: {split: [[local archive, source member, target member], ...]}} of the WMT data sets."""
+        out = {}
+        for d in config["datasets"].values():
+            if d["kind"] == "wmt":
+                for p, splits in d["sources"].items():
+                    out[p] = {split: [[f"{mirror_base(e['mirror']).removeprefix('file://')}/{e['archive']}", e["source"], e["target"]]
+                                      for e in entries] for split, entries in splits.items()}
+        return out
 
     rule demo_world:
         """The embedded demo's synthetic corpora, written as local mirrors of the real sources."""
@@ -18,6 +29,7 @@ if "demo" in config:
             iwslt_root=mirror_base(config["datasets"]["iwslt16"]["mirror"]).removeprefix("file://"),
             d={k: config["datasets"]["iwslt16"][k] for k in ("train_archive", "test_archive", "pairs", "dev_sets", "test_sets")},
             world=" ".join(f"--{k.replace('_', '-')} {v}" for k, v in config["demo"]["world"].items()),
+            wmt=json.dumps(demo_wmt()),
             mono=" ".join(f"{lang}:{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}"
                           for lang, m in config["monolingual"].items()),
         log:
@@ -26,7 +38,7 @@ if "demo" in config:
             "{PY}.demo_world --iwslt-root {params.iwslt_root:q} "
             "--train-archive {params.d[train_archive]:q} --test-archive {params.d[test_archive]:q} "
             "--pairs {params.d[pairs]} --dev-sets {params.d[dev_sets]} --test-sets {params.d[test_sets]} "
-            "--monolingual {params.mono} --seed {config[demo][seed]} "
+            "--monolingual {params.mono} --wmt {params.wmt:q} --seed {config[demo][seed]} "
             "--train-sentences {config[demo][train_sentences]} "
             "--test-set-sentences {config[demo][test_set_sentences]} "
             "--monolingual-sentences {config[demo][monolingual_sentences]} {params.world} > {log:q} 2>&1"

@@ -22,7 +22,7 @@ rule target_table:
     output:
         "results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec",
     params:
-        size=lambda w: config["datasets"][w.dataset]["tgt_vocab_size"],
+        size=lambda w: config["datasets"][w.dataset]["emb_vocab_size"],
     log:
         "logs/data/{dataset}/{src}-{tgt}/table.{kind}.log",
     shell:

@@ -1,33 +1,70 @@
 report: "../report/workflow.rst"
 
 
-def data_note(dataset):
+def data_note(paper, artefact_id):
+    """Where an artefact's numbers come from, printed with it."""
     if "demo" in config:
-        return (f"synthetic demo world (config.demo.yaml, seed {config['demo']['seed']}), not {dataset}: "
+        return (f"synthetic demo world (config.demo.yaml, seed {config['demo']['seed']}), not the paper's data: "
                 "the paper's numbers are shown for the layout only, and differences are not comparable")
-    return f"{dataset} from mirror {config['mirrors'][config['datasets'][dataset]['mirror']]}"
+    return "; ".join(f"{name} from {', '.join(sorted(dataset_mirrors(d)))}" for name, d in config["datasets"].items())
+
+
+def dataset_mirrors(d):
+    if d["kind"] == "iwslt":
+        return {config["mirrors"][d["mirror"]]}
+    return {config["mirrors"][e["mirror"]] for splits in d["sources"].values() for es in splits.values() for e in es}
+
+
+def artefact_inputs(wildcards):
+    a = registry.artefact(wildcards.paper, wildcards.artefact)
+    return layout.inputs(a, layout.context(config, wildcards.paper, wildcards.artefact), wildcards.paper, wildcards.artefact)
+
+
+RENDER = (
+    "{PY}.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "
+    "--data-note {params.data:q} --out-prefix results/{wildcards.paper}/{wildcards.artefact} > {log:q} 2>&1"
+)
 
 
 rule render_table:
-    """One paper table: the paper's numbers, ours, the differences, the metric's signature."""
+    """A paper table: the paper's numbers beside ours, with signatures and notes."""
     input:
-        lambda w: table_scores(w.paper, w.table),
+        artefact_inputs,
     output:
-        csv="results/{paper}/{table}.csv",
-        md="results/{paper}/{table}.md",
-        html=report("results/{paper}/{table}.html", caption="../report/table.rst", category="{paper}", labels={"table": "{table}"}),
+        csv="results/{paper}/{artefact}.csv",
+        md="results/{paper}/{artefact}.md",
+        html=report("results/{paper}/{artefact}.html", caption="../report/artefact.rst", category="{paper}",
+                    labels={"artefact": "{artefact}"}),
     params:
-        jobs=lambda w: json.dumps([[j.dataset, j.pair, j.experiment, j.seed] for j in layout.table_jobs(config, w.paper, w.table)]),
-        data=lambda w: data_note(registry.table(w.paper, w.table).dataset),
+        context=lambda w: render.context_argument(config, w.paper, w.artefact),
+        data=lambda w: data_note(w.paper, w.artefact),
     wildcard_constraints:
         paper=r"[a-z]+",
-        table=r"table\d+",
+        artefact=r"table\d+",
     log:
-        "logs/render/{paper}/{table}.log",
+        "logs/render/{paper}/{artefact}.log",
     shell:
-        "{PY}.render --paper {wildcards.paper} --table {wildcards.table} --jobs {params.jobs:q} "
-        "--data-note {params.data:q} --out-csv {output.csv:q} --out-md {output.md:q} "
-        "--out-html {output.html:q} > {log:q} 2>&1"
+        RENDER
+
+
+rule render_figure:
+    """A paper figure, as PNG and PDF."""
+    input:
+        artefact_inputs,
+    output:
+        png=report("results/{paper}/{artefact}.png", caption="../report/artefact.rst", category="{paper}",
+                   labels={"artefact": "{artefact}"}),
+        pdf="results/{paper}/{artefact}.pdf",
+    params:
+        context=lambda w: render.context_argument(config, w.paper, w.artefact),
+        data=lambda w: data_note(w.paper, w.artefact),
+    wildcard_constraints:
+        paper=r"[a-z]+",
+        artefact=r"figure\d+",
+    log:
+        "logs/render/{paper}/{artefact}.log",
+    shell:
+        RENDER
 
 
 rule vmf_shortcut:

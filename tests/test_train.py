@@ -106,9 +106,11 @@ def test_both_output_layers_learn(data, tmp_path, output_layer):
     if output_layer == "continuous":
         spec.update(target_unit="emb", output_layer="continuous", loss="nllvmf",
                     loss_params={"lambda1": 0.02, "lambda2": 0.1}, embeddings="fasttext", tied=True)
+    spec["model"] = {**SPEC["model"], "hidden": 64, "input_feed": False}
     out = tmp_path / output_layer
-    result = run(data, out, {**spec, "train": {**SPEC["train"], "max_epochs": 4}})
+    result = run(data, out, {**spec, "train": {**SPEC["train"], "max_epochs": 6, "lr": 0.01}})
     assert result.returncode == 0, result.stderr
     history = metrics(out)
     assert history[-1]["train_loss"] < history[0]["train_loss"]
-    assert max(m["dev_bleu"] for m in history) > 1.0
+    assert history[-1]["dev_loss"] < history[0]["dev_loss"]
+    assert max(m["dev_bleu"] for m in history) > 2.0  # it translates a little after seconds on 400 sentences

@@ -22,7 +22,7 @@ def reference_ratio(m: int, kappa: float) -> mpmath.mpf:
     return mpmath.besseli(nu + 1, k) / mpmath.besseli(nu, k)
 
 
-KAPPAS = [1e-4, 3e-3, 0.1, 1.0, 1.03, 5.0, 37.0, 150.0, 299.0, 1000.0, 4321.0, 1e5]
+KAPPAS = sorted({*torch.logspace(-4, 5, 28, dtype=torch.float64).tolist(), 1.03, 37.0, 150.0, 299.0, 511.0, 4321.0})
 
 
 @pytest.mark.parametrize("m", [2, 3, 64, 300, 512, 1024])

@@ -36,13 +36,17 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
     result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "8", "--resources", "gpu=1", "-n", "all")
     assert "This was a dry-run" in result.stdout
     planned = planned_outputs(tmp_path, REPO / "config.yaml")
-    table = registry.table("vmf", "table1")
+    table = registry.artefact("vmf", "table1")
     for experiment in table.row_experiments():
         for pair in ("fr-en", "de-en", "en-fr"):
             assert layout.model_dir("iwslt16", pair, experiment, 1) + "/model.pt" in planned
             assert layout.score_path("iwslt16", pair, experiment, 1) in planned
+    assert layout.score_path("iwslt16", "fr-en", "bpe2bpe-ce", 1, search="beam5") in planned
+    assert "results/benchmarks/vmf/table4.json" in planned and "results/vmf/figure2.png" in planned
     assert "resources/wit3/2016-01/texts/fr/en/fr-en.tgz" in planned
     assert "resources/wit3/2016-01-test/texts/en/fr/en-fr.tgz" in planned  # fr-en references
+    assert "resources/statmt-www/wmt13/training-parallel-europarl-v7.tgz" in planned
+    assert layout.score_path("wmt16", "de-en", "bpe2emb-fasttext-tied-nllvmf_reg1reg2", 1, metric="meteor") in planned
     assert "results/embeddings/en/fasttext.vec" in planned
     assert not any(p.startswith("results/demo") for p in planned)
 
@@ -71,36 +75,68 @@ def demo_config():
     return yaml.safe_load((REPO / "config.demo.yaml").read_text())
 
 
-def test_demo_produces_every_artefact_with_sane_values(demo):
+def read_csv(path: Path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_demo_produces_every_artefact(demo):
     config = demo_config()
-    jobs = layout.table_jobs(config, "vmf", "table1")
-    assert len(jobs) == len(registry.table("vmf", "table1").rows) * 3
-    for job in jobs:
-        folder = demo / layout.model_dir(job.dataset, job.pair, job.experiment, job.seed)
-        score = json.loads((folder / "test.bleu.json").read_text())
-        assert score["score"] > 15, (job, score["score"])  # "clearly above zero"; about 30-80 here
-        assert score["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
-        metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
-        assert metrics and all(m["dev_bleu"] >= 0 for m in metrics)
-        hypotheses = (folder / "test.hyp").read_text().splitlines()
-        assert len(hypotheses) == 2 * config["demo"]["test_set_sentences"]
-        assert not any("<unk>" in h for h in hypotheses)
-    for lang in ("en", "fr"):
-        assert (demo / f"results/embeddings/{lang}/fasttext.vec").stat().st_size > 0
-    for pair in ("fr-en", "de-en", "en-fr"):
-        assert (demo / f"results/align/iwslt16/{pair}/dict.tsv").read_text().count("\n") > 100
-    with open(demo / "results/table1.csv") as f:
-        rows = list(csv.DictReader(f))
-    assert [r["experiment"] for r in rows] == registry.table("vmf", "table1").row_experiments()
+    for paper, artefact_id in layout.configured_artefacts(config):
+        extensions = ("csv", "md", "html") if artefact_id.startswith("table") else ("png", "pdf")
+        for extension in extensions:
+            path = demo / f"results/{paper}/{artefact_id}.{extension}"
+            assert path.stat().st_size > 200, path
+            assert (demo / f"results/{artefact_id}.{extension}").read_bytes() == path.read_bytes()
+    for kind in ("log-cm", "decoding"):
+        assert json.loads((demo / f"results/benchmarks/vmf/{kind}.json").read_text())["settings"]["device"] == "cpu"
+
+
+def test_demo_table1_has_every_cell_with_sane_values(demo):
+    config = demo_config()
+    rows = read_csv(demo / "results/table1.csv")
+    assert [r["experiment"] for r in rows] == registry.artefact("vmf", "table1").row_experiments()
     for row in rows:
         for pair in ("fr-en", "de-en", "en-fr"):
-            assert float(row[f"{pair} ours"]) > 15
-            assert float(row[f"{pair} diff"]) == pytest.approx(float(row[f"{pair} ours"]) - float(row[f"{pair} paper"]), abs=0.011)
-        assert row["signature"].startswith("nrefs:1")
+            ours = float(row[f"{pair} ours"])  # every cell computed
+            assert 0 <= ours <= 100, (row["experiment"], pair, ours)
+            if row[f"{pair} paper"]:
+                assert float(row[f"{pair} diff"]) == pytest.approx(ours - float(row[f"{pair} paper"]), abs=0.011)
+        assert row["signature"].startswith("bleu: nrefs:1|case:mixed|eff:no|tok:13a")
         assert "synthetic demo world" in row["data"]
+    for experiment in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
+        for pair in ("fr-en", "de-en", "en-fr"):
+            folder = demo / layout.model_dir("iwslt16", pair, experiment, 1)
+            assert json.loads((folder / "test.greedy.bleu.json").read_text())["score"] > 20
+            hypotheses = (folder / "test.greedy.hyp").read_text().splitlines()
+            assert len(hypotheses) == 2 * config["demo"]["test_set_sentences"]
+            assert not any("<unk>" in h for h in hypotheses)
     markdown = (demo / "results/table1.md").read_text()
     assert "| fasttext | yes | word→emb | NLLvMF reg1+reg2 | 32.10 |" in markdown
-    assert (demo / "results/table1.md").read_text() == (demo / "results/vmf/table1.md").read_text()
+
+
+def test_demo_analysis_tables(demo):
+    table2 = {r["experiment"]: r for r in read_csv(demo / "results/table2.csv")}
+    assert set(table2) == {"word2word-ce", "bpe2bpe-ce", "bpe2emb-fasttext-tied-maxmargin", "bpe2emb-fasttext-tied-nllvmf_reg1reg2"}
+    for row in table2.values():
+        assert 0 < float(row["BLEU ours"]) <= 100 and 0 < float(row["METEOR ours"]) <= 100
+        assert "synonyms (WordNet 3.0)" in row["signature"] and "bleu: nrefs:1" in row["signature"]
+    table9 = read_csv(demo / "results/table9.csv")[0]
+    assert "beam size 5" in table9["note"]
+    assert all(float(table9[f"{column} ours"]) > 5 for column in ("fr-en", "de-en", "en-fr", "WMT de-en"))
+    table3 = read_csv(demo / "results/table3.csv")
+    assert [r["pair"] for r in table3] == ["fr-en", "de-en", "en-fr", "WMT de-en"]
+    for row in table3:
+        assert float(row["Softmax ours (s)"]) > 0 and float(row["Softmax ours ratio"]) == 1.0
+    table4 = read_csv(demo / "results/table4.csv")
+    by_name = {r["experiment"]: r for r in table4}
+    assert float(by_name["word2emb-fasttext-tied-nllvmf_reg1reg2"]["input layer parameters ours"]) < float(
+        by_name["word2word-ce"]["input layer parameters ours"])
+    table5 = read_csv(demo / "results/table5.csv")
+    assert [r["training frequency"] for r in table5] == ["0 (unseen)", "1", "2", "3", "4", "5-9", "10-99", "100-999", "1000+"]
+    assert all(0 <= float(r["Emb w/ NLL-vMF ours"]) <= 1 for r in table5)
+    table10 = read_csv(demo / "results/table10.csv")
+    assert [r[""] for r in table10][:2] == ["Input", "Reference"] and all(r["text"] for r in table10)
 
 
 def test_demo_unk_replacement_happens(demo):

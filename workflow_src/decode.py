@@ -5,7 +5,7 @@
 
 Decoding is batched greedy search: the argmax of the output layer's scores at every step (for a
 continuous layer, the nearest neighbour of e_hat by vMF density, a matrix product over the unit
-table). Each `<unk>` in the output is replaced through the source word with the highest
+table); with `--beam K > 1`, batched beam search over log-probabilities (softmax models). Each `<unk>` in the output is replaced through the source word with the highest
 attention at that step: its dictionary translation, or the word itself when the dictionary has
 none (Denkowski & Neubig 2017, as in vMF paper §4.1). Subword outputs are joined; the result is
 detruecased and detokenized with sacremoses.
@@ -59,15 +59,22 @@ def replace_unknowns(hypothesis: list[str], attended: list[int], source_words: l
 
 
 def translate(model, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, sources: list[str], device: torch.device,
-              batch_size: int = 64, max_len_ratio: float = 2.0, max_len_extra: int = 10):
-    """Greedy translations (target units) and, per output unit, the most-attended source position."""
+              batch_size: int = 64, beam: int = 1, max_len_ratio: float = 2.0, max_len_extra: int = 10):
+    """Translations (target units) and, per output unit, the most-attended source position:
+    greedy when beam is 1, else beam search (softmax models only)."""
+    if beam > 1 and spec["output_layer"] != "softmax":
+        raise ValueError(f"beam search needs log-probabilities; experiment {spec['experiment']} has a "
+                         f"{spec['output_layer']} output layer (vMF paper §8.3 leaves its beam search open)")
     encoded = [src_vocab.encode(line, eos=False) for line in sources]
     hypotheses: list = [None] * len(sources)
     banned = [tgt_vocab.pad, tgt_vocab.bos]
     for idx in batch_indices([len(s) for s in encoded], batch_size, rng=None):
         src, lengths = source_batch(encoded, idx, src_vocab, device)
         max_len = int(max_len_ratio * int(lengths.max()) + max_len_extra)
-        words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)
+        if beam == 1:
+            words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)
+        else:
+            words, attended = model.beam_search(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len, beam)
         for row, i in enumerate(idx):
             units = tgt_vocab.decode(words[row].tolist())
             hypotheses[i] = (units, attended[row, : len(units)].tolist())
@@ -93,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--beam", type=int, default=1, help="1: greedy (nearest neighbour for continuous outputs)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -103,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(sources) != len(source_words):
         raise SystemExit(f"{args.src} has {len(sources)} lines but {args.src_words} has {len(source_words)}")
     dictionary = read_dictionary(args.dictionary)
-    hypotheses = translate(model, spec, src_vocab, tgt_vocab, sources, device, args.batch_size)
+    hypotheses = translate(model, spec, src_vocab, tgt_vocab, sources, device, args.batch_size, args.beam)
     tokenized = [
         finish(units, attended, src.split(), words.split(), spec, dictionary)
         for (units, attended), src, words in zip(hypotheses, sources, source_words)

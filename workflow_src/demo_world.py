@@ -17,8 +17,8 @@ scale, what the papers are about:
 - proper names shared by every language, capitalised, mostly rare: copied through <unk>
   replacement.
 
-Everything is determined by the seed. `python -m workflow_src.demo_world` writes the worlds'
-corpora as a local mirror in the real IWSLT and News Crawl layouts (see `write_mirror`).
+Everything is determined by the seed. `python -m workflow_src.demo_world` writes the world's
+corpora as local mirrors in the real IWSLT, WMT and News Crawl layouts (see `write_mirror`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import dataclasses
 import gzip
 import io
 import itertools
+import json
 import random
 import tarfile
 from pathlib import Path
@@ -325,6 +326,42 @@ def mteval_xml(sentences: list[str], talks: list[tuple[int, range]], setid: str,
     return "\n".join(out) + "\n"
 
 
+def wmt_sgm(sentences: list[str], setid: str, lang: str, reference: bool) -> str:
+    """A WMT `.sgm` file: one `<seg id>` a line inside `<doc docid>` (not XML-escaped, like the real ones)."""
+    kind = "refset" if reference else "srcset"
+    out = [f'<{kind} setid="{setid}" srclang="any" trglang="{lang}">']
+    for doc, start in enumerate(range(0, len(sentences), TALK_LENGTH), start=1):
+        out += [f'<doc sysid="{"ref" if reference else "src"}" docid="demo-news-{doc}" genre="news" origlang="xx">', "<p>"]
+        out += [f'<seg id="{i + 1}">{s}</seg>' for i, s in enumerate(sentences[start:start + TALK_LENGTH])]
+        out += ["</p>", "</doc>"]
+    return "\n".join(out + [f"</{kind}>"]) + "\n"
+
+
+def write_wmt_mirror(world: "World", pair: str, spec: dict, n_train: int, n_per_set: int) -> list[Path]:
+    """The WMT archives of one pair at the configured paths: `spec` maps train/dev/test to lists
+    of [archive path, source member, target member]. The training sentences are shared out among
+    the training corpora; each dev/test entry is one set of sgm files."""
+    src, tgt = pair.split("-")
+    members: dict[str, dict[str, str]] = {}
+    corpora = spec["train"]
+    for i, (archive, source, target) in enumerate(corpora):
+        count = n_train // len(corpora) + (1 if i < n_train % len(corpora) else 0)
+        sentences = world.parallel([src, tgt], count, f"wmt-{pair}-train-{i}")
+        members.setdefault(archive, {})[source] = "".join(s[src] + "\n" for s in sentences)
+        members[archive][target] = "".join(s[tgt] + "\n" for s in sentences)
+    for split in ("dev", "test"):
+        for i, (archive, source, target) in enumerate(spec[split]):
+            sentences = world.parallel([src, tgt], n_per_set, f"wmt-{pair}-{split}-{i}")
+            setid = Path(source).name.split("-")[0]
+            members.setdefault(archive, {})[source] = wmt_sgm([s[src] for s in sentences], setid, src, reference=False)
+            members[archive][target] = wmt_sgm([s[tgt] for s in sentences], setid, tgt, reference=True)
+    written = []
+    for archive, content in members.items():
+        write_bytes(Path(archive), deterministic_tgz(content))
+        written.append(Path(archive))
+    return written
+
+
 def deterministic_tgz(members: dict[str, str]) -> bytes:
     """A .tgz whose bytes depend only on its members (fixed mtimes, owners, order)."""
     raw = io.BytesIO()
@@ -361,6 +398,7 @@ def write_mirror(
     n_monolingual: int,
     dev_sets: list[str],
     test_sets: list[str],
+    wmt: dict[str, dict] | None = None,
 ) -> list[Path]:
     """Write the world as local mirrors of the real sources, at the configured paths:
 
@@ -368,9 +406,10 @@ def write_mirror(
       and the development sets `IWSLT16.TED.<set>.<s>-<t>.{s,t}.xml`;
     - `test_archive` (e.g. `2016-01-test/...`) with the test sets, source side only, for both
       directions of every pair (references come from the reverse direction, as in the real data);
+    - for each pair in `wmt`, its WMT archives (`write_wmt_mirror`);
     - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl).
     """
-    languages = sorted({lang for pair in pairs for lang in pair.split("-")} | set(monolingual))
+    languages = sorted({lang for pair in [*pairs, *(wmt or {})] for lang in pair.split("-")} | set(monolingual))
     world = World(languages, size, seed)
     written = []
     for a, b in sorted({tuple(sorted(d)) for d in directions(pairs)}):
@@ -399,6 +438,8 @@ def write_mirror(
                 path = iwslt_root / template.format(src=src, tgt=tgt)
                 write_bytes(path, deterministic_tgz(content))
                 written.append(path)
+    for pair, spec in sorted((wmt or {}).items()):
+        written += write_wmt_mirror(world, pair, spec, n_train, n_per_test_set)
     for lang, path in sorted(monolingual.items()):
         sentences = world.parallel([lang], n_monolingual, f"monolingual-{lang}")
         raw = io.BytesIO()
@@ -418,6 +459,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dev-sets", nargs="+", required=True)
     parser.add_argument("--test-sets", nargs="+", required=True)
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
+    parser.add_argument("--wmt", type=json.loads, default={},
+                        help='{"de-en": {"train": [[archive, source, target], ...], "dev": [...], "test": [...]}}')
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train-sentences", type=int, required=True)
     parser.add_argument("--test-set-sentences", type=int, required=True)
@@ -430,6 +473,7 @@ def main(argv: list[str] | None = None) -> None:
     for path in write_mirror(
         args.iwslt_root, args.train_archive, args.test_archive, args.pairs, monolingual, size, args.seed,
         args.train_sentences, args.test_set_sentences, args.monolingual_sentences, args.dev_sets, args.test_sets,
+        args.wmt,
     ):
         print(path)
 

@@ -9,14 +9,17 @@
     results/embeddings/<lang>/<kind>.vec                target embeddings
     results/align/<dataset>/<pair>/dict.tsv             bilingual dictionary
     results/models/<dataset>/<pair>/<experiment>/seed<N>/   model, metrics, decodes, scores
-    results/<paper>/<table>.{csv,md}                    rendered tables
+    results/benchmarks/<paper>/<artefact>.json          benchmark measurements
+    results/<paper>/<table>.{csv,md,html}, <figure>.{png,pdf}   rendered tables and figures
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
-from workflow_src.registry import Experiment, all_experiments, table
+from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Experiment, Figure, Job, ParameterTable,
+                                   RareWordTable, Row, ScoreTable, Throughput, all_experiments, artefact)
 
 RESULTS = "results"
 
@@ -29,45 +32,115 @@ def model_dir(dataset: str, pair: str, experiment: str, seed: int | str) -> str:
     return f"{RESULTS}/models/{dataset}/{pair}/{experiment}/seed{seed}"
 
 
-def score_path(dataset: str, pair: str, experiment: str, seed: int | str, metric: str = "bleu") -> str:
-    return f"{model_dir(dataset, pair, experiment, seed)}/test.{metric}.json"
+def hypothesis_path(dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy",
+                    tokenized: bool = False) -> str:
+    return f"{model_dir(dataset, pair, experiment, seed)}/test.{search}.hyp{'.tok' if tokenized else ''}"
 
 
-def unit_files(dataset: str, pair: str, unit: str, side_lang: str, config: dict) -> dict[str, str]:
-    """The token files and vocabulary a model reads for one side in one unit (word or bpe)."""
+def score_path(dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy",
+               metric: str = "bleu") -> str:
+    return f"{model_dir(dataset, pair, experiment, seed)}/test.{search}.{metric}.json"
+
+
+def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict) -> dict[str, str]:
+    """The token files and vocabulary a model reads for one side ('src' or 'tgt') in one unit."""
     base = data_dir(dataset, pair)
+    lang = pair.split("-")[0 if side == "src" else 1]
     if unit == "bpe":
-        merges = config["datasets"][dataset]["bpe_merges"]
-        folder = f"{base}/bpe{merges}"
-        return {split: f"{folder}/{split}.{side_lang}" for split in ("train", "dev", "test")} | {
-            "vocab": f"{folder}/vocab.{side_lang}.tsv"}
-    return {split: f"{base}/tok/{split}.{side_lang}" for split in ("train", "dev", "test")} | {
-        "vocab": f"{base}/vocab/{side_lang}.tsv"}
+        folder = f"{base}/bpe{config['datasets'][dataset]['bpe_merges'][side]}"
+        return {split: f"{folder}/{split}.{lang}" for split in ("train", "dev", "test")} | {
+            "vocab": f"{folder}/vocab.{lang}.tsv"}
+    return {split: f"{base}/tok/{split}.{lang}" for split in ("train", "dev", "test")} | {
+        "vocab": f"{base}/vocab/{lang}.tsv"}
 
 
-@dataclasses.dataclass(frozen=True)
-class Job:
-    dataset: str
-    pair: str
-    experiment: str
-    seed: int
+def metrics_path(job: Job) -> str:
+    return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/metrics.jsonl"
 
 
-def table_jobs(config: dict, paper: str, table_id: str) -> list[Job]:
-    """Every trained model a configured table needs (rows x pairs x seeds)."""
-    t = table(paper, table_id)
-    selection = config["papers"][paper][table_id]
-    rows = t.row_experiments() if selection["rows"] == "all" else selection["rows"]
-    unknown = sorted(set(rows) - set(t.row_experiments()))
-    if unknown:
-        raise ValueError(f"papers.{paper}.{table_id}.rows: {', '.join(unknown)} not rows of {paper} {table_id} "
-                         f"(rows: {', '.join(t.row_experiments())})")
-    pairs = selection.get("pairs") or [p for p in t.pairs if p in config["datasets"][t.dataset]["pairs"]]
-    return [Job(t.dataset, pair, name, seed) for name in rows for pair in pairs for seed in config["train"]["seeds"]]
+def benchmark_path(paper: str, artefact_id: str) -> str:
+    return f"{RESULTS}/benchmarks/{paper}/{artefact_id}.json"
 
 
-def configured_tables(config: dict) -> list[tuple[str, str]]:
-    return [(paper, table_id) for paper, tables in config["papers"].items() for table_id in tables]
+def configured_artefacts(config: dict) -> list[tuple[str, str]]:
+    return [(paper, artefact_id) for paper, artefacts in config["papers"].items() for artefact_id in artefacts]
+
+
+def context(config: dict, paper: str, artefact_id: str) -> Context:
+    """The configuration as one artefact sees it: seeds, configured pairs, selected rows."""
+    table = artefact(paper, artefact_id)
+    rows = config["papers"][paper][artefact_id].get("rows", "all")
+    if rows != "all":
+        known = [row.experiment for row in getattr(table, "rows", ())]
+        unknown = sorted(set(rows) - set(known))
+        if unknown:
+            raise ValueError(f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} "
+                             f"{artefact_id} (rows: {', '.join(known) or 'it has none to choose'})")
+    return Context(
+        seeds=tuple(config["train"]["seeds"]),
+        pairs={name: tuple(d["pairs"]) for name, d in config["datasets"].items()},
+        rows=None if rows == "all" else tuple(rows),
+    )
+
+
+def selected_rows(ctx: Context, table) -> list[Row]:
+    return [row for row in table.rows if ctx.rows is None or row.experiment in ctx.rows]
+
+
+@functools.singledispatch
+def inputs(table, ctx: Context, paper: str, artefact_id: str) -> list[str]:
+    """Every file an artefact is rendered from."""
+    raise TypeError(f"{paper} {artefact_id}: no inputs defined for {type(table).__name__}")
+
+
+@inputs.register
+def _(table: ScoreTable, ctx, paper, artefact_id):
+    return [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric)
+            for row in selected_rows(ctx, table) for column in table.columns for j in ctx.jobs(column, row.experiment)]
+
+
+@inputs.register
+def _(table: ConvergenceTable, ctx, paper, artefact_id):
+    return [metrics_path(j) for column in table.columns for s in table.systems for j in ctx.system_jobs(column, s)]
+
+
+@inputs.register
+def _(table: RareWordTable, ctx, paper, artefact_id):
+    column = table.column
+    if ctx.status(column):
+        return []
+    tgt = column.pair.split("-")[1]
+    data = data_dir(column.dataset, column.pair)
+    return [f"{data}/tok/test.{tgt}", f"{data}/vocab/{tgt}.tsv"] + [
+        hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True)
+        for s in table.systems for j in ctx.system_jobs(column, s)]
+
+
+@inputs.register
+def _(table: ExampleTable, ctx, paper, artefact_id):
+    column = table.column
+    if ctx.status(column):
+        return []
+    src, tgt = column.pair.split("-")
+    data = data_dir(column.dataset, column.pair)
+    return [f"{data}/raw/test.{src}", f"{data}/raw/test.{tgt}", f"{data}/tok/test.{src}"] + [
+        hypothesis_path(j.dataset, j.pair, j.experiment, j.seed) for s in table.systems for j in ctx.system_jobs(column, s)]
+
+
+@inputs.register
+def _(figure: Figure, ctx, paper, artefact_id):
+    files = []
+    for panel in figure.panels:
+        if isinstance(panel, Throughput):
+            files.append(benchmark_path(paper, artefact_id))
+        else:
+            files += [metrics_path(j) for s in panel.systems for j in ctx.system_jobs(panel.column, s)]
+    return files
+
+
+@inputs.register
+def _(table: ParameterTable, ctx, paper, artefact_id):
+    return [benchmark_path(paper, artefact_id)]
 
 
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
@@ -82,7 +155,8 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
         "model": dict(config["model"]),
-        "vocab": {"src_size": data["src_vocab_size"], "tgt_size": data["tgt_vocab_size"]},
+        "vocab": {"src_size": data["src_vocab_size"],
+                  "tgt_size": data["emb_vocab_size" if experiment.target_unit == "emb" else "tgt_vocab_size"]},
         "train": {
             "seed": seed,
             "lr": train["lr"][experiment.output_layer],

@@ -1,17 +1,19 @@
-"""Render one paper table: the paper's number, ours and the difference, per row and pair.
+"""Render one artefact of a paper: a table (CSV, Markdown, HTML) or a figure (PNG, PDF).
 
-`python -m workflow_src.render --paper vmf --table table1 --jobs JSON --data-note TEXT
- --out-csv T.csv --out-md T.md --out-html T.html`
+`python -m workflow_src.render --paper vmf --artefact table1 --context JSON --data-note TEXT
+ --out-prefix results/vmf/table1`
 
-`--jobs` lists the trained (dataset, pair, experiment, seed) of the table; their score files are
-found through `layout.score_path`. Our value is the mean over seeds. A cell we did not compute is
-empty, and the row's `note` says why. The metric's signature travels with every row.
+`--context` is the configuration as the artefact sees it (`layout.context`): seeds, configured
+pairs, selected rows. The files it reads are `layout.inputs(...)`, the same list the Snakefile
+makes the rule depend on. Every table shows the paper's number beside ours; a cell we did not
+compute is empty and its row's `note` says why. Metric signatures travel with the numbers.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import html
 import io
 import json
@@ -22,49 +24,53 @@ from workflow_src import layout, registry
 from workflow_src.atomic import write_text
 
 
-def build_rows(paper: str, table_id: str, jobs: list[layout.Job], data_note: str) -> tuple[list[str], list[dict]]:
-    table = registry.table(paper, table_id)
-    by_cell: dict[tuple[str, str], list[layout.Job]] = {}
-    for job in jobs:
-        by_cell.setdefault((job.experiment, job.pair), []).append(job)
-    columns = list(table.label_columns)
-    for pair in table.pairs:
-        columns += [f"{pair} paper", f"{pair} ours", f"{pair} diff"]
-    columns += ["seeds", "signature", "data", "note"]
+def context_argument(config: dict, paper: str, artefact_id: str) -> str:
+    """The `--context` JSON of a configured artefact (used by the Snakefile)."""
+    return json.dumps(dataclasses.asdict(layout.context(config, paper, artefact_id)))
+
+
+def read_scores(jobs: list[registry.Job], search: str, metric: str) -> list[dict]:
+    return [json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed, search, metric)).read_text())
+            for j in jobs]
+
+
+def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list[str], list[dict], list[str]]:
+    columns = ["experiment", *table.label_columns]
+    for column in table.columns:
+        columns += [f"{column.name} paper", f"{column.name} ours", f"{column.name} diff"]
+    columns += ["seeds", "signature", "note"]
     rows = []
-    for row in table.rows:
-        trained = [pair for pair in table.pairs if (row.experiment, pair) in by_cell]
-        if not trained:
-            continue  # not configured: the table shows the rows this configuration trains
-        out = {**row.label, "experiment": row.experiment}
-        signatures, notes, seeds = set(), [], set()
-        for pair in table.pairs:
-            paper_value = row.paper.get(pair)
-            out[f"{pair} paper"] = paper_value
-            cell_jobs = by_cell.get((row.experiment, pair), [])
-            if not cell_jobs:
-                out[f"{pair} ours"] = out[f"{pair} diff"] = None
-                notes.append(f"{pair}: not run (the pair is not configured)")
+    for row in layout.selected_rows(ctx, table):
+        out = {"experiment": row.experiment, **row.label}
+        signatures, notes, seeds = set(), [row.note] if row.note else [], set()
+        if row.search != "greedy":
+            notes.append(f"decoded with {row.search.replace('beam', 'beam size ')}")
+        for column in table.columns:
+            paper_value = row.paper.get(column.name)
+            jobs = ctx.jobs(column, row.experiment)
+            out[f"{column.name} paper"] = paper_value
+            if not jobs:
+                out[f"{column.name} ours"] = out[f"{column.name} diff"] = None
+                notes.append(ctx.status(column))
                 continue
-            scores = [json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed)).read_text()) for j in cell_jobs]
+            scores = read_scores(jobs, row.search, column.metric)
             ours = round(statistics.fmean(s["score"] for s in scores), 2)
-            out[f"{pair} ours"] = ours
-            out[f"{pair} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
-            signatures |= {s["signature"] for s in scores}
-            seeds |= {j.seed for j in cell_jobs}
+            out[f"{column.name} ours"] = ours
+            out[f"{column.name} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
+            signatures |= {f"{s['metric']}: {s['signature']}" for s in scores}
+            seeds |= {j.seed for j in jobs}
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
-        out["data"] = data_note
         out["note"] = "; ".join(notes)
         rows.append(out)
-    return ["experiment"] + columns, rows
+    return columns, rows, ["Ours: the mean over the listed seeds; diff = ours - paper."]
 
 
 def fmt(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.2f}"
+        return f"{value:.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:.2f}"
     return str(value)
 
 
@@ -77,13 +83,13 @@ def to_csv(columns: list[str], rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict]) -> str:
+def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = ()) -> str:
     shown = [c for c in columns if c not in ("signature", "experiment", "data")]
     lines = [f"# {title}", "", f"Data: {data_note}", "",
              "| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
     lines += ["| " + " | ".join(fmt(row.get(c)) for c in shown) + " |" for row in rows]
-    signatures = sorted({row["signature"] for row in rows if row["signature"]})
-    lines += ["", "Ours: the mean over the listed seeds; diff = ours - paper."]
+    lines += [""] + list(footer)
+    signatures = sorted({s for row in rows for s in row.get("signature", "").split(" | ") if s})
     lines += [f"Signature: `{s}`" for s in signatures]
     return "\n".join(lines) + "\n"
 
@@ -97,23 +103,38 @@ def to_html(title: str, data_note: str, columns: list[str], rows: list[dict]) ->
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n")
 
 
+def write_table(out_csv: Path, out_md: Path, out_html: Path, title: str, data_note: str, columns: list[str],
+                rows: list[dict], footer: list[str] = ()) -> None:
+    """The CSV repeats the data note on every row, so the file alone says where its numbers come from."""
+    write_text(out_csv, to_csv(columns + ["data"], [{**row, "data": data_note} for row in rows]))
+    write_text(out_md, to_markdown(title, data_note, columns, rows, footer))
+    write_text(out_html, to_html(title, data_note, columns, rows))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True)
-    parser.add_argument("--table", required=True)
-    parser.add_argument("--jobs", type=json.loads, required=True, help="[[dataset, pair, experiment, seed], ...]")
+    parser.add_argument("--artefact", required=True)
+    parser.add_argument("--context", type=json.loads, required=True)
     parser.add_argument("--data-note", required=True)
-    parser.add_argument("--out-csv", type=Path, required=True)
-    parser.add_argument("--out-md", type=Path, required=True)
-    parser.add_argument("--out-html", type=Path, required=True)
+    parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
-    jobs = [layout.Job(*j) for j in args.jobs]
-    columns, rows = build_rows(args.paper, args.table, jobs, args.data_note)
-    title = f"{args.paper} {args.table}: {registry.table(args.paper, args.table).title}"
-    write_text(args.out_csv, to_csv(columns, rows))
-    write_text(args.out_md, to_markdown(title, args.data_note, columns, rows))
-    write_text(args.out_html, to_html(title, args.data_note, columns, rows))
-    print(to_markdown(title, args.data_note, columns, rows))
+    from workflow_src import analysis, figures
+
+    artefact = registry.artefact(args.paper, args.artefact)
+    ctx = registry.Context(**args.context)
+    title = f"{args.paper} {args.artefact}: {artefact.title}"
+    if isinstance(artefact, registry.Figure):
+        figures.draw(artefact, ctx, title, args.data_note, layout.benchmark_path(args.paper, args.artefact), args.out_prefix)
+        return
+    if isinstance(artefact, registry.ScoreTable):
+        columns, rows, footer = score_table(artefact, ctx)
+    else:
+        columns, rows, footer = analysis.table(artefact, ctx, layout.benchmark_path(args.paper, args.artefact))
+    prefix = args.out_prefix
+    write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
+                title, args.data_note, columns, rows, footer)
+    print(to_markdown(title, args.data_note, columns, rows, footer))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Score detokenized system output against untokenized references with sacrebleu.
 
 `python -m workflow_src.score bleu --hyp test.hyp --ref test.en --out test.bleu.json`
+`python -m workflow_src.score meteor --hyp ... --ref ... --lang en [--nltk-data DIR | --jar JAR] --out ...`
 
-The JSON keeps sacrebleu's signature, so every number in a table says how it was computed.
+The JSON keeps the metric's signature (sacrebleu's for BLEU, the implementation and modules for
+METEOR, see `meteor.py`), so every number in a table says how it was computed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU
 
+from workflow_src import meteor
 from workflow_src.atomic import read_lines, write_text
 
 
@@ -40,12 +43,21 @@ def bleu(hyps: list[str], refs: list[str], **options) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("metric", choices=("bleu",))
+    parser.add_argument("metric", choices=("bleu", "meteor"))
     parser.add_argument("--hyp", type=Path, required=True)
     parser.add_argument("--ref", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--lang", help="target language (meteor)")
+    parser.add_argument("--nltk-data", type=Path, help="nltk data with corpora/wordnet (meteor's synonyms)")
+    parser.add_argument("--jar", type=Path, help="the official METEOR 1.5 jar, used instead of nltk's")
     args = parser.parse_args(argv)
-    result = bleu(*read_parallel(args.hyp, args.ref))
+    hyps, refs = read_parallel(args.hyp, args.ref)
+    if args.metric == "bleu":
+        result = bleu(hyps, refs)
+    elif args.jar:
+        result = meteor.meteor_jar(args.hyp, args.ref, args.lang, args.jar)
+    else:
+        result = meteor.meteor_nltk(hyps, refs, args.lang, args.nltk_data)
     write_text(args.out, json.dumps(result, indent=2) + "\n")
     print(f"{args.metric} {result['score']} ({result['signature']})")
 

@@ -95,7 +95,7 @@ def train(spec: dict, args) -> None:
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     initialise(model, t["init_scale"])
     model.to(device)
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"])
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
     history, best, stale, start_epoch = [], -math.inf, 0, 1
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)

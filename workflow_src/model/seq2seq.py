@@ -2,9 +2,10 @@
 stacked LSTM decoder with input feeding and global "general" attention, and a plug-in output
 layer (`output_layers.py`).
 
-    a_t = softmax_s(h_t^T W_a h_s)     c_t = sum_s a_ts h_s     h~_t = tanh(W_c [c_t; h_t])
+    a_t = softmax_s((W_a h_s)^T h_t)     c_t = sum_s a_ts h_s     h~_t = tanh(W_c [c_t; h_t])
 
-The decoder input at step t is [emb(y_{t-1}); h~_{t-1}]. Its word embeddings are either learned
+The decoder input at step t is [emb(y_{t-1}); h~_{t-1}] (input feeding; `model.input_feed:
+false` drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are either learned
 (untied) or, tied, the frozen target table of the continuous layer through a learned
 projection to the decoder input size (vMF paper §4.4).
 """
@@ -16,6 +17,9 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from workflow_src.model.output_layers import build_output_layer
+from workflow_src.vocab import SPECIALS, BOS
+
+BOS_ID = SPECIALS.index(BOS)
 
 
 class FrozenTableEmbedding(nn.Module):
@@ -50,13 +54,21 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, embed: nn.Module, embedding: int, hidden: int, layers: int, dropout: float):
+    """Stacked LSTM decoder with global attention. With input feeding (OpenNMT's default and the
+    papers') the previous attentional state joins the input, so steps run one at a time; without
+    it, teacher forcing runs the LSTM and the attention over the whole sequence at once."""
+
+    def __init__(self, embed: nn.Module, embedding: int, hidden: int, layers: int, dropout: float, input_feed: bool = True):
         super().__init__()
         self.embed = embed
         self.layers = layers
-        self.cells = nn.ModuleList(
-            nn.LSTMCell(embedding + hidden if i == 0 else hidden, hidden) for i in range(layers)
-        )
+        self.input_feed = input_feed
+        if input_feed:
+            self.cells = nn.ModuleList(
+                nn.LSTMCell(embedding + hidden if i == 0 else hidden, hidden) for i in range(layers)
+            )
+        else:
+            self.rnn = nn.LSTM(embedding, hidden, layers, batch_first=True, dropout=dropout if layers > 1 else 0.0)
         self.bridge_h = nn.Linear(hidden, hidden)
         self.bridge_c = nn.Linear(hidden, hidden)
         self.attn_in = nn.Linear(hidden, hidden, bias=False)
@@ -69,20 +81,51 @@ class Decoder(nn.Module):
         feed = torch.zeros_like(h0)
         return [(h0, c0) for _ in range(self.layers)], feed
 
-    def step(self, y: torch.Tensor, state, memory: torch.Tensor, memory_mask: torch.Tensor):
-        """One step: previous word ids (B) -> attentional state (B x H), attention (B x S), state."""
+    def _attend(self, queries: torch.Tensor, keys):
+        """Attention of queries (B x T x H) over the source: attentional states and weights."""
+        memory, projected, mask = keys
+        attention = torch.softmax(queries @ projected.transpose(1, 2) + mask[:, None, :], dim=-1)
+        context = attention @ memory
+        return torch.tanh(self.attn_out(torch.cat([context, queries], dim=-1))), attention
+
+    def sequence(self, embedded: torch.Tensor, state, keys):
+        """Teacher forcing over a whole target sequence (B x T x E) -> (B x T x H), (B x T x S)."""
+        if self.input_feed:
+            states, attentions = [], []
+            for t in range(embedded.shape[1]):
+                h, attention, state = self.step(embedded[:, t], state, keys)
+                states.append(h)
+                attentions.append(attention)
+            return torch.stack(states, dim=1), torch.stack(attentions, dim=1)
+        layer_states, _ = state
+        h0 = torch.stack([h for h, _ in layer_states])
+        c0 = torch.stack([c for _, c in layer_states])
+        out, _ = self.rnn(embedded, (h0, c0))
+        attentional, attention = self._attend(out, keys)
+        return self.dropout(attentional), attention
+
+    def attention_keys(self, memory: torch.Tensor, mask: torch.Tensor):
+        """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
+        return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
+
+    def step(self, embedded: torch.Tensor, state, keys):
+        """One step: the embedded previous words (B x E) -> attentional state (B x H), attention
+        (B x S), state. `keys` comes from `attention_keys`."""
         layer_states, feed = state
-        x = torch.cat([self.dropout(self.embed(y)), feed], dim=-1)
-        new_states = []
-        for i, cell in enumerate(self.cells):
-            h, c = cell(x, layer_states[i])
-            new_states.append((h, c))
-            x = self.dropout(h) if i + 1 < self.layers else h
-        scores = torch.bmm(memory, self.attn_in(x).unsqueeze(2)).squeeze(2)
-        scores = scores.masked_fill(~memory_mask, float("-inf"))
-        attention = torch.softmax(scores, dim=-1)
-        context = torch.bmm(attention.unsqueeze(1), memory).squeeze(1)
-        attentional = torch.tanh(self.attn_out(torch.cat([context, x], dim=-1)))
+        if self.input_feed:
+            x = torch.cat([embedded, feed], dim=-1)
+            new_states = []
+            for i, cell in enumerate(self.cells):
+                h, c = cell(x, layer_states[i])
+                new_states.append((h, c))
+                x = self.dropout(h) if i + 1 < self.layers else h
+        else:
+            h0 = torch.stack([h for h, _ in layer_states])
+            c0 = torch.stack([c for _, c in layer_states])
+            out, (h, c) = self.rnn(embedded.unsqueeze(1), (h0, c0))
+            x, new_states = out.squeeze(1), list(zip(h, c))
+        attentional, attention = self._attend(x.unsqueeze(1), keys)
+        attentional, attention = attentional.squeeze(1), attention.squeeze(1)
         return self.dropout(attentional), attention, (new_states, attentional)
 
 
@@ -98,23 +141,21 @@ class Seq2Seq(nn.Module):
             embed = FrozenTableEmbedding(table, m["tgt_embedding"])
         else:
             embed = nn.Embedding(tgt_vocab_size, m["tgt_embedding"], padding_idx=pad)
-        self.decoder = Decoder(embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout)
-        self.output = build_output_layer(spec, hidden, tgt_vocab_size, table)
+        self.decoder = Decoder(embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True))
+        self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID))
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
+        """(attention keys, initial decoder state) of a source batch."""
         memory, final = self.encoder(src, lengths)
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < lengths[:, None]
-        return memory, mask, self.decoder.init_state(final)
+        return self.decoder.attention_keys(memory, mask), self.decoder.init_state(final)
 
     def forward(self, src, lengths, tgt_in) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher-forced outputs (B x T x out) and attention (B x T x S)."""
-        memory, mask, state = self.encode(src, lengths)
-        states, attentions = [], []
-        for t in range(tgt_in.shape[1]):
-            h, attention, state = self.decoder.step(tgt_in[:, t], state, memory, mask)
-            states.append(h)
-            attentions.append(attention)
-        return self.output(torch.stack(states, dim=1)), torch.stack(attentions, dim=1)
+        keys, state = self.encode(src, lengths)
+        embedded = self.decoder.dropout(self.decoder.embed(tgt_in))  # every step's input at once
+        states, attentions = self.decoder.sequence(embedded, state, keys)
+        return self.output(states), attentions
 
     def loss(self, src, lengths, tgt_in, tgt_out, pad: int) -> tuple[torch.Tensor, int]:
         """Summed loss over the non-padding target tokens, and their number."""
@@ -126,12 +167,12 @@ class Seq2Seq(nn.Module):
     @torch.no_grad()
     def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int):
         """Batched greedy decoding: (B x T) word ids and (B x T) most-attended source positions."""
-        memory, mask, state = self.encode(src, lengths)
+        keys, state = self.encode(src, lengths)
         y = torch.full((src.shape[0],), bos, dtype=torch.long, device=src.device)
         done = torch.zeros_like(y, dtype=torch.bool)
         words, attended = [], []
         for _ in range(max_len):
-            h, attention, state = self.decoder.step(y, state, memory, mask)
+            h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
             scores = self.output.scores(self.output(h))
             scores[:, banned] = float("-inf")
             y = scores.argmax(-1).masked_fill(done, eos)
@@ -141,3 +182,50 @@ class Seq2Seq(nn.Module):
             if bool(done.all()):
                 break
         return torch.stack(words, 1), torch.stack(attended, 1)
+
+    @torch.no_grad()
+    def beam_search(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int, beam: int):
+        """Batched beam search over log-probabilities (summed, no length penalty): the best
+        hypothesis per sentence, as (B x T) word ids and most-attended source positions."""
+        batch = src.shape[0]
+        keys, state = self.encode(src, lengths)
+        expand = torch.arange(batch, device=src.device).repeat_interleave(beam)
+        keys, state = tuple(k[expand] for k in keys), _select_state(state, expand)
+        scores = torch.full((batch, beam), float("-inf"), device=src.device)
+        scores[:, 0] = 0.0  # all beams start as one hypothesis
+        finished = torch.zeros(batch, beam, dtype=torch.bool, device=src.device)
+        y = torch.full((batch * beam,), bos, dtype=torch.long, device=src.device)
+        words, parents, attended = [], [], []
+        for _ in range(max_len):
+            h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
+            log_probs = self.output.scores(self.output(h))
+            log_probs[:, banned] = float("-inf")
+            done = finished.view(-1)
+            log_probs[done] = float("-inf")
+            log_probs[done, eos] = 0.0  # a finished hypothesis only continues with </s>, at no cost
+            vocab = log_probs.shape[1]
+            total = (scores.view(-1, 1) + log_probs).view(batch, beam * vocab)
+            scores, flat = total.topk(beam, dim=1)
+            parent, y = flat // vocab, flat % vocab
+            rows = (parent + torch.arange(batch, device=src.device)[:, None] * beam).view(-1)
+            state = _select_state(state, rows)
+            words.append(y)
+            parents.append(parent)
+            attended.append(attention.argmax(-1)[rows].view(batch, beam))
+            finished = finished.gather(1, parent) | (y == eos)
+            y = y.view(-1)
+            if bool(finished.all()):
+                break
+        best = scores.argmax(-1)
+        out_words, out_attended = [], []
+        for t in range(len(words) - 1, -1, -1):  # follow the back-pointers from the best beam
+            out_words.append(words[t].gather(1, best[:, None]).squeeze(1))
+            out_attended.append(attended[t].gather(1, best[:, None]).squeeze(1))
+            best = parents[t].gather(1, best[:, None]).squeeze(1)
+        return torch.stack(out_words[::-1], 1), torch.stack(out_attended[::-1], 1)
+
+
+def _select_state(state, index: torch.Tensor):
+    """The decoder state (per-layer (h, c) and the input feed) of the rows `index`."""
+    layer_states, feed = state
+    return [(h[index], c[index]) for h, c in layer_states], feed[index]

@@ -58,21 +58,25 @@ def debye_polynomials(n_terms: int = DEBYE_TERMS) -> tuple[tuple[float, ...], ..
     return tuple(tuple(float(c) for c in p) for p in polys)
 
 
-def _horner(coefficients: tuple[float, ...], x: torch.Tensor) -> torch.Tensor:
-    out = torch.zeros_like(x)
-    for c in reversed(coefficients):
-        out = out * x + c
-    return out
+@functools.lru_cache(maxsize=None)
+def _debye_matrix(device: torch.device) -> torch.Tensor:
+    """U_0 .. U_{K-1} as a K x (D+1) float64 coefficient matrix on `device` (made once)."""
+    polys = debye_polynomials()
+    width = max(len(p) for p in polys)
+    return torch.tensor([list(p) + [0.0] * (width - len(p)) for p in polys], dtype=torch.float64, device=device)
 
 
 def _log_bessel_i_debye(nu: float, kappa: torch.Tensor) -> torch.Tensor:
-    """log I_nu(kappa) minus nu log(kappa) (cancelled analytically), for large nu."""
+    """log I_nu(kappa) minus nu log(kappa) (cancelled analytically), for large nu. Every U_k(p)
+    at once: powers of p times the coefficient matrix, a handful of kernels on any device."""
     z = kappa / nu
     root = torch.sqrt(1 + z * z)
     p = 1 / root
-    series = torch.zeros_like(kappa)
-    for coefficients in reversed(debye_polynomials()):
-        series = series / nu + _horner(coefficients, p)
+    coefficients = _debye_matrix(kappa.device)
+    # sum_k U_k(p) / nu^k = sum_j p^j c_j with c = C^T nu^-k: one polynomial in p for this nu
+    c = coefficients.T @ (nu ** -torch.arange(coefficients.shape[0], dtype=kappa.dtype, device=kappa.device))
+    powers = torch.cumprod(p.unsqueeze(-1).expand(*p.shape, coefficients.shape[1] - 1), dim=-1)
+    series = c[0] + powers @ c[1:]
     # nu * eta - nu log(kappa) = nu (root - log(nu) - log(1 + root))
     return (
         nu * (root - math.log(nu) - torch.log1p(root))

@@ -1,0 +1,44 @@
+def benchmark_experiments(paper, artefact_id):
+    a = registry.artefact(paper, artefact_id)
+    if isinstance(a, registry.ParameterTable):
+        return [row.experiment for row in a.rows]
+    return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
+
+
+rule benchmark_artefact:
+    """Model size and training speed behind an artefact (vMF Table 4, Figure 1 left)."""
+    output:
+        "results/benchmarks/{paper}/{artefact}.json",
+    params:
+        kind=lambda w: "output-layers" if w.artefact.startswith("table") else "throughput",
+        experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
+        settings=json.dumps(config["benchmarks"]),
+    wildcard_constraints:
+        artefact=r"(table|figure)\d+",
+    log:
+        "logs/benchmarks/{paper}/{artefact}.log",
+    threads: config["threads"]["train"]
+    resources:
+        gpu=1,
+    shell:
+        "{PY}.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+rule benchmark_extra:
+    """log C_m in torch against scipy's round trip; decoding speed of continuous and softmax models."""
+    output:
+        "results/benchmarks/vmf/{kind}.json",
+    params:
+        settings=json.dumps(config["benchmarks"]),
+        experiments="word2word-ce word2emb-fasttext-tied-nllvmf_reg1reg2",
+    wildcard_constraints:
+        kind="log-cm|decoding",
+    log:
+        "logs/benchmarks/vmf/{kind}.log",
+    threads: config["threads"]["train"]
+    resources:
+        gpu=1,
+    shell:
+        "{PY}.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -1,0 +1,94 @@
+"""WMT extraction (generated archives in the real layout) and METEOR."""
+
+import io
+import tarfile
+
+import pytest
+
+from workflow_src import demo_world
+from workflow_src.iwslt import CorpusError
+from workflow_src.meteor import meteor_nltk, parse_jar_output, prepare_wordnet
+from workflow_src.wmt import parse_sgm, read_evaluation, write_train
+
+SPEC = {
+    "train": [["{root}/wmt13/training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"],
+              ["{root}/wmt13/training-parallel-commoncrawl.tgz", "commoncrawl.de-en.de", "commoncrawl.de-en.en"]],
+    "dev": [["{root}/wmt16/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm"]],
+    "test": [["{root}/wmt16/test.tgz", "test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm"]],
+}
+
+
+@pytest.fixture(scope="module")
+def wmt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wmt")
+    spec = {split: [[a.format(root=root), s, t] for a, s, t in entries] for split, entries in SPEC.items()}
+    world = demo_world.World(["de", "en"], demo_world.WorldSize(nouns=40, verbs=10, adjectives=5, names=5), seed=2)
+    demo_world.write_wmt_mirror(world, "de-en", spec, n_train=101, n_per_set=70)
+    return root, spec
+
+
+def test_training_corpora_are_concatenated(wmt, tmp_path):
+    _, spec = wmt
+    specs = [":".join(entry) for entry in spec["train"]]
+    assert write_train(specs, tmp_path / "train.de", tmp_path / "train.en") == 101
+    assert len((tmp_path / "train.de").read_text().splitlines()) == 101
+
+
+def test_sgm_sets_pair_by_document_and_segment(wmt):
+    _, spec = wmt
+    segments = read_evaluation([":".join(spec["test"][0])])
+    assert len(segments) == 70 and all(s and t for s, t in segments)
+    with tarfile.open(spec["test"][0][0]) as tar:
+        assert set(tar.getnames()) == {"test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm"}
+
+
+def test_sgm_parsing_keeps_text_as_sacrebleu_does():
+    lines = ['<srcset setid="x" srclang="any">', '<doc sysid="ref" docid="d1" genre="news">', "<p>",
+             '<seg id="1"> AT&T  buys   it </seg>', '<seg id="2">Second.</seg>', "</p>", "</doc>"]
+    assert parse_sgm(lines, "x.sgm") == {("d1", "1"): "AT&T buys it", ("d1", "2"): "Second."}
+    with pytest.raises(CorpusError, match=r"x\.sgm, line 1: <seg> outside"):
+        parse_sgm(['<seg id="1">a</seg>'], "x.sgm")
+
+
+def test_unequal_training_sides_name_the_members(tmp_path):
+    archive = tmp_path / "c.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in (("c.de-en.de", "a\nb\nc\n"), ("c.de-en.en", "a\nb\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(text)
+            tar.addfile(info, io.BytesIO(text.encode()))
+    with pytest.raises(CorpusError, match=r"c\.de-en\.de and c\.de-en\.en differ in length: c\.de-en\.en ends after line 2"):
+        write_train([f"{archive}:c.de-en.de:c.de-en.en"], tmp_path / "s", tmp_path / "t")
+    assert not (tmp_path / "s").exists() and not (tmp_path / "t").exists()
+
+
+def test_meteor_synonyms_module_uses_wordnet(tmp_path):
+    prepare_wordnet(tmp_path / "nltk_data")
+    refs, hyps = ["The car is red."], ["The automobile is red."]
+    with_synonyms = meteor_nltk(hyps, refs, "en", tmp_path / "nltk_data")
+    without = meteor_nltk(hyps, refs, "en", None)
+    assert with_synonyms["score"] > without["score"]
+    assert "synonyms (WordNet 3.0)" in with_synonyms["signature"] and "synonyms" not in without["signature"]
+    assert meteor_nltk(refs, refs, "en", None)["score"] > 99
+
+
+def test_official_jar_output_is_parsed():
+    output = "Meteor version: 1.5\n\nSegment 1 score:\t0.5\n\nFinal score:\t\t0.2837\n"
+    assert parse_jar_output(output) == 0.2837
+    with pytest.raises(RuntimeError, match="no 'Final score:'"):
+        parse_jar_output("Error: something")
+
+
+def test_sentence_meteor_is_nltks_when_there_is_no_stemming(tmp_path):
+    from nltk.translate.meteor_score import meteor_score
+
+    from workflow_src.meteor import _NoStemming, load_wordnet, sentence_meteor
+
+    prepare_wordnet(tmp_path / "nltk_data")
+    wordnet = load_wordnet(tmp_path / "nltk_data")
+    pairs = [("the car is red on the road".split(), "a red automobile is on a road".split()),
+             ("he walked home".split(), "he went home quickly".split()),
+             ("x y z".split(), "a b c".split())]
+    for ref, hyp in pairs:
+        assert sentence_meteor(ref, hyp, _NoStemming(), wordnet) == pytest.approx(
+            meteor_score([ref], hyp, stemmer=_NoStemming(), wordnet=wordnet))

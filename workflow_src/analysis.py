@@ -1,0 +1,197 @@
+"""The analysis tables: convergence time, rare-word F1, example translations, model size and speed.
+
+Each builder takes its registry entry and the configuration's `Context` and returns
+(columns, rows, footer) for `render.write_table`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from workflow_src import layout
+from workflow_src.atomic import read_lines
+from workflow_src.registry import Context, ConvergenceTable, ExampleTable, Job, ParameterTable, RareWordTable
+from workflow_src.vocab import read_counts
+
+
+def read_metrics(job: Job) -> list[dict]:
+    return [json.loads(line) for line in read_lines(Path(layout.metrics_path(job)))]
+
+
+def time_to_best(history: list[dict]) -> tuple[float, int]:
+    """(training seconds until the end of the best epoch, that epoch), from metrics.jsonl."""
+    best = [r for r in history if r.get("best")][-1]
+    return best["train_seconds_total"], best["epoch"]
+
+
+def mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    return value / reference if value is not None and reference else None
+
+
+@functools.singledispatch
+def table(artefact, ctx: Context, benchmark: str):
+    raise TypeError(f"no table builder for {type(artefact).__name__}")
+
+
+@table.register
+def convergence(artefact: ConvergenceTable, ctx: Context, benchmark: str):
+    """vMF Table 3. The paper's times are in hours, ours in seconds (toy models train in
+    seconds); the ratio to the first system compares the two across scales."""
+    columns = ["pair"]
+    for s in artefact.systems:
+        columns += [f"{s.name} paper (h)", f"{s.name} ours (s)", f"{s.name} best epoch",
+                    f"{s.name} paper ratio", f"{s.name} ours ratio"]
+    columns += ["seeds", "note"]
+    rows = []
+    reference = artefact.systems[0].name
+    for column in artefact.columns:
+        out, notes = {"pair": column.name}, []
+        for s in artefact.systems:
+            jobs = ctx.system_jobs(column, s)
+            out[f"{s.name} paper (h)"] = artefact.paper_hours.get(column.name, {}).get(s.name)
+            if not jobs:
+                notes.append(ctx.status(column))
+                break
+            measured = [time_to_best(read_metrics(j)) for j in jobs]
+            out[f"{s.name} ours (s)"] = mean([seconds for seconds, _ in measured])
+            out[f"{s.name} best epoch"] = " ".join(str(epoch) for _, epoch in measured)
+            out["seeds"] = " ".join(str(j.seed) for j in jobs)
+        for s in artefact.systems:
+            for kind, unit in (("paper", "h"), ("ours", "s")):
+                value = out.get(f"{s.name} {kind} ({unit})")
+                out[f"{s.name} {kind} ratio"] = ratio(value, out.get(f"{reference} {kind} ({unit})"))
+        out["note"] = "; ".join(n for n in notes if n)
+        rows.append(out)
+    footer = ["Training time until the end of the epoch with the best development score (training only, "
+              f"validation excluded): the paper's in hours, ours in seconds; ratio: to {reference}."]
+    return columns, rows, footer
+
+
+def frequency_bin(count: int, bins) -> int | None:
+    for i, (low, high) in enumerate(bins):
+        if count >= low and (high is None or count <= high):
+            return i
+    return None
+
+
+def bin_label(low: int, high: int | None) -> str:
+    return f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
+
+
+def binned_f1(references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins) -> list[dict]:
+    """Unigram precision, recall and F1 of test words grouped by training frequency.
+
+    Per sentence, a word matches min(#hyp, #ref) times; per bin, P = matches / hypothesis words,
+    R = matches / reference words, F1 = 2PR / (P + R). Bin 0 holds words unseen in training.
+    """
+    matched, in_hyp, in_ref = Counter(), Counter(), Counter()
+    all_bins = [(0, 0), *bins]
+    for ref, hyp in zip(references, hypotheses, strict=True):
+        r, h = Counter(ref.split()), Counter(hyp.split())
+        for word in r.keys() | h.keys():
+            b = frequency_bin(train_counts.get(word, 0), all_bins)
+            if b is None:
+                continue
+            matched[b] += min(r[word], h[word])
+            in_hyp[b] += h[word]
+            in_ref[b] += r[word]
+    out = []
+    for b in range(len(all_bins)):
+        precision = matched[b] / in_hyp[b] if in_hyp[b] else 0.0
+        recall = matched[b] / in_ref[b] if in_ref[b] else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out.append({"precision": precision, "recall": recall, "f1": f1, "reference_words": in_ref[b]})
+    return out
+
+
+@table.register
+def rare_words(artefact: RareWordTable, ctx: Context, benchmark: str):
+    """vMF Table 5."""
+    systems = artefact.systems
+    columns = ["training frequency"]
+    for s in systems:
+        columns += [f"{s.name} paper", f"{s.name} ours", f"{s.name} diff"]
+    columns += ["test words", "note"]
+    column = artefact.column
+    if ctx.status(column):
+        return columns, [{"training frequency": bin_label(*b), "note": ctx.status(column)} for b in artefact.bins], []
+    tgt = column.pair.split("-")[1]
+    data = layout.data_dir(column.dataset, column.pair)
+    references = read_lines(Path(f"{data}/tok/test.{tgt}"))
+    counts = dict(read_counts(Path(f"{data}/vocab/{tgt}.tsv")))
+    results = {
+        s.name: [binned_f1(references, read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True))),
+                           counts, artefact.bins) for j in ctx.system_jobs(column, s)]
+        for s in systems
+    }
+    rows = []
+    for b, bounds in enumerate([(0, 0), *artefact.bins]):
+        label = "0 (unseen)" if bounds == (0, 0) else bin_label(*bounds)
+        out = {"training frequency": label, "note": "not in the paper" if bounds == (0, 0) else ""}
+        for s in systems:
+            paper = artefact.paper.get(label, {}).get(s.name)
+            ours = mean([per_seed[b]["f1"] for per_seed in results[s.name]])
+            out |= {f"{s.name} paper": paper, f"{s.name} ours": ours,
+                    f"{s.name} diff": ours - paper if paper is not None and ours is not None else None}
+        out["test words"] = results[systems[0].name][0][b]["reference_words"]
+        rows.append(out)
+    footer = [f"Unigram F1 of test-set words ({column.dataset} {column.pair}) by their frequency in the training "
+              "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement."]
+    return columns, rows, footer
+
+
+@table.register
+def examples(artefact: ExampleTable, ctx: Context, benchmark: str):
+    """vMF Table 10: the first test sentence of at least `min_length` tokens, by every system."""
+    columns = ["", "text", "note"]
+    column = artefact.column
+    if ctx.status(column):
+        return columns, [{"": "Input", "note": ctx.status(column)}], []
+    src, tgt = column.pair.split("-")
+    data = layout.data_dir(column.dataset, column.pair)
+    tokenized = read_lines(Path(f"{data}/tok/test.{src}"))
+    index = next((i for i, line in enumerate(tokenized) if len(line.split()) >= artefact.min_length), 0)
+    rows = [{"": "Input", "text": read_lines(Path(f"{data}/raw/test.{src}"))[index]},
+            {"": "Reference", "text": read_lines(Path(f"{data}/raw/test.{tgt}"))[index]}]
+    for s in artefact.systems:
+        job = ctx.system_jobs(column, s)[0]
+        rows.append({"": f"Predicted ({s.name})",
+                     "text": read_lines(Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed)))[index],
+                     "note": f"seed {job.seed}"})
+    footer = [f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
+              f"{artefact.min_length} tokens (the paper shows a sentence of its own real test set)."]
+    return columns, rows, footer
+
+
+@table.register
+def parameters(artefact: ParameterTable, ctx: Context, benchmark: str):
+    """vMF Table 4, from the output-layer benchmark."""
+    measured = json.loads(Path(benchmark).read_text())
+    columns = ["experiment", *artefact.label_columns]
+    quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), ("ms", "ms per batch"))
+    for _, name in quantities:
+        columns += [f"{name} paper", f"{name} ours", f"{name} paper ratio", f"{name} ours ratio"]
+    columns += ["note"]
+    first = artefact.rows[0]
+    rows = []
+    for row in artefact.rows:
+        ours = measured["rows"][row.experiment]
+        out = {"experiment": row.experiment, **row.label, "note": row.note}
+        for key, name in quantities:
+            out[f"{name} paper"] = row.paper.get(key)
+            out[f"{name} ours"] = ours[key]
+            out[f"{name} paper ratio"] = ratio(row.paper.get(key), first.paper.get(key))
+            out[f"{name} ours ratio"] = ratio(ours[key], measured["rows"][first.experiment][key])
+        rows.append(out)
+    settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
+    footer = [f"Counted from the models and timed in one run ({settings}); ratios to {first.experiment}. "
+              "Our counts include the layers' biases, which the paper's do not."]
+    return columns, rows, footer

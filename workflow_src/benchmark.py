@@ -1,0 +1,243 @@
+"""Benchmarks that print ratios measured in one run (never timed assertions in tests).
+
+`python -m workflow_src.benchmark <kind> --settings JSON --out result.json [--experiments ...]`
+
+- `output-layers` (vMF Table 4): parameters of each model's input layer (the decoder's input
+  embeddings) and output layer, and the time of one training step (forward, backward, Adam)
+  per batch, every model at the same size, as ratios to the first;
+- `throughput` (vMF Figure 1, left): training samples per second against batch size, up to the
+  largest batch each model fits in memory;
+- `log-cm`: log C_m and its derivative in torch on the device against scipy's `ive` with a
+  round trip through the host (the released code's way);
+- `decoding`: greedy decoding throughput of each model.
+
+Models are untrained and fed random token ids: speed and size do not depend on the weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from workflow_src.atomic import write_text
+from workflow_src.layout import resolve_spec
+from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.model.vmf import log_cm
+from workflow_src.nmt_data import pick_device
+from workflow_src.registry import all_experiments
+
+PAD, BOS, EOS = 0, 2, 3
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def build(experiment: str, settings: dict, device: torch.device) -> Seq2Seq:
+    """An untrained model of `experiment` at the benchmark's sizes."""
+    config = {
+        "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
+                  "hidden": settings["hidden"], "src_embedding": settings["src_embedding"],
+                  "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0},
+        "datasets": {"benchmark": {"src_vocab_size": settings["vocab"], "tgt_vocab_size": settings["vocab"],
+                                   "emb_vocab_size": settings["vocab"]}},
+        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3}, "batch_size": settings["batch_size"],
+                  "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
+    }
+    spec = resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1)
+    e = all_experiments()[experiment]
+    size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
+    table = None
+    if e.embeddings:
+        table = torch.nn.functional.normalize(torch.randn(size("word"), settings["dim"]), dim=-1)
+    model = Seq2Seq(spec, size(e.source_unit), size("word" if e.target_unit == "emb" else e.target_unit), PAD, table)
+    return model.to(device)
+
+
+def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
+    src_vocab = model.encoder.embed.num_embeddings
+    tgt_vocab = model.output.table.shape[0] if hasattr(model.output, "table") else model.output.proj.out_features
+    src = torch.randint(4, src_vocab, (batch, length), device=device)
+    lengths = torch.full((batch,), length, device=device)
+    tgt = torch.randint(4, tgt_vocab, (batch, length), device=device)
+    return src, lengths, tgt
+
+
+def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device) -> list[float]:
+    """Seconds per training step, after `warmup` untimed steps."""
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
+    src, lengths, tgt = random_batch(model, batch, settings["length"], device)
+    times = []
+    for i in range(settings["warmup"] + settings["steps"]):
+        synchronize(device)
+        started = time.perf_counter()
+        loss, n = model.loss(src, lengths, tgt, tgt, PAD)
+        optimiser.zero_grad(set_to_none=True)
+        (loss / n).backward()
+        optimiser.step()
+        synchronize(device)
+        if i >= settings["warmup"]:
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def count(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def output_layers(experiments: list[str], settings: dict, device: torch.device) -> dict:
+    rows = {}
+    for experiment in experiments:
+        model = build(experiment, settings, device)
+        seconds = statistics.median(step_times(model, settings["batch_size"], settings, device))
+        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output), "ms": round(1000 * seconds, 2)}
+        print(f"{experiment}: {rows[experiment]}", flush=True)
+        del model
+        release(device)
+    first = rows[experiments[0]]["ms"]
+    for experiment, row in rows.items():
+        print(f"{experiment}: {row['ms'] / first:.2f}x the training time per batch of {experiments[0]}")
+    return {"rows": rows}
+
+
+def release(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def out_of_memory(error: Exception) -> bool:
+    return isinstance(error, torch.cuda.OutOfMemoryError) or "out of memory" in str(error)
+
+
+def throughput(experiments: list[str], settings: dict, device: torch.device) -> dict:
+    systems = {}
+    for experiment in experiments:
+        model = build(experiment, settings, device)
+        points = {}
+        for batch in settings["batch_sizes"]:
+            if device.type == "cpu" and batch > settings["max_batch"]:
+                break
+            try:
+                points[str(batch)] = round(batch / statistics.median(step_times(model, batch, settings, device)), 1)
+            except RuntimeError as error:
+                if not out_of_memory(error):
+                    raise
+                break  # the largest batch this model fits is the previous one
+            finally:
+                release(device)
+        systems[experiment] = points
+        print(f"{experiment}: samples/s by batch size {points}", flush=True)
+        del model
+        release(device)
+    return {"systems": systems, "batch_sizes": settings["batch_sizes"],
+            "note": (f"untrained models of the benchmark size on {device}; the sweep stops at the first batch "
+                     f"that does not fit" + (f" (or {settings['max_batch']} on the CPU)" if device.type == "cpu" else ""))}
+
+
+def log_cm_speed(settings: dict, device: torch.device) -> dict:
+    """log C_m and its derivative for a batch of kappas: torch on the device vs scipy via the host."""
+    from scipy.special import ive
+
+    m = settings["dim"]
+    nu = m / 2 - 1
+    kappa = torch.empty(settings["batch_size"] * settings["length"], dtype=torch.float32, device=device).uniform_(1.0, 400.0)
+
+    def ours():
+        k = kappa.detach().requires_grad_()
+        value = log_cm(m, k)
+        value.sum().backward()
+        return value.detach(), k.grad
+
+    def scipy_round_trip():
+        k = kappa.detach().cpu().double().numpy()
+        value = nu * np.log(k) - m / 2 * np.log(2 * np.pi) - (np.log(ive(nu, k)) + k)
+        gradient = -ive(nu + 1, k) / ive(nu, k)
+        return torch.from_numpy(value).to(device), torch.from_numpy(gradient).to(device)
+
+    timings = {}
+    for name, function in (("torch", ours), ("scipy", scipy_round_trip)):
+        for _ in range(settings["warmup"]):
+            function()
+        times = []
+        for _ in range(settings["steps"] * 10):
+            synchronize(device)
+            started = time.perf_counter()
+            function()
+            synchronize(device)
+            times.append(time.perf_counter() - started)
+        timings[name] = statistics.median(times)
+    value, gradient = ours()
+    reference_value, reference_gradient = scipy_round_trip()
+    result = {
+        "m": m, "kappas": kappa.numel(), "device": str(device),
+        "torch_ms": round(1000 * timings["torch"], 4), "scipy_round_trip_ms": round(1000 * timings["scipy"], 4),
+        "torch_over_scipy": round(timings["torch"] / timings["scipy"], 3),
+        "max_relative_difference": float(((value.double() - reference_value).abs() / reference_value.abs()).max()),
+        "max_gradient_relative_difference": float(((gradient.double() - reference_gradient).abs() / reference_gradient.abs()).max()),
+    }
+    print(f"log C_m, m={m}, {kappa.numel()} kappas on {device}: torch {result['torch_ms']} ms, scipy round trip "
+          f"{result['scipy_round_trip_ms']} ms ({result['torch_over_scipy']}x)")
+    return result
+
+
+@torch.no_grad()
+def decoding(experiments: list[str], settings: dict, device: torch.device) -> dict:
+    """Sentences per second of batched greedy decoding for `length` steps (</s> banned)."""
+    rows = {}
+    for experiment in experiments:
+        model = build(experiment, settings, device).eval()
+        src, lengths, _ = random_batch(model, settings["batch_size"], settings["length"], device)
+        times = []
+        for i in range(settings["warmup"] + settings["steps"]):
+            synchronize(device)
+            started = time.perf_counter()
+            model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
+            synchronize(device)
+            if i >= settings["warmup"]:
+                times.append(time.perf_counter() - started)
+        rows[experiment] = round(settings["batch_size"] / statistics.median(times), 1)
+        del model
+        release(device)
+    first = experiments[0]
+    for experiment, speed in rows.items():
+        print(f"{experiment}: {speed} sentences/s decoding ({speed / rows[first]:.2f}x {first})")
+    return {"sentences_per_second": rows}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=("output-layers", "throughput", "log-cm", "decoding"))
+    parser.add_argument("--settings", type=json.loads, required=True)
+    parser.add_argument("--experiments", nargs="*", default=[])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    device = pick_device(args.settings["device"])
+    print(f"benchmark {args.kind} on {device}", flush=True)
+    if args.kind == "output-layers":
+        result = output_layers(args.experiments, args.settings, device)
+    elif args.kind == "throughput":
+        result = throughput(args.experiments, args.settings, device)
+    elif args.kind == "log-cm":
+        result = log_cm_speed(args.settings, device)
+    else:
+        result = decoding(args.experiments, args.settings, device)
+    settings = {k: args.settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
+                                               "batch_size", "length")}
+    result["settings"] = {**settings, "device": str(device), "threads": args.threads}
+    write_text(args.out, json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Figures: learning curves from the training logs, throughput from a benchmark (matplotlib)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+import matplotlib.ticker
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from workflow_src.analysis import read_metrics  # noqa: E402
+from workflow_src.atomic import atomic_output  # noqa: E402
+from workflow_src.registry import Context, Figure, LearningCurves, Throughput  # noqa: E402
+
+
+def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
+    """Development BLEU against epoch: the mean over seeds, and their range when there are several."""
+    if ctx.status(panel.column):
+        ax.text(0.5, 0.5, ctx.status(panel.column), ha="center", va="center", wrap=True, transform=ax.transAxes)
+    for system in panel.systems:
+        histories = [read_metrics(j) for j in ctx.system_jobs(panel.column, system)]
+        if not histories:
+            continue
+        epochs = min(len(h) for h in histories)
+        bleu = np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories])
+        x = np.arange(1, epochs + 1)
+        line, = ax.plot(x, bleu.mean(0), marker="o", label=system.name)
+        if len(histories) > 1:
+            ax.fill_between(x, bleu.min(0), bleu.max(0), alpha=0.2, color=line.get_color())
+    ax.set(title=panel.title, xlabel="epoch", ylabel="development BLEU")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.legend()
+
+
+def throughput(ax, panel: Throughput, benchmark: dict) -> None:
+    """Training samples per second against batch size, up to the largest batch each model fits."""
+    for system in panel.systems:
+        points = benchmark["systems"][system.experiment]
+        sizes = sorted(int(b) for b in points)
+        ax.plot(sizes, [points[str(b)] for b in sizes], marker="o", label=system.name)
+    ax.set(title=panel.title, xlabel="batch size", ylabel="samples per second")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(benchmark["batch_sizes"], [str(b) for b in benchmark["batch_sizes"]])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.legend()
+
+
+def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_path: str, prefix: Path) -> None:
+    fig, axes = plt.subplots(1, len(figure.panels), figsize=(6 * len(figure.panels), 4.5), squeeze=False)
+    for ax, panel in zip(axes[0], figure.panels, strict=True):
+        if isinstance(panel, Throughput):
+            benchmark = json.loads(Path(benchmark_path).read_text())
+            throughput(ax, panel, benchmark)
+            ax.text(0, -0.18, benchmark["note"], transform=ax.transAxes, fontsize=7, va="top")
+        else:
+            learning_curves(ax, panel, ctx)
+    fig.suptitle(f"{title}\n{data_note}", fontsize=8)
+    fig.tight_layout()
+    for extension in ("png", "pdf"):
+        with atomic_output(prefix.with_suffix(f".{extension}")) as tmp:
+            fig.savefig(tmp, format=extension, dpi=120)
+    plt.close(fig)
