@@ -135,4 +135,4 @@ def all_targets():
             targets += [path.replace("results/vmf/", "results/") for path in outputs]
     if "vmf" in config["papers"]:
         targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
-    return targets
+    return targets + ["results/data_statistics.csv"]

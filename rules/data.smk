@@ -11,6 +11,7 @@ rule download:
         local_mirror_file,
     params:
         url=source_url,
+        retry=f"--retries {config['download']['retries']} --backoff {config['download']['backoff']}",
         md5=lambda w: f"--md5 {config['checksums'][f'{w.mirror}/{w.path}']}" if f"{w.mirror}/{w.path}" in config["checksums"] else "",
     log:
         "logs/download/{mirror}/{path}.log",
@@ -19,7 +20,7 @@ rule download:
     resources:
         downloads=1,
     shell:
-        "{PY}.download --url {params.url:q} --out {output:q} {params.md5} > {log:q} 2>&1"
+        "{PY}.download --url {params.url:q} --out {output:q} {params.md5} {params.retry} > {log:q} 2>&1"
 
 
 def extraction(wildcards):
@@ -33,13 +34,10 @@ def extraction(wildcards):
         return archives, command
     if p not in d["sources"]:
         raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
-    archives, command = [], f"wmt --pair {p}"
-    for split in ("train", "dev", "test"):
-        entries = d["sources"][p][split]
-        archives += [resource(e["mirror"], e["archive"]) for e in entries]
-        command += f" --{split} " + " ".join(
-            shlex.quote(f"{resource(e['mirror'], e['archive'])}:{e['source']}:{e['target']}") for e in entries)
-    return archives, command
+    local = {split: [{**{k: v for k, v in e.items() if k != "mirror"}, "archive": resource(e["mirror"], e["archive"])}
+                     for e in entries] for split, entries in d["sources"][p].items()}
+    archives = sorted({e["archive"] for entries in local.values() for e in entries})
+    return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))}"
 
 
 rule extract:
@@ -72,12 +70,14 @@ rule preprocess_parallel:
         raw=RAW,
         out=TOK,
         max_len=lambda w: config["datasets"][w.dataset]["max_len"],
+        max_ratio=lambda w: (f"--max-ratio {config['datasets'][w.dataset]['max_ratio']}"
+                             if config["datasets"][w.dataset]["max_ratio"] else ""),
     log:
         "logs/data/{dataset}/{src}-{tgt}/preprocess.log",
     threads: config["threads"]["preprocess"]
     shell:
         "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
-        "--out-dir {params.out:q} --max-len {params.max_len} --threads {threads} > {log:q} 2>&1"
+        "--out-dir {params.out:q} --max-len {params.max_len} {params.max_ratio} --threads {threads} > {log:q} 2>&1"
 
 
 rule word_counts:
@@ -98,6 +98,7 @@ rule monolingual_corpus:
         lambda w: monolingual_resource(w.lang),
     output:
         corpus="results/embeddings/{lang}/corpus.txt",
+        stats="results/embeddings/{lang}/corpus.txt.stats.json",
         truecase_model="results/embeddings/{lang}/truecase.{lang}",
     params:
         limit=lambda w: (f"--max-sentences {config['monolingual'][w.lang]['max_sentences']}"
@@ -108,3 +109,58 @@ rule monolingual_corpus:
     shell:
         "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input:q} --out {output.corpus:q} "
         "--truecase-model {output.truecase_model:q} {params.limit} --threads {threads} > {log:q} 2>&1"
+
+
+def datasets_of_kind(kind):
+    return [name for name, d in config["datasets"].items() if d["kind"] == kind]
+
+
+rule extract_lm:
+    """A language-modelling corpus (PTB, WikiText-2): its splits as plain text, and statistics."""
+    input:
+        lambda w: resource(config["datasets"][w.dataset]["mirror"], config["datasets"][w.dataset]["archive"]),
+    output:
+        expand("results/data/{dataset}/{split}.txt", split=["train", "valid", "test"], allow_missing=True),
+        stats="results/data/{dataset}/stats.json",
+    params:
+        members=lambda w: " ".join(shlex.quote(f"{split}:{member}")
+                                   for split, member in config["datasets"][w.dataset]["members"].items()),
+    wildcard_constraints:
+        dataset="|".join(datasets_of_kind("lm")) or "^$",
+    log:
+        "logs/data/{dataset}/extract.log",
+    shell:
+        "{PY}.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
+
+
+def statistics_corpora():
+    """[kind, corpus, pair or language, stats.json] of every configured corpus."""
+    corpora = []
+    for name, d in config["datasets"].items():
+        if d["kind"] == "lm":
+            corpora.append(["lm", name, "-", f"results/data/{name}/stats.json"])
+        else:
+            corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
+            corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
+                        for merges in d.get("bpe_sweep", []) for p in d["pairs"] for lang in p.split("-")]
+    corpora += [["monolingual", "news crawl", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
+                for lang in config["monolingual"]]
+    return corpora
+
+
+rule data_statistics:
+    """Sentences, tokens and vocabularies of every prepared corpus beside what the papers state."""
+    input:
+        [path for *_, path in statistics_corpora()],
+    output:
+        csv="results/data_statistics.csv",
+        md="results/data_statistics.md",
+        html=report("results/data_statistics.html", caption="../report/statistics.rst", category="data"),
+    params:
+        corpora=json.dumps(statistics_corpora()),
+        data=lambda w: data_note("data", "statistics"),
+    log:
+        "logs/data/statistics.log",
+    shell:
+        "{PY}.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
+        "--out-prefix results/data_statistics > {log:q} 2>&1"

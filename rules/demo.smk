@@ -8,16 +8,16 @@ if "demo" in config:
         root = mirror_base(d["mirror"]).removeprefix("file://")
         files = [f"{root}/{t.format(src=s, tgt=g)}" for s, g in directions(d["pairs"])
                  for t in (d["train_archive"], d["test_archive"])]
-        files += [archive for entries in demo_wmt().values() for split in entries.values() for archive, _, _ in split]
+        files += sorted({e["archive"] for entries in demo_wmt().values() for split in entries.values() for e in split})
         return files + [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
 
     def demo_wmt():
-        """{pair: {split: [[local archive, source member, target member], ...]}} of the WMT data sets."""
+        """{pair: {split: [member entries with local archive paths]}} of the WMT data sets."""
         out = {}
         for d in config["datasets"].values():
             if d["kind"] == "wmt":
                 for p, splits in d["sources"].items():
-                    out[p] = {split: [[f"{mirror_base(e['mirror']).removeprefix('file://')}/{e['archive']}", e["source"], e["target"]]
+                    out[p] = {split: [{**e, "archive": f"{mirror_base(e['mirror']).removeprefix('file://')}/{e['archive']}"}
                                       for e in entries] for split, entries in splits.items()}
         return out
 

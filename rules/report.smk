@@ -2,7 +2,7 @@ report: "../report/workflow.rst"
 
 
 def data_note(paper, artefact_id):
-    """Where an artefact's numbers come from, printed with it."""
+    """Where an artefact's numbers come from, printed with it (today: every configured corpus)."""
     if "demo" in config:
         return (f"synthetic demo world (config.demo.yaml, seed {config['demo']['seed']}), not the paper's data: "
                 "the paper's numbers are shown for the layout only, and differences are not comparable")
@@ -10,7 +10,7 @@ def data_note(paper, artefact_id):
 
 
 def dataset_mirrors(d):
-    if d["kind"] == "iwslt":
+    if d["kind"] in ("iwslt", "lm"):
         return {config["mirrors"][d["mirror"]]}
     return {config["mirrors"][e["mirror"]] for splits in d["sources"].values() for es in splits.values() for e in es}
 

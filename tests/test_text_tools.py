@@ -117,3 +117,42 @@ def test_vocabulary_counts_order_and_capping(tmp_path):
     path.write_text("a\t1\nbad\n")
     with pytest.raises(ValueError, match=r"v\.tsv, line 2"):
         read_counts(path)
+
+
+def test_streamed_truecaser_is_sacremoses_own(tmp_path):
+    from sacremoses import MosesTruecaser
+
+    corpus = ["the cat sat .", "The cat ran .", "we saw the cat .", "Paris is big .", "we saw Paris .",
+              "iPhone sales rose .", "the iPhone is new ."]
+    ours = train_truecaser(iter(corpus), tmp_path / "ours.tc")
+    theirs = MosesTruecaser()
+    theirs.train([line.split() for line in corpus], save_to=str(tmp_path / "theirs.tc"))
+    assert ours.model == theirs.model
+    assert (tmp_path / "ours.tc").read_text() == (tmp_path / "theirs.tc").read_text()
+
+
+def test_length_ratio_cleaning():
+    assert keep_pair("a b c", "x", 10, max_ratio=3)
+    assert not keep_pair("a b c d", "x", 10, max_ratio=3)
+    assert not keep_pair("x", "a b c d", 10, max_ratio=3)
+    assert keep_pair("a b c d", "x", 10, max_ratio=None)
+
+
+def test_preprocess_parallel_streams_cleans_and_counts(tmp_path):
+    from workflow_src.preprocess import preprocess_parallel
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "train.fr").write_text("Le chat dort.\n" + " ".join(["mot"] * 19) + ".\nBonjour.\n")  # 20 tokens : 2
+    (raw / "train.en").write_text("The cat sleeps.\nOne.\nHello.\n")
+    for split in ("dev", "test"):
+        (raw / f"{split}.fr").write_text("Le chien.\n")
+        (raw / f"{split}.en").write_text("The dog.\n")
+    stats = preprocess_parallel("fr-en", raw, tmp_path / "tok", max_len=50, max_ratio=9)
+    assert (tmp_path / "tok" / "train.en").read_text() == "The cat sleeps .\nHello .\n"  # ratio 10 > 9: dropped
+    assert stats["train"] == {"sentences_raw": 3, "sentences": 2, "tokens_fr": 6, "tokens_en": 6,
+                              "types_fr": 5, "types_en": 5}
+    assert not [p for p in (tmp_path / "tok").iterdir() if p.name.startswith(".")]  # temporary files gone
+    (raw / "dev.en").write_text("The dog.\nExtra.\n")
+    with pytest.raises(ValueError, match=r"dev\.fr and dev\.en differ in length"):
+        preprocess_parallel("fr-en", raw, tmp_path / "tok2", max_len=50)

@@ -10,36 +10,49 @@ from workflow_src.iwslt import CorpusError
 from workflow_src.meteor import meteor_nltk, parse_jar_output, prepare_wordnet
 from workflow_src.wmt import parse_sgm, read_evaluation, write_train
 
-SPEC = {
-    "train": [["{root}/wmt13/training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"],
-              ["{root}/wmt13/training-parallel-commoncrawl.tgz", "commoncrawl.de-en.de", "commoncrawl.de-en.en"]],
-    "dev": [["{root}/wmt16/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm"]],
-    "test": [["{root}/wmt16/test.tgz", "test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm"]],
-}
+def entry(archive, source, target):
+    return {"archive": archive, "source": source, "target": target}
 
 
 @pytest.fixture(scope="module")
 def wmt(tmp_path_factory):
     root = tmp_path_factory.mktemp("wmt")
-    spec = {split: [[a.format(root=root), s, t] for a, s, t in entries] for split, entries in SPEC.items()}
+    europarl = f"{root}/wmt13/training-parallel-europarl-v7.tgz"
+    spec = {
+        "de-en": {
+            "train": [entry(europarl, "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"),
+                      {"archive": f"{root}/wmt15/wiki-titles.tgz", "tsv": "wiki/de-en/titles.de-en", "source_column": 1,
+                       "target_column": 2}],
+            "dev": [entry(f"{root}/wmt16/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm")],
+            "test": [entry(f"{root}/wmt16/test.tgz", "test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm")],
+        },
+        "en-de": {  # the reverse direction shares the training corpus and adds its own test set
+            "train": [entry(europarl, "training/europarl-v7.de-en.en", "training/europarl-v7.de-en.de")],
+            "dev": [entry(f"{root}/wmt16/dev.tgz", "dev/newstest2015-ende-src.en.sgm", "dev/newstest2015-ende-ref.de.sgm")],
+            "test": [entry(f"{root}/wmt16/test.tgz", "test/newstest2016-ende-src.en.sgm", "test/newstest2016-ende-ref.de.sgm")],
+        },
+    }
     world = demo_world.World(["de", "en"], demo_world.WorldSize(nouns=40, verbs=10, adjectives=5, names=5), seed=2)
-    demo_world.write_wmt_mirror(world, "de-en", spec, n_train=101, n_per_set=70)
+    demo_world.write_wmt_mirror(world, spec, n_train=101, n_per_set=70)
     return root, spec
 
 
 def test_training_corpora_are_concatenated(wmt, tmp_path):
     _, spec = wmt
-    specs = [":".join(entry) for entry in spec["train"]]
-    assert write_train(specs, tmp_path / "train.de", tmp_path / "train.en") == 101
-    assert len((tmp_path / "train.de").read_text().splitlines()) == 101
+    assert write_train(spec["de-en"]["train"], tmp_path / "train.de", tmp_path / "train.en") == 101
+    de = (tmp_path / "train.de").read_text().splitlines()
+    assert len(de) == 101
+    assert write_train(spec["en-de"]["train"], tmp_path / "r.en", tmp_path / "r.de") == 51
+    assert (tmp_path / "r.de").read_text().splitlines() == de[:51]  # the same corpus, read the other way
 
 
 def test_sgm_sets_pair_by_document_and_segment(wmt):
     _, spec = wmt
-    segments = read_evaluation([":".join(spec["test"][0])])
+    segments = read_evaluation(spec["de-en"]["test"])
     assert len(segments) == 70 and all(s and t for s, t in segments)
-    with tarfile.open(spec["test"][0][0]) as tar:
-        assert set(tar.getnames()) == {"test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm"}
+    with tarfile.open(spec["de-en"]["test"][0]["archive"]) as tar:
+        assert set(tar.getnames()) == {"test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm",
+                                       "test/newstest2016-ende-src.en.sgm", "test/newstest2016-ende-ref.de.sgm"}
 
 
 def test_sgm_parsing_keeps_text_as_sacrebleu_does():
@@ -58,7 +71,7 @@ def test_unequal_training_sides_name_the_members(tmp_path):
             info.size = len(text)
             tar.addfile(info, io.BytesIO(text.encode()))
     with pytest.raises(CorpusError, match=r"c\.de-en\.de and c\.de-en\.en differ in length: c\.de-en\.en ends after line 2"):
-        write_train([f"{archive}:c.de-en.de:c.de-en.en"], tmp_path / "s", tmp_path / "t")
+        write_train([entry(archive, "c.de-en.de", "c.de-en.en")], tmp_path / "s", tmp_path / "t")
     assert not (tmp_path / "s").exists() and not (tmp_path / "t").exists()
 
 

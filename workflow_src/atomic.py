@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import tempfile
 from pathlib import Path
@@ -49,3 +50,11 @@ def write_lines(path: str | os.PathLike, lines) -> None:
 def read_lines(path: str | os.PathLike) -> list[str]:
     with open(path, encoding="utf-8") as f:
         return [line.rstrip("\n") for line in f]
+
+
+def stream_lines(path: str | os.PathLike) -> Iterator[str]:
+    """The lines of a text file (gzip-compressed when its name ends in .gz), one at a time."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            yield line.rstrip("\n")

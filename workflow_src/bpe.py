@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Iterable
 
 import sentencepiece as spm
 
-from workflow_src.atomic import atomic_output, read_lines, write_lines
+from workflow_src.atomic import atomic_output, stream_lines, write_lines
 
 SPECIAL_PIECES = 3  # <unk>, <s>, </s>; padding is disabled
 WORD_BOUNDARY = "\u2581"
 
 
-def vocab_size_for_merges(lines: list[str], merges: int) -> int:
-    characters = {ch for line in lines for ch in line if not ch.isspace()} | {WORD_BOUNDARY}
-    return merges + len(characters) + SPECIAL_PIECES
+def vocab_size_for_merges(lines: Iterable[str], merges: int) -> int:
+    characters = {WORD_BOUNDARY}
+    for line in lines:
+        characters.update(line)
+    return merges + len({c for c in characters if not c.isspace()}) + SPECIAL_PIECES
 
 
 def train(train_file: Path, model_prefix: Path, merges: int, threads: int = 1) -> spm.SentencePieceProcessor:
-    lines = read_lines(train_file)
+    lines = stream_lines(train_file)
     model_prefix.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(model_prefix.with_suffix(".model")) as model, atomic_output(model_prefix.with_suffix(".vocab")) as vocab:
         tmp_prefix = model.with_suffix("")
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.model_prefix}: {processor.get_piece_size()} pieces")
     for job in args.encode:
         src, dst = job.split(":")
-        write_lines(Path(dst), (encode(processor, line) for line in read_lines(Path(src))))
+        write_lines(Path(dst), (encode(processor, line) for line in stream_lines(Path(src))))
 
 
 if __name__ == "__main__":

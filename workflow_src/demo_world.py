@@ -337,26 +337,38 @@ def wmt_sgm(sentences: list[str], setid: str, lang: str, reference: bool) -> str
     return "\n".join(out + [f"</{kind}>"]) + "\n"
 
 
-def write_wmt_mirror(world: "World", pair: str, spec: dict, n_train: int, n_per_set: int) -> list[Path]:
-    """The WMT archives of one pair at the configured paths: `spec` maps train/dev/test to lists
-    of [archive path, source member, target member]. The training sentences are shared out among
-    the training corpora; each dev/test entry is one set of sgm files."""
-    src, tgt = pair.split("-")
+def write_wmt_mirror(world: "World", sources: dict[str, dict], n_train: int, n_per_set: int) -> list[Path]:
+    """The WMT archives at the configured paths. `sources` maps each pair to its train/dev/test
+    lists of {archive, source, target} (or, for training, {archive, tsv, source_column,
+    target_column}). The training sentences are shared out among a pair's corpora; each dev/test
+    entry is one set of sgm files. Members named by several pairs (the two directions of one
+    corpus) are written once, and an archive holds every member any pair names."""
     members: dict[str, dict[str, str]] = {}
-    corpora = spec["train"]
-    for i, (archive, source, target) in enumerate(corpora):
-        count = n_train // len(corpora) + (1 if i < n_train % len(corpora) else 0)
-        sentences = world.parallel([src, tgt], count, f"wmt-{pair}-train-{i}")
-        members.setdefault(archive, {})[source] = "".join(s[src] + "\n" for s in sentences)
-        members[archive][target] = "".join(s[tgt] + "\n" for s in sentences)
-    for split in ("dev", "test"):
-        for i, (archive, source, target) in enumerate(spec[split]):
-            sentences = world.parallel([src, tgt], n_per_set, f"wmt-{pair}-{split}-{i}")
-            setid = Path(source).name.split("-")[0]
-            members.setdefault(archive, {})[source] = wmt_sgm([s[src] for s in sentences], setid, src, reference=False)
-            members[archive][target] = wmt_sgm([s[tgt] for s in sentences], setid, tgt, reference=True)
+    for pair, spec in sorted(sources.items()):
+        src, tgt = pair.split("-")
+        corpora = spec["train"]
+        for i, entry in enumerate(corpora):
+            files = members.setdefault(entry["archive"], {})
+            names = [entry["tsv"]] if "tsv" in entry else [entry["source"], entry["target"]]
+            if all(name in files for name in names):
+                continue
+            count = n_train // len(corpora) + (1 if i < n_train % len(corpora) else 0)
+            sentences = world.parallel([src, tgt], count, f"wmt-{entry['archive']}-{'-'.join(sorted(names))}")
+            if "tsv" in entry:
+                order = sorted(((entry["source_column"], src), (entry["target_column"], tgt)))
+                files[entry["tsv"]] = "".join("\t".join(s[lang] for _, lang in order) + "\n" for s in sentences)
+            else:
+                files[entry["source"]] = "".join(s[src] + "\n" for s in sentences)
+                files[entry["target"]] = "".join(s[tgt] + "\n" for s in sentences)
+        for split in ("dev", "test"):
+            for i, entry in enumerate(spec[split]):
+                archive, source, target = entry["archive"], entry["source"], entry["target"]
+                sentences = world.parallel([src, tgt], n_per_set, f"wmt-{pair}-{split}-{i}")
+                setid = Path(source).name.split("-")[0]
+                members.setdefault(archive, {})[source] = wmt_sgm([s[src] for s in sentences], setid, src, reference=False)
+                members[archive][target] = wmt_sgm([s[tgt] for s in sentences], setid, tgt, reference=True)
     written = []
-    for archive, content in members.items():
+    for archive, content in sorted(members.items()):
         write_bytes(Path(archive), deterministic_tgz(content))
         written.append(Path(archive))
     return written
@@ -438,8 +450,7 @@ def write_mirror(
                 path = iwslt_root / template.format(src=src, tgt=tgt)
                 write_bytes(path, deterministic_tgz(content))
                 written.append(path)
-    for pair, spec in sorted((wmt or {}).items()):
-        written += write_wmt_mirror(world, pair, spec, n_train, n_per_test_set)
+    written += write_wmt_mirror(world, wmt or {}, n_train, n_per_test_set)
     for lang, path in sorted(monolingual.items()):
         sentences = world.parallel([lang], n_monolingual, f"monolingual-{lang}")
         raw = io.BytesIO()
@@ -460,7 +471,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-sets", nargs="+", required=True)
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
     parser.add_argument("--wmt", type=json.loads, default={},
-                        help='{"de-en": {"train": [[archive, source, target], ...], "dev": [...], "test": [...]}}')
+                        help='{"de-en": {"train": [{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}')
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train-sentences", type=int, required=True)
     parser.add_argument("--test-set-sentences", type=int, required=True)

@@ -78,7 +78,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
                              f"{artefact_id} (rows: {', '.join(known) or 'it has none to choose'})")
     return Context(
         seeds=tuple(config["train"]["seeds"]),
-        pairs={name: tuple(d["pairs"]) for name, d in config["datasets"].items()},
+        pairs={name: tuple(d["pairs"]) for name, d in config["datasets"].items() if "pairs" in d},
         rows=None if rows == "all" else tuple(rows),
     )
 

@@ -1,0 +1,88 @@
+"""The statistics of every prepared corpus beside what the papers state about it.
+
+`python -m workflow_src.statistics --stats JSON --data-note TEXT --out-prefix results/data_statistics`
+reads each corpus's `stats.json` (written by `preprocess` and `lm_data`) and writes one table:
+corpus, pair or language, quantity, the paper's statement, ours and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from workflow_src.render import write_table
+
+VMF = "vMF §4.1"
+JOINT = "joint §4.1"
+TYING = "tying §6"
+
+# (corpus, pair or language) -> quantity -> (what a paper states, which paper)
+STATED: dict[tuple[str, str], dict[str, tuple[float, str]]] = {
+    **{("iwslt16", pair): {"training pairs": (220_000, VMF), "training target types": (55_000, VMF),
+                           "development pairs": (2_300, VMF), "test pairs": (2_200, VMF)}
+       for pair in ("fr-en", "de-en", "en-fr")},
+    ("wmt16", "de-en"): {"training pairs": (4_500_000, VMF), "training target types": (800_000, VMF)},
+    **{("wmt17", pair): {"training pairs": (pairs, JOINT), "development pairs": (dev, JOINT), "test pairs": (3_000, JOINT),
+                         **{f"BPE vocabulary, {k}000 merges ({lang})": (k * 1000, JOINT + ": |V| ~ the BPE operations")
+                            for k in (32, 64, 128) for lang in pair.split("-")}}
+       for pair, pairs, dev in (("en-fi", 2_500_000, 1_300), ("fi-en", 2_500_000, 1_300),
+                                ("en-de", 5_800_000, 3_000), ("de-en", 5_800_000, 3_000))},
+    ("ptb", "-"): {"training tokens": (929_000, TYING), "validation tokens": (73_000, TYING),
+                   "test tokens": (82_000, TYING), "vocabulary": (10_000, TYING)},
+    ("wikitext2", "-"): {"training tokens": (2_088_000, TYING), "validation tokens": (217_000, TYING),
+                         "test tokens": (245_000, TYING), "vocabulary": (33_278, TYING)},
+    ("monolingual", "en"): {"tokens": (4e9, VMF + ": 4B+ tokens of WMT16 monolingual English")},
+    ("monolingual", "fr"): {"tokens": (2e9, VMF + ": 2B+ tokens of WMT16 monolingual French")},
+}
+
+
+def quantities(kind: str, pair: str, stats, path: str) -> dict[str, float]:
+    """The measured quantities of one corpus from its stats.json (a BPE model: its piece counts)."""
+    if kind == "parallel":
+        tgt = pair.split("-")[1]
+        return {"training pairs": stats["train"]["sentences"], "training pairs before cleaning": stats["train"]["sentences_raw"],
+                "training target types": stats["train"][f"types_{tgt}"], "training target tokens": stats["train"][f"tokens_{tgt}"],
+                "development pairs": stats["dev"]["sentences"], "test pairs": stats["test"]["sentences"]}
+    if kind.startswith("bpe"):
+        return {f"BPE vocabulary, {kind.removeprefix('bpe')} merges ({Path(path).suffixes[-2].lstrip('.')})": len(stats)}
+    if kind == "lm":
+        return {"training tokens": stats["train"]["tokens"], "validation tokens": stats["valid"]["tokens"],
+                "test tokens": stats["test"]["tokens"], "vocabulary": stats["vocabulary"]}
+    lang = pair
+    return {"sentences": stats["sentences"], "tokens": stats[f"tokens_{lang}"], "types": stats[f"types_{lang}"]}
+
+
+def build(corpora: list[list[str]]) -> tuple[list[str], list[dict]]:
+    columns = ["corpus", "pair or language", "quantity", "paper", "ours", "ours / paper", "source"]
+    rows = []
+    for kind, corpus, pair, path in corpora:
+        key = ("monolingual" if kind == "monolingual" else corpus, pair)
+        stated = STATED.get(key, {})
+        data = Path(path).read_text()
+        stats = data.splitlines() if kind.startswith("bpe") else json.loads(data)
+        for quantity, ours in quantities(kind, pair, stats, path).items():
+            paper, source = stated.get(quantity, (None, ""))
+            rows.append({"corpus": corpus, "pair or language": pair, "quantity": quantity, "paper": paper,
+                         "ours": ours, "ours / paper": round(ours / paper, 3) if paper else None, "source": source})
+    return columns, rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=json.loads, required=True,
+                        help='[[kind (parallel, lm, monolingual, bpe<merges>), corpus, pair or language ("-"), '
+                             'stats.json (for bpe, the piece counts)], ...]')
+    parser.add_argument("--data-note", required=True)
+    parser.add_argument("--out-prefix", type=Path, required=True)
+    args = parser.parse_args(argv)
+    columns, rows = build(args.corpora)
+    prefix = args.out_prefix
+    footer = ["Ours: after extraction and cleaning (training pairs), tokenized and truecased (types); "
+              "LM tokens count one end of sentence per line."]
+    write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
+                "Corpus statistics", args.data_note, columns, rows, footer)
+
+
+if __name__ == "__main__":
+    main()
