@@ -7,7 +7,11 @@ rule align_dictionary:
         "results/align/{dataset}/{src}-{tgt}/dict.tsv",
     params:
         aligner=f"--fast-align {shlex.quote(config['align']['fast_align'])}" if config["align"]["fast_align"] else "",
+    resources:
+        **limits("align"),
     log:
         "logs/align/{dataset}/{src}-{tgt}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.align --src {input.src:q} --tgt {input.tgt:q} --out {output:q} {params.aligner} > {log:q} 2>&1"

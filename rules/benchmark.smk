@@ -19,7 +19,10 @@ rule benchmark_artefact:
         "logs/benchmarks/{paper}/{artefact}.log",
     threads: config["threads"]["train"]
     resources:
+        **limits("train"),
         gpu=1,
+    conda:
+        "../envs/torch.yaml"
     shell:
         "{PY}.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
@@ -38,7 +41,10 @@ rule benchmark_extra:
         "logs/benchmarks/vmf/{kind}.log",
     threads: config["threads"]["train"]
     resources:
+        **limits("train"),
         gpu=1,
+    conda:
+        "../envs/torch.yaml"
     shell:
         "{PY}.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -11,9 +11,13 @@ rule bpe:
     params:
         prefix=BPE + "/{lang}",
         jobs=lambda w, input, output: " ".join(f"{i}:{o}" for i, o in zip(input, output.encoded)),
+    resources:
+        **limits("preprocess"),
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.{lang}.log",
     threads: config["threads"]["preprocess"]
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.bpe --merges {wildcards.merges} --train {input[0]:q} --model-prefix {params.prefix:q} "
         "--encode {params.jobs} --threads {threads} > {log:q} 2>&1"
@@ -26,5 +30,7 @@ rule bpe_counts:
         BPE + "/vocab.{lang}.tsv",
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.vocab.{lang}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"

@@ -25,6 +25,28 @@ wildcard_constraints:
     search=r"greedy|beam\d+",
 
 
+def limits(kind):
+    """mem_mb and runtime of a kind of job (config job_resources), times the attempt on retries."""
+    values = config["job_resources"][kind]
+    return {name: (lambda wildcards, attempt, value=value: value * attempt) for name, value in values.items()}
+
+
+# Light jobs run where Snakemake runs, also under a cluster executor (compute nodes often have no
+# network, and a queue round trip costs more than these jobs).
+localrules:
+    download,
+    demo_world,
+    vmf_shortcut,
+    word_counts,
+    bpe_counts,
+    target_table,
+    render_table,
+    render_figure,
+    data_statistics,
+    bleu,
+    wordnet,
+
+
 # -- sources -----------------------------------------------------------------------------------
 def mirror_base(mirror):
     if mirror not in config["mirrors"]:

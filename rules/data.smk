@@ -19,6 +19,8 @@ rule download:
         mirror="|".join(re.escape(name) for name in config["mirrors"]),
     resources:
         downloads=1,
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.download --url {params.url:q} --out {output:q} {params.md5} {params.retry} > {log:q} 2>&1"
 
@@ -50,8 +52,12 @@ rule extract:
     params:
         command=lambda w: extraction(w)[1],
         out=RAW,
+    resources:
+        **limits("preprocess"),
     log:
         "logs/data/{dataset}/{src}-{tgt}/extract.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.{params.command} --out-dir {params.out:q} > {log:q} 2>&1"
 
@@ -72,9 +78,13 @@ rule preprocess_parallel:
         max_len=lambda w: config["datasets"][w.dataset]["max_len"],
         max_ratio=lambda w: (f"--max-ratio {config['datasets'][w.dataset]['max_ratio']}"
                              if config["datasets"][w.dataset]["max_ratio"] else ""),
+    resources:
+        **limits("preprocess"),
     log:
         "logs/data/{dataset}/{src}-{tgt}/preprocess.log",
     threads: config["threads"]["preprocess"]
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
         "--out-dir {params.out:q} --max-len {params.max_len} {params.max_ratio} --threads {threads} > {log:q} 2>&1"
@@ -88,6 +98,8 @@ rule word_counts:
         "results/data/{dataset}/{src}-{tgt}/vocab/{lang}.tsv",
     log:
         "logs/data/{dataset}/{src}-{tgt}/vocab.{lang}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
 
@@ -103,9 +115,13 @@ rule monolingual_corpus:
     params:
         limit=lambda w: (f"--max-sentences {config['monolingual'][w.lang]['max_sentences']}"
                          if config["monolingual"][w.lang]["max_sentences"] else ""),
+    resources:
+        **limits("preprocess"),
     log:
         "logs/embeddings/{lang}/corpus.log",
     threads: config["threads"]["preprocess"]
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input:q} --out {output.corpus:q} "
         "--truecase-model {output.truecase_model:q} {params.limit} --threads {threads} > {log:q} 2>&1"
@@ -127,8 +143,12 @@ rule extract_lm:
                                    for split, member in config["datasets"][w.dataset]["members"].items()),
     wildcard_constraints:
         dataset="|".join(datasets_of_kind("lm")) or "^$",
+    resources:
+        **limits("preprocess"),
     log:
         "logs/data/{dataset}/extract.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
 
@@ -161,6 +181,8 @@ rule data_statistics:
         data=lambda w: data_note("data", "statistics"),
     log:
         "logs/data/statistics.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
         "--out-prefix results/data_statistics > {log:q} 2>&1"

@@ -16,7 +16,10 @@ rule decode:
         "logs/decode/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.log",
     threads: config["threads"]["train"]
     resources:
+        **limits("decode"),
         gpu=1,
+    conda:
+        "../envs/torch.yaml"
     shell:
         "{PY}.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
         "--dictionary {input.dictionary:q} --tgt-lang {wildcards.tgt} --out-tok {output.tok:q} "

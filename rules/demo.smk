@@ -34,6 +34,8 @@ if "demo" in config:
                           for lang, m in config["monolingual"].items()),
         log:
             "logs/demo/world.log",
+        conda:
+            "../envs/text.yaml"
         shell:
             "{PY}.demo_world --iwslt-root {params.iwslt_root:q} "
             "--train-archive {params.d[train_archive]:q} --test-archive {params.d[test_archive]:q} "

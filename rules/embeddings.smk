@@ -6,9 +6,13 @@ rule train_embeddings:
         "results/embeddings/{lang}/{kind}.vec",
     params:
         settings=lambda w: json.dumps(config["embeddings"][w.kind]),
+    resources:
+        **limits("embeddings"),
     log:
         "logs/embeddings/{lang}/{kind}.log",
     threads: config["threads"]["embeddings"]
+    conda:
+        "../envs/embeddings.yaml"
     shell:
         "{PY}.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
         "--params {params.settings:q} --threads {threads} > {log:q} 2>&1"
@@ -25,6 +29,8 @@ rule target_table:
         size=lambda w: config["datasets"][w.dataset]["emb_vocab_size"],
     log:
         "logs/data/{dataset}/{src}-{tgt}/table.{kind}.log",
+    conda:
+        "../envs/embeddings.yaml"
     shell:
         "{PY}.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
         "--out {output:q} > {log:q} 2>&1"

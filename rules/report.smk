@@ -43,6 +43,8 @@ rule render_table:
         artefact=r"table\d+",
     log:
         "logs/render/{paper}/{artefact}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         RENDER
 
@@ -63,6 +65,8 @@ rule render_figure:
         artefact=r"figure\d+",
     log:
         "logs/render/{paper}/{artefact}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         RENDER
 

@@ -7,6 +7,8 @@ rule bleu:
         MODEL + "/test.{search}.bleu.json",
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
@@ -17,6 +19,8 @@ rule wordnet:
         directory("resources/nltk_data/corpora/wordnet"),
     log:
         "logs/score/wordnet.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
 
@@ -32,8 +36,12 @@ rule meteor:
     params:
         options=lambda w, input: (f"--jar {shlex.quote(config['scoring']['meteor_jar'])}" if config["scoring"]["meteor_jar"]
                                   else "--nltk-data resources/nltk_data" if input.wordnet else ""),
+    resources:
+        **limits("default"),
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.meteor.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
         "--out {output:q} > {log:q} 2>&1"

@@ -16,7 +16,10 @@ rule train:
         "logs/train/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
     threads: config["threads"]["train"]
     resources:
+        **limits("train"),
         gpu=1,
+    conda:
+        "../envs/torch.yaml"
     shell:
         "{PY}.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"

@@ -30,7 +30,7 @@ from workflow_src.atomic import write_text
 from workflow_src.layout import resolve_spec
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.model.vmf import log_cm
-from workflow_src.nmt_data import pick_device
+from workflow_src.gpu import job_device
 from workflow_src.registry import all_experiments
 
 PAD, BOS, EOS = 0, 2, 3
@@ -223,16 +223,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    device = pick_device(args.settings["device"])
-    print(f"benchmark {args.kind} on {device}", flush=True)
-    if args.kind == "output-layers":
-        result = output_layers(args.experiments, args.settings, device)
-    elif args.kind == "throughput":
-        result = throughput(args.experiments, args.settings, device)
-    elif args.kind == "log-cm":
-        result = log_cm_speed(args.settings, device)
-    else:
-        result = decoding(args.experiments, args.settings, device)
+    with job_device(args.settings["device"]) as device:
+        print(f"benchmark {args.kind} on {device}", flush=True)
+        if args.kind == "output-layers":
+            result = output_layers(args.experiments, args.settings, device)
+        elif args.kind == "throughput":
+            result = throughput(args.experiments, args.settings, device)
+        elif args.kind == "log-cm":
+            result = log_cm_speed(args.settings, device)
+        else:
+            result = decoding(args.experiments, args.settings, device)
     settings = {k: args.settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
                                                "batch_size", "length")}
     result["settings"] = {**settings, "device": str(device), "threads": args.threads}

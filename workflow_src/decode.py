@@ -20,7 +20,8 @@ import torch
 
 from workflow_src import bpe
 from workflow_src.atomic import read_lines, write_lines
-from workflow_src.nmt_data import batch_indices, load_model, pick_device, source_batch
+from workflow_src.gpu import job_device
+from workflow_src.nmt_data import batch_indices, load_model, source_batch
 from workflow_src.preprocess import postprocess
 from workflow_src.vocab import UNK, Vocab
 
@@ -104,14 +105,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
-    print(f"decoding on {device}")
-    model, spec, src_vocab, tgt_vocab = load_model(args.model, device)
     sources, source_words = read_lines(args.src), read_lines(args.src_words)
     if len(sources) != len(source_words):
         raise SystemExit(f"{args.src} has {len(sources)} lines but {args.src_words} has {len(source_words)}")
     dictionary = read_dictionary(args.dictionary)
-    hypotheses = translate(model, spec, src_vocab, tgt_vocab, sources, device, args.batch_size, args.beam)
+    with job_device(args.device) as device:
+        model, spec, src_vocab, tgt_vocab = load_model(args.model, device)
+        hypotheses = translate(model, spec, src_vocab, tgt_vocab, sources, device, args.batch_size, args.beam)
     tokenized = [
         finish(units, attended, src.split(), words.split(), spec, dictionary)
         for (units, attended), src, words in zip(hypotheses, sources, source_words)

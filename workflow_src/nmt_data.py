@@ -12,13 +12,6 @@ from workflow_src.embeddings import read_vec
 from workflow_src.vocab import Vocab
 
 
-def pick_device(name: str) -> torch.device:
-    """`auto` is the first GPU when torch sees one, else the CPU; anything else is taken as is."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
 def load_vocabularies(spec: dict, src_counts: Path, tgt_counts: Path | None, tgt_table: Path | None):
     """(source vocab, target vocab, target table or None) for an experiment spec."""
     src_vocab = Vocab.load(src_counts, spec["vocab"]["src_size"])

@@ -31,8 +31,9 @@ from tqdm import tqdm
 from workflow_src.atomic import atomic_output, read_lines, write_lines
 from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq
-from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, pick_device, save_model,
-                                   source_batch, target_batch)
+from workflow_src.gpu import job_device
+from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, save_model, source_batch,
+                                   target_batch)
 from workflow_src.preprocess import postprocess
 from workflow_src.score import bleu
 
@@ -71,13 +72,12 @@ def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, 
     return bleu(list(postprocess(tokenized, tgt_lang)), dev_ref)["score"]
 
 
-def train(spec: dict, args) -> None:
+def train(spec: dict, args, device: torch.device) -> None:
     out_dir: Path = args.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
     t = spec["train"]
     seed = t["seed"]
-    device = pick_device(spec.get("device", "auto"))
     torch.set_num_threads(args.threads)
     log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
 
@@ -171,7 +171,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if (args.tgt_vocab is None) == (args.tgt_table is None):
         parser.error("give exactly one of --tgt-vocab and --tgt-table")
-    train(args.spec, args)
+    with job_device(args.spec.get("device", "auto")) as device:
+        train(args.spec, args, device)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,139 @@
+"""Beyond one machine: a real single-node Slurm, and jobs that survive being killed.
+
+A small slice of the demo (IWSLT fr-en, the word->word model of vMF Table 1) runs locally as the
+reference. The same slice then runs (1) through profiles/slurm on a Slurm cluster this test
+starts on localhost (tests/cluster/slurm.sh; skipped with the reason when it cannot be started),
+(2) with its training process killed mid-epoch and Snakemake retrying it, (3) with Snakemake
+itself interrupted and restarted. Every run must end with the reference's model and metrics.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from tests.conftest import REPO
+from tests.test_workflow import SNAKEMAKE
+from workflow_src import layout
+
+MODEL = layout.model_dir("iwslt16", "fr-en", "word2word-ce", 1)
+SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
+
+
+def slice_config(rows: list[str]) -> dict:
+    config = yaml.safe_load((REPO / "config.demo.yaml").read_text())
+    config["demo"]["train_sentences"] = 3000
+    config["datasets"] = {"iwslt16": {**config["datasets"]["iwslt16"], "pairs": ["fr-en"]}}
+    config["monolingual"] = {"en": config["monolingual"]["en"]}
+    config["train"]["max_epochs"] = 2
+    config["train"]["device"] = "auto"  # a GPU slot when there is one; here, the CPU (the logs say which)
+    config["papers"] = {"vmf": {"table1": {"rows": rows}}}
+    return config
+
+
+def environment(**extra) -> dict:
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **extra}
+
+
+def start(workdir: Path, config: dict, *args: str, env=None) -> subprocess.Popen:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or environment(),
+                            start_new_session=True)
+
+
+def run(workdir: Path, config: dict, *args: str, env=None) -> str:
+    process = start(workdir, config, *args, env=env)
+    out, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, out[-4000:]
+    return out
+
+
+def metrics(model_dir: Path) -> list[dict]:
+    timing = {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second"}
+    return [{k: v for k, v in json.loads(line).items() if k not in timing}
+            for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def assert_same_model(a: Path, b: Path) -> None:
+    assert metrics(a) == metrics(b)
+    weights_a, weights_b = (torch.load(d / "model.pt", weights_only=False)["state_dict"] for d in (a, b))
+    assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("reference")
+    run(workdir, slice_config(["word2word-ce"]), "--cores", "2", "results/table1.csv")
+    return workdir
+
+
+def wait_for(path: Path, process: subprocess.Popen, seconds: float = 600) -> None:
+    deadline = time.time() + seconds
+    while not path.exists():
+        assert process.poll() is None, f"snakemake ended before {path} appeared:\n{process.stdout.read()[-3000:]}"
+        assert time.time() < deadline, f"{path} did not appear"
+        time.sleep(0.2)
+
+
+def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(reference, tmp_path):
+    process = start(tmp_path, slice_config(["word2word-ce"]), "--cores", "2", "--retries", "1", "results/table1.csv")
+    wait_for(tmp_path / MODEL / "checkpoint.pt", process)
+    time.sleep(1.0)  # into the second epoch
+    killed = subprocess.run(["pkill", "-KILL", "-f", f"workflow_src.train .*{MODEL}"], check=False).returncode == 0
+    out, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, out[-4000:]
+    assert killed and "resuming after epoch 1" in (tmp_path / f"logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
+    assert_same_model(tmp_path / MODEL, reference / MODEL)
+
+
+def test_an_interrupted_run_does_not_retrain_finished_models(reference, tmp_path):
+    config = slice_config(["word2word-ce", "word2bpe-ce"])
+    process = start(tmp_path, config, "--cores", "1", "results/table1.csv")
+    wait_for(tmp_path / MODEL / "model.pt", process)
+    wait_for(tmp_path / SECOND / "checkpoint.pt", process)  # the second model is half way
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
+    process.communicate(timeout=300)
+    finished = (tmp_path / MODEL / "model.pt").stat().st_mtime
+    out = run(tmp_path, config, "--cores", "1", "results/table1.csv")
+    retrained = re.findall(r"rule train:\n(?:[^\n]*\n)*?\s+wildcards: ([^\n]*)", out)
+    assert retrained and not any("experiment=word2word-ce" in w for w in retrained)
+    assert (tmp_path / MODEL / "model.pt").stat().st_mtime == finished
+    assert "resuming after epoch" in (tmp_path / "logs/train/iwslt16/fr-en/word2bpe-ce/seed1.log").read_text()
+    assert_same_model(tmp_path / MODEL, reference / MODEL)
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    script = REPO / "tests" / "cluster" / "slurm.sh"
+    result = subprocess.run(["bash", str(script), "up"], capture_output=True, text=True)
+    if result.returncode != 0:
+        subprocess.run(["bash", str(script), "down"], capture_output=True)
+        pytest.skip(f"no local Slurm cluster could be started: {(result.stderr or result.stdout).strip()[-300:]}")
+    conf = result.stdout.strip().splitlines()[-1].split("=", 1)[1]
+    try:
+        yield conf
+    finally:
+        subprocess.run(["bash", str(script), "down"], capture_output=True)
+
+
+def test_the_slurm_profile_runs_the_workflow_on_a_real_slurm(reference, slurm, tmp_path):
+    out = run(tmp_path, slice_config(["word2word-ce"]), "--profile", str(REPO / "profiles" / "slurm"),
+              "--slurm-no-account", "--slurm-keep-successful-logs", "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
+              "--seconds-between-status-checks", "2", "results/table1.csv", env=environment(SLURM_CONF=slurm))
+    assert_same_model(tmp_path / MODEL, reference / MODEL)
+    assert (tmp_path / "results/table1.csv").read_text().splitlines()[0] == (reference / "results/table1.csv").read_text().splitlines()[0]
+    submitted = {p.name for p in (tmp_path / ".snakemake" / "slurm_logs").iterdir()}
+    assert {"rule_train", "rule_decode", "rule_preprocess_parallel"} <= submitted, out[-3000:]
+    assert not {"rule_download", "rule_render_table"} & submitted  # local rules stay on the submitting host
+    train_log = (tmp_path / "logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
+    assert "CUDA_VISIBLE_DEVICES=" in train_log and "was set for this job" in train_log  # Slurm chose the GPU
