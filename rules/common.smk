@@ -18,7 +18,7 @@ wildcard_constraints:
     tgt=r"[a-z]{2}",
     lang=r"[a-z]{2}",
     split=r"train|dev|test",
-    experiment=r"[A-Za-z0-9_.\-]+",
+    experiment=r"[A-Za-z0-9_.\-]+(@[a-z0-9_]+=[0-9.e\-]+)?",
     seed=r"\d+",
     kind=r"word2vec|fasttext",
     merges=r"\d+",
@@ -101,7 +101,7 @@ def spec(wildcards):
 
 
 def experiment(wildcards):
-    return registry.all_experiments()[wildcards.experiment]
+    return registry.experiment(wildcards.experiment)
 
 
 def side_files(wildcards, side):
@@ -127,12 +127,10 @@ def train_inputs(wildcards):
         "src_vocab": s["vocab"],
     }
     table = target_table(wildcards)
-    if experiment(wildcards).target_unit == "emb":
+    if table:  # continuous models, and softmax models over pretrained vectors: the table's words
         inputs["tgt_table"] = table[0]
     else:
         inputs["tgt_vocab"] = t["vocab"]
-        if table:  # a tied softmax model reads the table for its decoder input embeddings
-            inputs["tgt_table"] = table[0]
     return inputs
 
 

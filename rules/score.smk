@@ -45,3 +45,27 @@ rule meteor:
     shell:
         "{PY}.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
         "--out {output:q} > {log:q} 2>&1"
+
+
+rule neighbours:
+    """Where a continuous model's teacher-forced test predictions land among the target vectors."""
+    input:
+        model=MODEL + "/model.pt",
+        src=lambda w: side_files(w, "src")["test"],
+        tgt="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
+    output:
+        MODEL + "/test.neighbours.json",
+    params:
+        device=config["train"]["device"],
+        batch_size=config["decode"]["batch_size"],
+    log:
+        "logs/neighbours/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
+    threads: config["threads"]["train"]
+    resources:
+        **limits("decode"),
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "{PY}.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
+        "--batch-size {params.batch_size} --threads {threads} --out {output:q} > {log:q} 2>&1"

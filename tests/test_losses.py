@@ -1,5 +1,5 @@
 """Each continuous loss against a direct numpy computation, its gradient against finite
-differences, and the max-margin negative against brute force."""
+differences, the max-margin negative against brute force, and the syn-margin paper's negatives."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ torch.manual_seed(0)
 M = 16
 E_HAT = torch.randn(6, M, dtype=torch.float64) * 2
 E = torch.nn.functional.normalize(torch.randn(6, M, dtype=torch.float64), dim=-1)
-E_NEG = torch.nn.functional.normalize(torch.randn(6, M, dtype=torch.float64), dim=-1)
+E_NEG = torch.nn.functional.normalize(torch.randn(6, 3, M, dtype=torch.float64), dim=-1)
 
 
 def np_cos(a, b):
@@ -26,11 +26,18 @@ def np_log_cm(m, kappa):  # scipy's exponentially scaled Bessel function, fine a
 
 
 a, e, n = E_HAT.numpy(), E.numpy(), E_NEG.numpy()
+
+
+def np_margin(negatives):
+    return np.mean([np.maximum(0, 0.5 + np_cos(a, negatives[:, j]) - np_cos(a, e)) for j in range(negatives.shape[1])], axis=0)
+
+
 kappa = np.linalg.norm(a, axis=-1)
 CASES = {
     "l2": (lambda x: losses.l2(x, E), np.sqrt(((a - e) ** 2).sum(-1))),
     "cosine": (lambda x: losses.cosine(x, E), 1 - np_cos(a, e)),
-    "margin": (lambda x: losses.margin(x, E, E_NEG, 0.5), np.maximum(0, 0.5 + np_cos(a, n) - np_cos(a, e))),
+    "margin": (lambda x: losses.margin(x, E, E_NEG[:, :1], 0.5), np_margin(n[:, :1])),
+    "margin_k3": (lambda x: losses.margin(x, E, E_NEG, 0.5), np_margin(n)),
     "nllvmf": (lambda x: losses.nll_vmf(x, E), -np_log_cm(M, kappa) - (a * e).sum(-1)),
     "nllvmf_reg1": (lambda x: losses.nll_vmf(x, E, 0.02), -np_log_cm(M, kappa) - (a * e).sum(-1) + 0.02 * kappa),
     "nllvmf_reg1reg2": (lambda x: losses.nll_vmf(x, E, 0.02, 0.1), -np_log_cm(M, kappa) - 0.1 * (a * e).sum(-1) + 0.02 * kappa),
@@ -74,7 +81,7 @@ def test_most_informative_negative_matches_brute_force():
             score = float(torch.cosine_similarity(e_hat[i], table[j], dim=0) - table[target[i]] @ table[j])
             if score > best:
                 best, best_j = score, j
-        assert int(found[i]) == best_j
+        assert torch.equal(found[i, 0], table[best_j])
 
 
 def test_margin_layer_needs_a_negative_sampler():
@@ -84,3 +91,68 @@ def test_margin_layer_needs_a_negative_sampler():
     layer = ContinuousOutput(4, table, "margin", {"gamma": 0.5}, "most_informative", (0, 2))
     out = layer.loss(torch.randn(3, 8), torch.tensor([4, 5, 6]))
     assert out.shape == (3,) and (out >= 0).all()
+
+
+def unit(x):
+    return torch.nn.functional.normalize(x, dim=-1)
+
+
+def test_synthetic_negatives_are_unit_vectors_orthogonal_and_along_the_difference():
+    generator = torch.Generator().manual_seed(5)
+    table = unit(torch.randn(30, M, generator=generator, dtype=torch.float64))
+    e_hat = torch.randn(20, M, generator=generator, dtype=torch.float64) * 3
+    target = torch.randint(0, 30, (20,), generator=generator)
+    u, u_hat = table[target], unit(e_hat)
+    orth = losses.projection_negative(e_hat, target, table)[:, 0]
+    diff = losses.difference_negative(e_hat, target, table)[:, 0]
+    for negative in (orth, diff):
+        torch.testing.assert_close(negative.norm(dim=-1), torch.ones(20, dtype=torch.float64))
+    torch.testing.assert_close((orth * u).sum(-1), torch.zeros(20, dtype=torch.float64), atol=1e-12, rtol=0)
+    # u_hat lies in the plane of u and u_orth, on u_orth's side
+    in_plane = (u_hat * u).sum(-1, keepdim=True) * u + (u_hat * orth).sum(-1, keepdim=True) * orth
+    torch.testing.assert_close(in_plane, u_hat)
+    assert ((u_hat * orth).sum(-1) > 0).all()
+    torch.testing.assert_close(torch.cosine_similarity(diff, u_hat - u, dim=-1), torch.ones(20, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("negative", ["projection", "difference"])
+def test_syn_margin_depends_only_on_the_angle(negative):
+    """With the negative detached, L(e_hat, u) = max{0, gamma + sin(theta) - cos(theta)} (SMP)
+    and max{0, gamma + sin(theta / 2) - cos(theta)} (SMD), whatever the directions and norms."""
+    generator = torch.Generator().manual_seed(11)
+    theta = torch.rand(200, generator=generator, dtype=torch.float64) * np.pi
+    u = unit(torch.randn(200, M, generator=generator, dtype=torch.float64))
+    # a random unit direction orthogonal to u, and a prediction at angle theta, of any norm
+    w = torch.randn(200, M, generator=generator, dtype=torch.float64)
+    w = unit(w - (w * u).sum(-1, keepdim=True) * u)
+    norm = torch.rand(200, 1, generator=generator, dtype=torch.float64) * 10 + 0.1
+    e_hat = (torch.cos(theta)[:, None] * u + torch.sin(theta)[:, None] * w) * norm
+    table, target = u, torch.arange(200)
+    e_neg = losses.NEGATIVES[negative](e_hat, target, table)
+    loss = losses.margin(e_hat, u, e_neg, gamma=0.3)
+    sine = torch.sin(theta) if negative == "projection" else torch.sin(theta / 2)
+    torch.testing.assert_close(loss, torch.relu(0.3 + sine - torch.cos(theta)))
+
+
+@pytest.mark.parametrize("negative", ["projection", "difference", "random", "most_informative"])
+def test_negatives_are_outside_the_graph(negative):
+    table = unit(torch.randn(12, M, dtype=torch.float64))
+    e_hat = torch.randn(5, M, dtype=torch.float64, requires_grad=True)
+    e_neg = losses.NEGATIVES[negative](e_hat, torch.tensor([3, 4, 5, 6, 7]), table, (0,))
+    assert not e_neg.requires_grad
+
+
+def test_random_negatives_are_uniform_and_never_the_target_or_banned():
+    target = torch.tensor([0, 5, 9, 2] * 500)  # 0 and 2 are banned, as <pad> and <s> are
+    ids = losses.uniform_negative_ids(target, vocab_size=10, banned=(0, 2), k=5)
+    assert ids.shape == (2000, 5)
+    assert not (ids == target[:, None]).any()
+    assert not torch.isin(ids, torch.tensor([0, 2])).any()
+    # every other id drawn about equally often: 7 choices when the target is allowed, 8 when not
+    for t, choices in ((5, 7), (0, 8)):
+        counts = torch.bincount(ids[target == t].flatten(), minlength=10).double()
+        expected = 500 * 5 / choices
+        drawn = counts[counts > 0]
+        assert len(drawn) == choices and ((drawn - expected).abs() < 5 * expected ** 0.5).all()
+    table = unit(torch.randn(10, M))
+    assert losses.random_negatives(torch.randn(4, M), target[:4], table, (0, 2)).shape == (4, 5, M)

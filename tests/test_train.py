@@ -114,3 +114,35 @@ def test_both_output_layers_learn(data, tmp_path, output_layer):
     assert history[-1]["train_loss"] < history[0]["train_loss"]
     assert history[-1]["dev_loss"] < history[0]["dev_loss"]
     assert max(m["dev_bleu"] for m in history) > 2.0  # it translates a little after seconds on 400 sentences
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
+    """Syn-margin §4's baselines: the softmax's word vectors start as the pretrained table, survive
+    `initialise`, and (tied) are the decoder's input vectors too, trained through both uses."""
+    from workflow_src.model.seq2seq import Seq2Seq
+    from workflow_src.train import initialise
+
+    table = torch.nn.functional.normalize(torch.randn(30, 12), dim=-1)
+    spec = {**SPEC, "embeddings": "fasttext", "tied": tied}
+    model = Seq2Seq(spec, 40, 30, 0, table)
+    initialise(model, 0.1)
+    assert torch.equal(model.output.word_vectors.detach(), table)
+    assert model.output.word_vectors is model.word_vectors
+    assert (getattr(model.decoder.embed, "word_vectors", None) is model.word_vectors) == tied
+    assert isinstance(model.decoder.embed, torch.nn.Embedding) != tied
+    src, lengths = torch.randint(4, 40, (3, 5)), torch.tensor([5, 4, 2])
+    tgt = torch.randint(4, 30, (3, 6))
+    logits, _ = model(src, lengths, tgt)
+    assert logits.shape == (3, 6, 30)
+    loss, _ = model.loss(src, lengths, tgt, tgt, 0)
+    loss.backward()
+    gradient = model.word_vectors.grad
+    input_rows = torch.zeros(30, dtype=torch.bool)
+    input_rows[tgt.unique()] = True
+    # the output layer trains every row; the decoder input only the rows it read, when tied
+    assert gradient.abs().sum() > 0
+    if tied:
+        model.zero_grad()
+        model.decoder.embed(tgt).sum().backward()
+        assert (model.word_vectors.grad[~input_rows] == 0).all() and model.word_vectors.grad[input_rows].abs().sum() > 0

@@ -49,6 +49,15 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
     assert layout.score_path("wmt16", "de-en", "bpe2emb-fasttext-tied-nllvmf_reg1reg2", 1, metric="meteor") in planned
     assert "results/embeddings/en/fasttext.vec" in planned
     assert not any(p.startswith("results/demo") for p in planned)
+    # the syn-margin paper: 4 seeds per system, every margin of the grid, the vMF paper's jobs shared
+    for row in registry.artefact("synmargin", "table1").rows:
+        for seed in (1, 2, 3, 4):
+            for pair in ("fr-en", "de-en"):
+                for gamma in ((0.2, 0.5, 0.8) if row.tune else (None,)):
+                    name = registry.variant(row.experiment, "gamma", gamma) if row.tune else row.experiment
+                    assert layout.hypothesis_path("iwslt16", pair, name, seed) in planned
+    assert layout.neighbours_path(registry.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
+    assert "results/benchmarks/synmargin/figure2.json" in planned and "results/synmargin/table2.md" in planned
 
 
 def test_bad_config_key_is_named(tmp_path):
@@ -87,7 +96,8 @@ def test_demo_produces_every_artefact(demo):
         for extension in extensions:
             path = demo / f"results/{paper}/{artefact_id}.{extension}"
             assert path.stat().st_size > 200, path
-            assert (demo / f"results/{artefact_id}.{extension}").read_bytes() == path.read_bytes()
+            if paper == "vmf":  # results/table1.csv and the like name the vMF paper's
+                assert (demo / f"results/{artefact_id}.{extension}").read_bytes() == path.read_bytes()
     for kind in ("log-cm", "decoding"):
         assert json.loads((demo / f"results/benchmarks/vmf/{kind}.json").read_text())["settings"]["device"] == "cpu"
 
@@ -137,6 +147,41 @@ def test_demo_analysis_tables(demo):
     assert all(0 <= float(r["Emb w/ NLL-vMF ours"]) <= 1 for r in table5)
     table10 = read_csv(demo / "results/table10.csv")
     assert [r[""] for r in table10][:2] == ["Input", "Reference"] and all(r["text"] for r in table10)
+
+
+def test_demo_synmargin_tables_have_seeds_spread_and_sane_values(demo):
+    settings = demo_config()["papers"]["synmargin"]["table1"]
+    rows = read_csv(demo / "results/synmargin/table1.csv")
+    assert [r["experiment"] for r in rows] == registry.artefact("synmargin", "table1").row_experiments()
+    for row in rows:
+        assert row["seeds"] == " ".join(map(str, settings["seeds"]))
+        for column in registry.artefact("synmargin", "table1").columns:
+            assert "±" in row[f"{column.name} paper as printed"]
+            if column.pair not in settings["pairs"]["iwslt16"]:  # left out of the demo: empty, and says so
+                assert row[f"{column.name} ours"] == "" and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                continue
+            assert 0 < float(row[f"{column.name} ours"]) <= 100, (row["experiment"], column.name)
+            assert float(row[f"{column.name} sd"]) >= 0
+            assert set(row[f"{column.name} significance"]) <= {"*", "†", "‡"}
+        if "margin" in row["Loss Function"].lower() or "negative" in row["Loss Function"].lower():
+            assert "gamma = 0.5, chosen on development BLEU" in row["note"]
+    # the vMF system is the vMF paper's model: the same seed-1 job, one score
+    vmf_row = read_csv(demo / "results/vmf/table1.csv")[12]
+    assert vmf_row["experiment"] == "word2emb-fasttext-tied-nllvmf_reg1reg2"
+    job = registry.Job("iwslt16", "fr-en", vmf_row["experiment"], 1)
+    assert (demo / layout.model_dir(job.dataset, job.pair, job.experiment, 1) / "model.pt").exists()
+
+    statistics = {r["statistic"]: r for r in read_csv(demo / "results/synmargin/table2.csv")}
+    for system in ("vMF", "Laz", "Random", "SMD", "SMP"):
+        for name in ("correct: similarity to nearest neighbour", "wrong: similarity to nearest neighbour"):
+            assert 0 < float(statistics[name][f"{system} ours"]) <= 1
+        assert -1 <= float(statistics["wrong: similarity to target"][f"{system} ours"]) < float(
+            statistics["wrong: similarity to nearest neighbour"][f"{system} ours"])
+        accuracy = [float(statistics[f"accuracy@{k} (%)"][f"{system} ours"]) for k in (1, 2, 5, 10)]
+        assert 0 < accuracy[0] <= accuracy[1] <= accuracy[2] <= accuracy[3] <= 100
+    speed = json.loads((demo / "results/benchmarks/synmargin/figure2.json").read_text())
+    for system in registry.artefact("synmargin", "figure2").panels[0].systems:
+        assert all(v > 0 for v in speed["systems"][system.experiment].values())
 
 
 def test_demo_unk_replacement_happens(demo):

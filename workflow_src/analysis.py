@@ -12,9 +12,10 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from workflow_src import layout
+from workflow_src import layout, registry
 from workflow_src.atomic import read_lines
-from workflow_src.registry import Context, ConvergenceTable, ExampleTable, Job, ParameterTable, RareWordTable
+from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, ParameterTable,
+                                   RareWordTable)
 from workflow_src.vocab import read_counts
 
 
@@ -26,6 +27,25 @@ def time_to_best(history: list[dict]) -> tuple[float, int]:
     """(training seconds until the end of the best epoch, that epoch), from metrics.jsonl."""
     best = [r for r in history if r.get("best")][-1]
     return best["train_seconds_total"], best["epoch"]
+
+
+def development_bleu(job: Job) -> float:
+    """The development BLEU of the epoch training kept (the last that improved)."""
+    return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
+
+
+def chosen_jobs(ctx: Context, column, experiment: str, tune: str | None) -> tuple[list[Job], str]:
+    """The seeds of the candidate with the best mean development BLEU, and a note saying which
+    it is (empty for a row that is not tuned)."""
+    candidates = ctx.candidates(experiment, tune)
+    jobs = {candidate: ctx.jobs(column, candidate) for candidate in candidates}
+    if tune is None or not jobs[candidates[0]]:
+        return jobs[candidates[0]], ""
+    dev = {c: statistics.fmean(development_bleu(j) for j in js) for c, js in jobs.items()}
+    best = max(candidates, key=lambda c: dev[c])
+    values = ", ".join(f"{value:g}" for value in ctx.grid[tune])
+    chosen = registry.experiment(best).loss_params[tune]
+    return jobs[best], f"{column.name}: {tune} = {chosen:g}, chosen on development BLEU among {values}"
 
 
 def mean(values: list[float]) -> float | None:
@@ -145,6 +165,36 @@ def rare_words(artefact: RareWordTable, ctx: Context, benchmark: str):
         rows.append(out)
     footer = [f"Unigram F1 of test-set words ({column.dataset} {column.pair}) by their frequency in the training "
               "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement."]
+    return columns, rows, footer
+
+
+@table.register
+def neighbours(artefact: NeighbourTable, ctx: Context, benchmark: str):
+    """Syn-margin Table 2: per statistic (rows), each system's value, the paper's beside ours."""
+    columns = ["statistic"]
+    for s in artefact.systems:
+        columns += [f"{s.name} paper", f"{s.name} ours"]
+    columns += ["note"]
+    column = artefact.column
+    if ctx.status(column):
+        return columns, [{"statistic": statistic, "note": ctx.status(column)} for statistic in artefact.paper], []
+    measured, notes = {}, []
+    for s in artefact.systems:
+        jobs, tuning = chosen_jobs(ctx, column, s.experiment_for(column), s.tune)
+        measured[s.name] = [json.loads(Path(layout.neighbours_path(j)).read_text()) for j in jobs]
+        notes += [f"{s.name} {tuning}"] if tuning else []
+    rows = []
+    for statistic in artefact.paper:
+        out = {"statistic": statistic}
+        for s in artefact.systems:
+            out[f"{s.name} paper"] = artefact.paper[statistic].get(s.name)
+            out[f"{s.name} ours"] = mean([m[statistic] for m in measured[s.name] if m[statistic] is not None])
+        rows.append(out)
+    seeds = sorted({j.seed for s in artefact.systems for j in ctx.system_jobs(column, s)})
+    words = measured[artefact.systems[0].name][0]["words"]
+    footer = [f"Teacher-forced predictions on the {column.dataset} {column.pair} test set ({words} reference words "
+              f"with their own vector), cosine similarities; ours: the mean over seeds {' '.join(map(str, seeds))}.",
+              *notes]
     return columns, rows, footer
 
 

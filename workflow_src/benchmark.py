@@ -31,7 +31,7 @@ from workflow_src.layout import resolve_spec
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.model.vmf import log_cm
 from workflow_src.gpu import job_device
-from workflow_src.registry import all_experiments
+from workflow_src.registry import experiment as registry_experiment
 
 PAD, BOS, EOS = 0, 2, 3
 
@@ -49,11 +49,11 @@ def build(experiment: str, settings: dict, device: torch.device) -> Seq2Seq:
                   "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0},
         "datasets": {"benchmark": {"src_vocab_size": settings["vocab"], "tgt_vocab_size": settings["vocab"],
                                    "emb_vocab_size": settings["vocab"]}},
-        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3}, "batch_size": settings["batch_size"],
+        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3}, "batch_size": settings["batch_size"],
                   "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
     }
     spec = resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1)
-    e = all_experiments()[experiment]
+    e = registry_experiment(experiment)
     size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
     table = None
     if e.embeddings:
@@ -64,7 +64,7 @@ def build(experiment: str, settings: dict, device: torch.device) -> Seq2Seq:
 
 def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
     src_vocab = model.encoder.embed.num_embeddings
-    tgt_vocab = model.output.table.shape[0] if hasattr(model.output, "table") else model.output.proj.out_features
+    tgt_vocab = model.output.vocab_size
     src = torch.randint(4, src_vocab, (batch, length), device=device)
     lengths = torch.full((batch,), length, device=device)
     tgt = torch.randint(4, tgt_vocab, (batch, length), device=device)

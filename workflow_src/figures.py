@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -50,15 +51,16 @@ def throughput(ax, panel: Throughput, benchmark: dict) -> None:
 
 
 def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_path: str, prefix: Path) -> None:
-    fig, axes = plt.subplots(1, len(figure.panels), figsize=(6 * len(figure.panels), 4.5), squeeze=False)
+    width = 6 * len(figure.panels)
+    fig, axes = plt.subplots(1, len(figure.panels), figsize=(width, 4.5), squeeze=False)
     for ax, panel in zip(axes[0], figure.panels, strict=True):
         if isinstance(panel, Throughput):
             benchmark = json.loads(Path(benchmark_path).read_text())
             throughput(ax, panel, benchmark)
-            ax.text(0, -0.18, benchmark["note"], transform=ax.transAxes, fontsize=7, va="top")
+            ax.text(0, -0.18, textwrap.fill(benchmark["note"], 12 * 6), transform=ax.transAxes, fontsize=7, va="top")
         else:
             learning_curves(ax, panel, ctx)
-    fig.suptitle(f"{title}\n{data_note}", fontsize=8)
+    fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)
     fig.tight_layout()
     for extension in ("png", "pdf"):
         with atomic_output(prefix.with_suffix(f".{extension}")) as tmp:

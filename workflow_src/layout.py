@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Experiment, Figure, Job, ParameterTable,
-                                   RareWordTable, Row, ScoreTable, Throughput, all_experiments, artefact)
+from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Experiment, Figure, Job, NeighbourTable, ParameterTable,
+                                   RareWordTable, Row, ScoreTable, Throughput, artefact)
+from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
 
@@ -58,6 +59,10 @@ def metrics_path(job: Job) -> str:
     return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/metrics.jsonl"
 
 
+def neighbours_path(job: Job) -> str:
+    return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/test.neighbours.json"
+
+
 def benchmark_path(paper: str, artefact_id: str) -> str:
     return f"{RESULTS}/benchmarks/{paper}/{artefact_id}.json"
 
@@ -76,10 +81,13 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         if unknown:
             raise ValueError(f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} "
                              f"{artefact_id} (rows: {', '.join(known) or 'it has none to choose'})")
+    settings = config["papers"][paper][artefact_id]
     return Context(
-        seeds=tuple(config["train"]["seeds"]),
-        pairs={name: tuple(d["pairs"]) for name, d in config["datasets"].items() if "pairs" in d},
+        seeds=tuple(settings.get("seeds", config["train"]["seeds"])),
+        pairs={name: tuple(pair for pair in d["pairs"] if pair in settings.get("pairs", {}).get(name, d["pairs"]))
+               for name, d in config["datasets"].items() if "pairs" in d},
         rows=None if rows == "all" else tuple(rows),
+        grid={name: tuple(values) for name, values in settings.get("tune", {}).items()},
     )
 
 
@@ -95,8 +103,17 @@ def inputs(table, ctx: Context, paper: str, artefact_id: str) -> list[str]:
 
 @inputs.register
 def _(table: ScoreTable, ctx, paper, artefact_id):
-    return [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric)
-            for row in selected_rows(ctx, table) for column in table.columns for j in ctx.jobs(column, row.experiment)]
+    files = []
+    for row in selected_rows(ctx, table):
+        for column in table.columns:
+            jobs = ctx.row_jobs(column, row.experiment, row.tune)
+            files += [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric) for j in jobs]
+            if row.tune:  # the development scores that choose among the candidates
+                files += [metrics_path(j) for j in jobs]
+            if table.significance and jobs:  # the test sentences, resampled
+                files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search) for j in jobs]
+                files.append(f"{data_dir(column.dataset, column.pair)}/raw/test.{column.pair.split('-')[1]}")
+    return files
 
 
 @inputs.register
@@ -114,6 +131,15 @@ def _(table: RareWordTable, ctx, paper, artefact_id):
     return [f"{data}/tok/test.{tgt}", f"{data}/vocab/{tgt}.tsv"] + [
         hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True)
         for s in table.systems for j in ctx.system_jobs(column, s)]
+
+
+@inputs.register
+def _(table: NeighbourTable, ctx, paper, artefact_id):
+    files = []
+    for system in table.systems:
+        jobs = ctx.system_jobs(table.column, system)
+        files += [neighbours_path(j) for j in jobs] + ([metrics_path(j) for j in jobs] if system.tune else [])
+    return files
 
 
 @inputs.register
@@ -145,7 +171,7 @@ def _(table: ParameterTable, ctx, paper, artefact_id):
 
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
     """The full training spec of one job: the experiment plus the configured sizes and schedule."""
-    experiment: Experiment = all_experiments()[name]
+    experiment: Experiment = registry_experiment(name)
     data = config["datasets"][dataset]
     train = config["train"]
     return {
@@ -159,7 +185,7 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
                   "tgt_size": data["emb_vocab_size" if experiment.target_unit == "emb" else "tgt_vocab_size"]},
         "train": {
             "seed": seed,
-            "lr": train["lr"][experiment.output_layer],
+            "lr": train["lr"][experiment.lr_group or experiment.output_layer],
             **{key: train[key] for key in ("batch_size", "max_epochs", "patience", "selection", "clip", "init_scale")},
         },
     }

@@ -70,7 +70,7 @@ def load_model(path: Path, device: torch.device):
     saved = torch.load(path, map_location=device, weights_only=False)
     src_vocab, tgt_vocab = Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"])
     state = saved["state_dict"]
-    table = state.get("output.table", state.get("decoder.embed.table"))
+    table = next((state[key] for key in ("output.table", "decoder.embed.table", "word_vectors") if key in state), None)
     model = Seq2Seq(saved["spec"], len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     model.load_state_dict(state)
     return model.to(device).eval(), saved["spec"], src_vocab, tgt_vocab

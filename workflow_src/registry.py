@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Mapping
 
-PAPERS = ("vmf",)
+PAPERS = ("vmf", "synmargin")
 
 UNITS = ("word", "bpe", "emb")
 OUTPUT_LAYERS = ("softmax", "continuous")
@@ -21,7 +21,13 @@ OUTPUT_LAYERS = ("softmax", "continuous")
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """One model configuration (independent of data set, pair and seed)."""
+    """One model configuration (independent of data set, pair and seed).
+
+    `embeddings` names pretrained target vectors: the frozen table a continuous layer predicts
+    into, or the initial word vectors of a softmax layer (syn-margin paper §4). `tied` feeds
+    the decoder those vectors through a projection: the frozen table (continuous), or the
+    softmax's own trained word vectors.
+    """
 
     source_unit: str  # word | bpe
     target_unit: str  # word | bpe | emb
@@ -29,8 +35,9 @@ class Experiment:
     loss: str  # ce, or a key of workflow_src.model.losses.CONTINUOUS_LOSSES
     loss_params: Mapping[str, float] = dataclasses.field(default_factory=dict)
     negative: str | None = None  # margin losses: a key of workflow_src.model.losses.NEGATIVES
-    embeddings: str | None = None  # word2vec | fasttext: the target table (continuous / tied)
-    tied: bool = False  # decoder input embeddings = frozen target table through a projection
+    embeddings: str | None = None  # word2vec | fasttext
+    tied: bool = False
+    lr_group: str | None = None  # the key of config train.lr it trains with; None: its output layer
 
     def __post_init__(self):
         if self.source_unit not in ("word", "bpe") or self.target_unit not in UNITS:
@@ -64,6 +71,8 @@ class Row:
     label: Mapping[str, str]  # the row's descriptive columns, as the paper prints them
     note: str = ""
     search: str = "greedy"  # greedy, or beam<K>
+    tune: str | None = None  # a loss parameter chosen on the development set from the configured grid
+    paper_printed: Mapping[str, str] = dataclasses.field(default_factory=dict)  # column -> the cell as printed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,13 +92,23 @@ class Context:
     seeds: tuple[int, ...]
     pairs: Mapping[str, tuple[str, ...]]  # configured data set -> its pairs
     rows: tuple[str, ...] | None = None  # the rows (experiments) selected, None for all
+    grid: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # tuned parameter -> values
+
+    def candidates(self, experiment: str, tune: str | None) -> list[str]:
+        """The experiments a row chooses among on the development set: itself, or one variant
+        per configured value of its tuned parameter."""
+        if tune is None:
+            return [experiment]
+        if tune not in self.grid:
+            raise ValueError(f"{experiment} is tuned over {tune!r}: configure its values (tune: {{{tune}: [...]}})")
+        return [variant(experiment, tune, value) for value in self.grid[tune]]
 
     def status(self, column: Column) -> str:
         """'' when the column's data set and pair are configured, else why the column is empty."""
         if column.dataset not in self.pairs:
             return f"{column.name}: data set {column.dataset} not configured"
         if column.pair not in self.pairs[column.dataset]:
-            return f"{column.name}: pair {column.pair} not configured for {column.dataset}"
+            return f"{column.name}: pair {column.pair} not configured for {column.dataset} (datasets, or this artefact's pairs)"
         return ""
 
     def jobs(self, column: Column, experiment: str) -> list[Job]:
@@ -97,8 +116,12 @@ class Context:
             return []
         return [Job(column.dataset, column.pair, experiment, seed) for seed in self.seeds]
 
+    def row_jobs(self, column: Column, experiment: str, tune: str | None) -> list[Job]:
+        """Every job behind a row: each seed of each of its candidates."""
+        return [job for candidate in self.candidates(experiment, tune) for job in self.jobs(column, candidate)]
+
     def system_jobs(self, column: Column, system: "System") -> list[Job]:
-        return self.jobs(column, system.experiment_for(column))
+        return self.row_jobs(column, system.experiment_for(column), system.tune)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +132,7 @@ class System:
     name: str
     experiment: str
     per_dataset: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    tune: str | None = None  # as Row.tune
 
     def experiment_for(self, column: Column) -> str:
         return self.per_dataset.get(column.dataset, self.experiment)
@@ -122,6 +146,10 @@ class ScoreTable:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     label_columns: tuple[str, ...]
+    spread: bool = False  # also the standard deviation over seeds
+    # (mark, baseline experiment): a row's mean is marked when it beats the baseline's by a paired
+    # bootstrap over the test sentences with p < 0.05 (`workflow_src.significance`)
+    significance: tuple[tuple[str, str], ...] = ()
 
     def row_experiments(self) -> list[str]:
         return [row.experiment for row in self.rows]
@@ -146,6 +174,18 @@ class RareWordTable:
     systems: tuple[System, ...]
     bins: tuple[tuple[int, int | None], ...]  # inclusive bounds; None: no upper bound
     paper: Mapping[str, Mapping[str, float]]  # bin label -> system name -> F1
+
+
+@dataclasses.dataclass(frozen=True)
+class NeighbourTable:
+    """Teacher-forced predictions on one pair's test set, per system: cosine similarity of the
+    predicted embeddings to their nearest neighbour (correct and wrong predictions) and to the
+    target (wrong ones), and accuracy@k (`workflow_src.neighbours`)."""
+
+    title: str
+    column: Column
+    systems: tuple[System, ...]
+    paper: Mapping[str, Mapping[str, float]]  # statistic -> system name -> value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +235,30 @@ def paper_module(paper: str):
     if paper not in PAPERS:
         raise KeyError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
     return importlib.import_module(f"workflow_src.papers.{paper}")
+
+
+def variant(name: str, parameter: str, value: float) -> str:
+    """The name of experiment `name` with one loss parameter changed: `<name>@<parameter>=<value>`,
+    or `name` itself when the value is its own (so the variant is the same job)."""
+    base = all_experiments()[name]
+    if parameter not in base.loss_params:
+        raise ValueError(f"experiment {name} has no loss parameter {parameter!r} to vary")
+    return name if base.loss_params[parameter] == value else f"{name}@{parameter}={value:g}"
+
+
+def experiment(name: str) -> Experiment:
+    """An experiment by name, variants (`variant`) included."""
+    base_name, _, override = name.partition("@")
+    experiments = all_experiments()
+    if base_name not in experiments:
+        raise KeyError(f"unknown experiment {base_name!r}")
+    base = experiments[base_name]
+    if not override:
+        return base
+    parameter, _, value = override.partition("=")
+    if parameter not in base.loss_params:
+        raise KeyError(f"experiment {name!r}: {base_name} has no loss parameter {parameter!r}")
+    return dataclasses.replace(base, loss_params={**base.loss_params, parameter: float(value)})
 
 
 def all_experiments() -> dict[str, Experiment]:

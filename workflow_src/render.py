@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import html
 import io
 import json
 import statistics
 from pathlib import Path
 
-from workflow_src import layout, registry
-from workflow_src.atomic import write_text
+from workflow_src import analysis, layout, registry, significance
+from workflow_src.atomic import read_lines, write_text
 
 
 def context_argument(config: dict, paper: str, artefact_id: str) -> str:
@@ -37,9 +38,17 @@ def read_scores(jobs: list[registry.Job], search: str, metric: str) -> list[dict
 def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list[str], list[dict], list[str]]:
     columns = ["experiment", *table.label_columns]
     for column in table.columns:
-        columns += [f"{column.name} paper", f"{column.name} ours", f"{column.name} diff"]
+        columns += [f"{column.name} paper"]
+        if any(row.paper_printed for row in table.rows):
+            columns += [f"{column.name} paper as printed"]
+        columns += [f"{column.name} ours"]
+        if table.spread:
+            columns += [f"{column.name} sd"]
+        if table.significance:
+            columns += [f"{column.name} significance"]
+        columns += [f"{column.name} diff"]
     columns += ["seeds", "signature", "note"]
-    rows = []
+    rows, chosen = [], {}
     for row in layout.selected_rows(ctx, table):
         out = {"experiment": row.experiment, **row.label}
         signatures, notes, seeds = set(), [row.note] if row.note else [], set()
@@ -47,23 +56,51 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
             notes.append(f"decoded with {row.search.replace('beam', 'beam size ')}")
         for column in table.columns:
             paper_value = row.paper.get(column.name)
-            jobs = ctx.jobs(column, row.experiment)
             out[f"{column.name} paper"] = paper_value
+            out[f"{column.name} paper as printed"] = row.paper_printed.get(column.name)
+            jobs, tuning = analysis.chosen_jobs(ctx, column, row.experiment, row.tune)
+            chosen[row.experiment, column] = jobs
             if not jobs:
-                out[f"{column.name} ours"] = out[f"{column.name} diff"] = None
                 notes.append(ctx.status(column))
                 continue
-            scores = read_scores(jobs, row.search, column.metric)
-            ours = round(statistics.fmean(s["score"] for s in scores), 2)
+            notes += [tuning] if tuning else []
+            scores = [s["score"] for s in read_scores(jobs, row.search, column.metric)]
+            ours = round(statistics.fmean(scores), 2)
             out[f"{column.name} ours"] = ours
+            out[f"{column.name} sd"] = round(statistics.stdev(scores), 2) if len(scores) > 1 else None
             out[f"{column.name} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
-            signatures |= {f"{s['metric']}: {s['signature']}" for s in scores}
+            signatures |= {f"{s['metric']}: {s['signature']}" for s in read_scores(jobs, row.search, column.metric)}
             seeds |= {j.seed for j in jobs}
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
         rows.append(out)
-    return columns, rows, ["Ours: the mean over the listed seeds; diff = ours - paper."]
+    footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
+              + "; diff = ours - paper."]
+    if table.significance:
+        significance_marks(table, ctx, rows, chosen)
+        marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
+        footer.append(f"Significant gains ({marks}): paired bootstrap over the test sentences, "
+                      f"{significance.RESAMPLES} resamples, each system's BLEU the mean over its seeds, p < 0.05.")
+    return columns, rows, footer
+
+
+def significance_marks(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
+    """Fill each row's `<column> significance` with the marks of the baselines it beats."""
+    for column in table.columns:
+        if ctx.status(column):
+            continue
+        references = read_lines(Path(f"{layout.data_dir(column.dataset, column.pair)}/raw/test.{column.pair.split('-')[1]}"))
+        indices = significance.resample_indices(len(references))
+        statistics_of = functools.cache(lambda experiment: [
+            significance.sentence_statistics(read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed))),
+                                             references) for j in chosen[experiment, column]])
+        mean_of = {out["experiment"]: out[f"{column.name} ours"] for out in rows}
+        for out in rows:
+            marks = [mark for mark, baseline in table.significance
+                     if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
+                     and significance.paired_bootstrap_p(statistics_of(out["experiment"]), statistics_of(baseline), indices) < 0.05]
+            out[f"{column.name} significance"] = "".join(marks)
 
 
 def fmt(value) -> str:
@@ -119,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-note", required=True)
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
-    from workflow_src import analysis, figures
+    from workflow_src import figures
 
     artefact = registry.artefact(args.paper, args.artefact)
     ctx = registry.Context(**args.context)

@@ -46,10 +46,12 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def initialise(model: torch.nn.Module, scale: float) -> None:
-    """Uniform(-scale, scale) for every learned parameter (OpenNMT's param_init)."""
+def initialise(model: Seq2Seq, scale: float) -> None:
+    """Uniform(-scale, scale) for every learned parameter (OpenNMT's param_init) but the
+    pretrained word vectors."""
+    pretrained = {id(p) for p in model.pretrained_parameters()}
     for p in model.parameters():
-        if p.requires_grad:
+        if p.requires_grad and id(p) not in pretrained:
             torch.nn.init.uniform_(p, -scale, scale)
 
 

@@ -1,11 +1,13 @@
 """Training losses, one small function each, returning one value per target token.
 
 Continuous-output losses take the predicted vectors `e_hat` (N x m) and the unit target
-embeddings `e` (N x m) of the reference words; margin losses also take a negative `e_neg`
-(N x m, unit), chosen by one of `NEGATIVES`.
+embeddings `e` (N x m) of the reference words; margin losses also take negatives `e_neg`
+(N x k x m, unit, outside the graph), made by one of `NEGATIVES`.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 import torch.nn.functional as F
@@ -29,9 +31,15 @@ def cosine(e_hat: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
 
 
 def margin(e_hat: torch.Tensor, e: torch.Tensor, e_neg: torch.Tensor, gamma: float = 0.5) -> torch.Tensor:
-    """L = max{0, gamma + cos(e_hat, e_neg) - cos(e_hat, e)}   (vMF paper §4.2, gamma = 0.5)."""
-    return torch.relu(gamma + F.cosine_similarity(e_hat, e_neg, dim=-1, eps=1e-12)
-                      - F.cosine_similarity(e_hat, e, dim=-1, eps=1e-12))
+    """L = (1/k) sum_j max{0, gamma + u'_j^T u_hat - u^T u_hat},  u_hat = e_hat / ||e_hat||
+
+    over k negatives u'_j (vMF paper §4.2 with k = 1 and gamma = 0.5; syn-margin paper Eq. 1, and
+    its negative sampling averages k = 5 draws). Targets and negatives are unit vectors.
+    """
+    unit_hat = F.normalize(e_hat, dim=-1, eps=1e-12)
+    positive = (unit_hat * e).sum(-1, keepdim=True)
+    negative = (unit_hat.unsqueeze(1) * e_neg).sum(-1)
+    return torch.relu(gamma + negative - positive).mean(-1)
 
 
 def nll_vmf(e_hat: torch.Tensor, e: torch.Tensor, lambda1: float = 0.0, lambda2: float = 1.0) -> torch.Tensor:
@@ -57,19 +65,64 @@ def nll_vmf_released(e_hat: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def most_informative_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
-                              banned: list[int] = (), chunk: int = 1024) -> torch.Tensor:
-    """argmax_{j != w} cos(e_hat, e_j) - cos(e_w, e_j) over the unit table: the word closest to the
-    prediction and farthest from the target (the released code's max-margin negative), never one
-    of the `banned` rows (padding, start symbol). Returns ids (N), outside the graph."""
+                              banned: tuple[int, ...] = (), chunk: int = 1024) -> torch.Tensor:
+    """u' = e_j, j = argmax_{j != w} cos(e_hat, e_j) - cos(e_w, e_j) over the unit table: the word
+    closest to the prediction and farthest from the target (Lazaridou et al. 2015, as the vMF
+    authors' released code picks it), never one of the `banned` rows (padding, start symbol).
+    Returns N x 1 x m."""
     unit_hat = F.normalize(e_hat, dim=-1)
-    out = torch.empty_like(target)
+    ids = torch.empty_like(target)
     for start in range(0, len(target), chunk):  # bounds the N x V score matrix
         rows = slice(start, start + chunk)
         scores = unit_hat[rows] @ table.T - table[target[rows]] @ table.T
         scores.scatter_(1, target[rows, None], float("-inf"))
         scores[:, list(banned)] = float("-inf")
-        out[rows] = scores.argmax(-1)
-    return out
+        ids[rows] = scores.argmax(-1)
+    return table[ids].unsqueeze(1)
+
+
+@functools.lru_cache(maxsize=8)
+def _allowed_ids(vocab_size: int, banned: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    return torch.tensor(sorted(set(range(vocab_size)) - set(banned)), device=device)
+
+
+@torch.no_grad()
+def uniform_negative_ids(target: torch.Tensor, vocab_size: int, banned: tuple[int, ...], k: int) -> torch.Tensor:
+    """k word ids per target (N x k), uniform over the table without the `banned` rows and the
+    target itself, drawn with torch's generator (so a seeded run draws the same)."""
+    allowed = _allowed_ids(vocab_size, tuple(banned), target.device)
+    # Draw a position among the allowed ids less the target's own, then step over the target.
+    target_position = torch.searchsorted(allowed, target)
+    target_allowed = allowed[target_position.clamp(max=len(allowed) - 1)] == target
+    choices = (len(allowed) - target_allowed.long())[:, None]
+    draws = (torch.rand(len(target), k, device=target.device) * choices).long().minimum(choices - 1)
+    draws += (draws >= target_position[:, None]) & target_allowed[:, None]
+    return allowed[draws]
+
+
+def random_negatives(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = (),
+                     k: int = 5) -> torch.Tensor:
+    """u'_1..u'_k drawn uniformly from the table, never the target (syn-margin paper §4, k = 5).
+    Returns N x k x m."""
+    return table[uniform_negative_ids(target, len(table), banned, k)]
+
+
+@torch.no_grad()
+def projection_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
+                        banned: tuple[int, ...] = ()) -> torch.Tensor:
+    """SMP: u' = u_orth = (u_hat - (u_hat^T u) u) / ||u_hat - (u_hat^T u) u||, the unit vector of the
+    component of the prediction orthogonal to the target (syn-margin paper §3.2), detached.
+    Returns N x 1 x m."""
+    unit_hat, u = F.normalize(e_hat, dim=-1), table[target]
+    return F.normalize(unit_hat - (unit_hat * u).sum(-1, keepdim=True) * u, dim=-1).unsqueeze(1)
+
+
+@torch.no_grad()
+def difference_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
+                        banned: tuple[int, ...] = ()) -> torch.Tensor:
+    """SMD: u' = u_diff = (u_hat - u) / ||u_hat - u|| (syn-margin paper §3.2), detached.
+    Returns N x 1 x m."""
+    return F.normalize(F.normalize(e_hat, dim=-1) - table[target], dim=-1).unsqueeze(1)
 
 
 CONTINUOUS_LOSSES = {
@@ -79,4 +132,9 @@ CONTINUOUS_LOSSES = {
     "nllvmf_released": nll_vmf_released,
     "margin": margin,
 }
-NEGATIVES = {"most_informative": most_informative_negative}
+NEGATIVES = {
+    "most_informative": most_informative_negative,
+    "random": random_negatives,
+    "projection": projection_negative,
+    "difference": difference_negative,
+}

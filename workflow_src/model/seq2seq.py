@@ -6,8 +6,9 @@ layer (`output_layers.py`).
 
 The decoder input at step t is [emb(y_{t-1}); h~_{t-1}] (input feeding; `model.input_feed:
 false` drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are either learned
-(untied) or, tied, the frozen target table of the continuous layer through a learned
-projection to the decoder input size (vMF paper §4.4).
+(untied) or, tied, the output layer's word vectors through a learned projection to the decoder
+input size: the frozen target table of the continuous layer (vMF paper §4.4), or the trained
+word vectors of a softmax over pretrained embeddings (syn-margin paper §4).
 """
 
 from __future__ import annotations
@@ -22,16 +23,21 @@ from workflow_src.vocab import SPECIALS, BOS
 BOS_ID = SPECIALS.index(BOS)
 
 
-class FrozenTableEmbedding(nn.Module):
-    """emb(w) = P e(w) with e the frozen target table and P learned."""
+class ProjectedEmbedding(nn.Module):
+    """emb(w) = P e(w), e(w) a row of `vectors`: the frozen target table (a buffer) or, tied to
+    a softmax, its trained word vectors (the same parameter); P learned."""
 
-    def __init__(self, table: torch.Tensor, size: int):
+    def __init__(self, vectors: torch.Tensor, size: int):
         super().__init__()
-        self.register_buffer("table", table)
-        self.proj = nn.Linear(table.shape[1], size, bias=False)
+        if isinstance(vectors, nn.Parameter):
+            self.word_vectors = vectors
+        else:
+            self.register_buffer("table", vectors)
+        self.proj = nn.Linear(vectors.shape[1], size, bias=False)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.proj(self.table[ids])
+        vectors = self.word_vectors if hasattr(self, "word_vectors") else self.table
+        return self.proj(vectors[ids])
 
 
 class Encoder(nn.Module):
@@ -135,14 +141,22 @@ class Seq2Seq(nn.Module):
         m = spec["model"]
         hidden, dropout = m["hidden"], m["dropout"]
         self.encoder = Encoder(src_vocab_size, m["src_embedding"], hidden, m["encoder_layers"], dropout, pad)
+        if (spec.get("tied") or spec.get("embeddings")) and table is None:
+            raise ValueError(f"experiment {spec['experiment']}: its {spec['embeddings']} target vectors are missing")
+        # A softmax over pretrained word vectors trains them (syn-margin paper §4): they start as
+        # `table`, and `initialise` must leave them so.
+        self.word_vectors = (nn.Parameter(table.clone()) if spec["output_layer"] == "softmax" and spec.get("embeddings")
+                             else None)
         if spec.get("tied"):
-            if table is None:
-                raise ValueError(f"experiment {spec['experiment']}: tied decoder embeddings need a target table")
-            embed = FrozenTableEmbedding(table, m["tgt_embedding"])
+            embed = ProjectedEmbedding(table if self.word_vectors is None else self.word_vectors, m["tgt_embedding"])
         else:
             embed = nn.Embedding(tgt_vocab_size, m["tgt_embedding"], padding_idx=pad)
         self.decoder = Decoder(embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True))
-        self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID))
+        self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
+                                         word_vectors=self.word_vectors)
+
+    def pretrained_parameters(self) -> tuple[nn.Parameter, ...]:
+        return () if self.word_vectors is None else (self.word_vectors,)
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(attention keys, initial decoder state) of a source batch."""

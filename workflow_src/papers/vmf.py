@@ -25,8 +25,8 @@ def softmax(source: str, target: str) -> tuple[str, Experiment]:
     return f"{source}2{target}-ce", Experiment(source, target, "softmax", "ce")
 
 
-def continuous(loss: str, embeddings: str, tied: bool, source: str = "word") -> tuple[str, Experiment]:
-    name, params, negative, _ = LOSSES[loss]
+def continuous(loss: str, embeddings: str, tied: bool, source: str = "word", losses: dict = LOSSES) -> tuple[str, Experiment]:
+    name, params, negative, _ = losses[loss]
     return (f"{source}2emb-{embeddings}-{'tied-' if tied else ''}{loss}",
             Experiment(source, "emb", "continuous", name, params, negative, embeddings, tied))
 

@@ -1,0 +1,93 @@
+"""Bhat, Kumar & Tsvetkov, A Margin-based Loss with Synthetic Negative Samples for
+Continuous-output Machine Translation, WNGT 2019 (`../shared/seeds/004_c856385d334991f2.txt`).
+
+The setup is the vMF paper's (§4: "set up to match that described in Kumar and Tsvetkov"), so its
+vMF and most-informative-negative systems are the vMF paper's experiments, the same jobs. Every
+model here is tied, with fastText targets; the margin λ of the margin losses is chosen on the
+development set from the configured grid (`tune: {gamma: [...]}`), as the paper did.
+"""
+
+from workflow_src.papers import vmf
+from workflow_src.registry import (Column, Experiment, Figure, NeighbourTable, Row, ScoreTable, System, Throughput)
+
+LOSSES = {  # name -> (loss, its parameters, negative sampler, the paper's name)
+    "randommargin": ("margin", {"gamma": vmf.GAMMA}, "random", "Negative sampling"),
+    "smd": ("margin", {"gamma": vmf.GAMMA}, "difference", "Syn-margin by difference (SMD)"),
+    "smp": ("margin", {"gamma": vmf.GAMMA}, "projection", "Syn-margin by projection (SMP)"),
+}
+
+
+def pretrained_softmax(tied: bool) -> tuple[str, Experiment]:
+    """§4: "a softmax-based system with identical architecture except in the last layer,
+    initializing the softmax parameters with pretrained embeddings", trained like the others
+    (Adam 5e-4: config train.lr.softmax_pretrained)."""
+    return (f"word2word-fasttext-{'tied-' if tied else ''}ce",
+            Experiment("word", "word", "softmax", "ce", embeddings="fasttext", tied=tied, lr_group="softmax_pretrained"))
+
+
+VMF = "word2emb-fasttext-tied-nllvmf_reg1reg2"
+MOST_INFORMATIVE = "word2emb-fasttext-tied-maxmargin"
+RANDOM, SMD, SMP = (f"word2emb-fasttext-tied-{loss}" for loss in LOSSES)
+
+EXPERIMENTS = dict([
+    pretrained_softmax(tied=False),
+    pretrained_softmax(tied=True),
+    (VMF, vmf.EXPERIMENTS[VMF]),
+    (MOST_INFORMATIVE, vmf.EXPERIMENTS[MOST_INFORMATIVE]),
+    *(vmf.continuous(loss, "fasttext", tied=True, losses=LOSSES) for loss in LOSSES),
+])
+
+IWSLT = (Column("iwslt16", "fr-en", header="IWSLT Fr→En"), Column("iwslt16", "de-en", header="IWSLT De→En"))
+MARKS = (("*", VMF), ("†", MOST_INFORMATIVE), ("‡", RANDOM))  # Table 1: significant gains over each
+
+
+def row(experiment: str, output_type: str, loss: str, fr_en: str, de_en: str) -> Row:
+    """A Table 1 row; the paper's cells as printed ("32.3∗† ± 0.2")."""
+    printed = {IWSLT[0].name: fr_en, IWSLT[1].name: de_en}
+    return Row(experiment, {name: float(cell.split()[0].rstrip("∗*†‡")) for name, cell in printed.items()},
+               {"Output Type": output_type, "Loss Function": loss}, paper_printed=printed,
+               tune="gamma" if EXPERIMENTS[experiment].loss == "margin" else None)
+
+
+def system(name: str, experiment: str) -> System:
+    return System(name, experiment, tune="gamma" if EXPERIMENTS[experiment].loss == "margin" else None)
+
+
+SYSTEMS = (system("vMF", VMF), system("Laz", MOST_INFORMATIVE), system("Random", RANDOM), system("SMD", SMD),
+           system("SMP", SMP))
+
+ARTEFACTS = {
+    "table1": ScoreTable(
+        title="BLEU, mean ± standard deviation over seeds, IWSLT16 test sets",
+        columns=IWSLT,
+        label_columns=("Output Type", "Loss Function"),
+        spread=True,
+        significance=MARKS,
+        rows=(
+            row("word2word-fasttext-ce", "Discrete", "Cross-entropy: untied embeddings", "31.3 ± 0.4", "25.1 ± 0.2"),
+            row("word2word-fasttext-tied-ce", "Discrete", "Cross-entropy: tied embeddings", "31.3 ± 0.9", "24.8 ± 0.2"),
+            row(VMF, "Continuous", "von Mises-Fisher", "31.8 ± 0.3", "25.0 ± 0.2"),
+            row(MOST_INFORMATIVE, "Continuous", "Most informative negative sample", "32.0 ± 0.2", "25.1‡ ± 0.1"),
+            row(RANDOM, "Continuous", "Negative sampling", "32.2∗ ± 0.4", "24.8 ± 0.2"),
+            row(SMD, "Continuous", "Syn-margin by difference (SMD)", "32.0∗ ± 0.3", "25.4∗†‡ ± 0.3"),
+            row(SMP, "Continuous", "Syn-margin by projection (SMP)", "32.3∗† ± 0.2", "25.3∗‡ ± 0.5"),
+        ),
+    ),
+    "figure2": Figure(
+        title="Training instances processed per second, by loss",
+        panels=(Throughput("Training speed by loss", SYSTEMS),),
+    ),
+    "table2": NeighbourTable(
+        title="Similarity of predicted embeddings to their nearest neighbours and targets, and accuracy, fr-en test set",
+        column=IWSLT[0],
+        systems=SYSTEMS,
+        paper={statistic: dict(zip(("vMF", "Laz", "Random", "SMD", "SMP"), values, strict=True)) for statistic, values in (
+            ("correct: similarity to nearest neighbour", (0.96, 0.87, 0.88, 0.91, 0.88)),
+            ("wrong: similarity to nearest neighbour", (0.91, 0.80, 0.83, 0.88, 0.86)),
+            ("wrong: similarity to target", (0.39, 0.28, 0.21, 0.41, 0.42)),
+            ("accuracy@1 (%)", (23.55, 23.18, 23.39, 23.89, 24)),
+            ("accuracy@2 (%)", (28.91, 28.04, 28.28, 29.59, 29.89)),
+            ("accuracy@5 (%)", (32.23, 31.45, 31.16, 32.96, 33.22)),
+            ("accuracy@10 (%)", (34.77, 33.85, 33.42, 35.49, 35.6)))},
+    ),
+}
