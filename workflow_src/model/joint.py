@@ -1,0 +1,161 @@
+"""The output layers of the joint paper (Pappas, Miculicich Werlen & Henderson 2018), one form
+with plug-in projections of the words' side and the context's side:
+
+    p(y_t | y_<t, X)  ∝  exp(g_out(E) g_inp(h_t) + b)                              (Eq. 14)
+
+E (V x d) is the decoder's input embedding, the same parameter (NMT has its own W^T instead),
+h_t (d_h) the attentional state, b (V) one bias per word, sigma = tanh. The variants (Table 3):
+
+    variant   form                                 g_out(E)            g_inp(h)
+    nmt       W^T h + b                   (Eq. 3)  W (own, V x d_h)    h
+    tied      E h + b                     (Eq. 4)  E                   h, or P h when d_h != d
+    bilinear  E W h + b                   (Eq. 6)  E                   W h
+    output    sigma(E W) h + b            (Eq. 7a) sigma(E W)          h
+    context   E sigma(W h) + b            (Eq. 7b) E                   sigma(W h)
+    joint     sigma(E U^T + b_u) sigma(V h + b_v) + b  (Eq. 12-15), U: d_j x d, V: d_j x d_h
+
+Training may normalise over a sampled subset V' of the vocabulary (§3.2, `sample_vocabulary`);
+validation (eval mode) and decoding (`scores`) use all of V.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from workflow_src.model import losses
+
+VARIANTS = ("nmt", "tied", "bilinear", "output", "context", "joint")
+
+
+def parameter_count(variant: str, vocab_size: int, d: int, d_h: int, d_j: int | None = None) -> int:
+    """|Theta| of the output layer. The shared E is the decoder's input embedding and is counted
+    there, not here, as the paper counts it (|Theta_tied| = |V|, §2.2.2):
+
+        nmt       |V| d_h + |V|                          (Eq. 8)
+        tied      |V|                                    (Eq. 9; + d d_h for P when d_h != d)
+        bilinear  d d_h + |V|                            (Eq. 10)
+        output    d d_h + |V|                            (Eq. 7a; Table 3 counts it as Eq. 6)
+        context   d d_h + |V|                            (Eq. 7b; likewise)
+        joint     d d_j + d_j d_h + |V| + 2 d_j          (Eq. 16, plus the biases b_u, b_v of
+                                                          Eq. 12-13 that Eq. 16 leaves out)
+    """
+    v = vocab_size
+    counts = {
+        "nmt": lambda: v * d_h + v,
+        "tied": lambda: v + (0 if d == d_h else d * d_h),
+        "bilinear": lambda: d * d_h + v,
+        "output": lambda: d * d_h + v,
+        "context": lambda: d * d_h + v,
+        "joint": lambda: d * d_j + d_j * d_h + v + 2 * d_j,
+    }
+    return counts[variant]()
+
+
+@torch.no_grad()
+def sample_vocabulary(target: torch.Tensor, vocab_size: int, share: float,
+                      banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+    """One subset per minibatch (§3.2, as the released code draws it):
+
+        V' = {targets of the batch} ∪ negatives,   |V'| = max(floor(share |V|), #targets)
+
+    the negatives uniform without replacement over V less the targets and the `banned` ids,
+    drawn with torch's generator. Returns V' (sorted ids) and the targets' positions in V'.
+    The targets must not be banned (padding is dropped before the loss).
+    """
+    chosen = torch.zeros(vocab_size, dtype=torch.bool, device=target.device)
+    chosen[target] = True
+    candidates = ~chosen
+    candidates[list(banned)] = False
+    candidates = candidates.nonzero().squeeze(1)
+    wanted = max(int(share * vocab_size) - int(chosen.sum()), 0)
+    chosen[candidates[torch.randperm(len(candidates), device=target.device)[:wanted]]] = True
+    return chosen.nonzero().squeeze(1), (chosen.cumsum(0) - 1)[target]
+
+
+def _projections(variant: str, d: int, d_h: int, d_j: int | None, activation: Callable[[], nn.Module],
+                 **factory) -> tuple[nn.Module, nn.Module]:
+    """(g_out, g_inp) of a variant, as in the table of the module docstring."""
+
+    def linear(n_in: int, n_out: int, bias: bool = False, nonlinear: bool = False) -> nn.Module:
+        projection = nn.Linear(n_in, n_out, bias=bias, **factory)
+        return nn.Sequential(projection, activation()) if nonlinear else projection
+
+    identity = nn.Identity
+    if variant == "nmt":
+        return identity(), identity()
+    if variant == "tied":
+        return identity(), identity() if d == d_h else linear(d_h, d)
+    if variant == "bilinear":
+        return identity(), linear(d_h, d)
+    if variant == "output":
+        return linear(d, d_h, nonlinear=True), identity()
+    if variant == "context":
+        return identity(), linear(d_h, d, nonlinear=True)
+    if d_j is None:
+        raise ValueError("the joint output layer needs its joint space size d_j (joint_dim)")
+    return linear(d, d_j, bias=True, nonlinear=True), linear(d_h, d_j, bias=True, nonlinear=True)
+
+
+class JointOutput(nn.Module):
+    """p ∝ exp(g_out(E) g_inp(h) + b) (Eq. 14) for one of `VARIANTS` (see the module docstring).
+
+    `word_vectors` is the decoder's input embedding E (V x d), the same nn.Parameter, for every
+    variant but `nmt`, which learns its own W (V x d_h). `forward(h)` returns the context side
+    g_inp(h); `loss` pairs it with the words of a sampled subset when training with
+    `sample_share` (0 < share <= 1), with all of V otherwise; `scores` are log-probabilities
+    over V. `activation` is sigma (tanh in the paper).
+    """
+
+    def __init__(self, variant: str, hidden: int, vocab_size: int, word_vectors: nn.Parameter | None = None,
+                 joint_dim: int | None = None, sample_share: float | None = None, banned: tuple[int, ...] = (),
+                 activation: Callable[[], nn.Module] = nn.Tanh):
+        super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown joint-paper output layer {variant!r}; one of {VARIANTS}")
+        if (variant == "nmt") != (word_vectors is None):
+            raise ValueError(f"output layer {variant!r}: nmt learns its own W, every other variant takes E")
+        if word_vectors is not None and word_vectors.shape[0] != vocab_size:
+            raise ValueError(f"E has {word_vectors.shape[0]} rows for a vocabulary of {vocab_size}")
+        if sample_share is not None and not 0 < sample_share <= 1:
+            raise ValueError(f"sample_share must be in (0, 1], got {sample_share}")
+        self.variant, self.sample_share, self.banned = variant, sample_share, tuple(banned)
+        self.shares_input_embedding = word_vectors is not None
+        if word_vectors is None:
+            bound = hidden ** -0.5  # nn.Linear's default range
+            word_vectors = nn.Parameter(torch.empty(vocab_size, hidden).uniform_(-bound, bound))
+        factory = {"device": word_vectors.device, "dtype": word_vectors.dtype}
+        self.word_vectors = word_vectors
+        self.bias = nn.Parameter(torch.zeros(vocab_size, **factory))
+        self.g_out, self.g_inp = _projections(variant, word_vectors.shape[1], hidden, joint_dim, activation, **factory)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.word_vectors.shape[0]
+
+    def own_parameter_count(self) -> int:
+        """Trainable parameters of the layer, E left to the decoder's embedding (`parameter_count`)."""
+        return sum(p.numel() for p in self.parameters()
+                   if p.requires_grad and not (self.shares_input_embedding and p is self.word_vectors))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.g_inp(h)
+
+    def logits(self, context: torch.Tensor, ids: torch.Tensor | None = None) -> torch.Tensor:
+        """g_out(E_ids) g_inp(h) + b_ids over the words `ids` (all of V when None): N x |ids|.
+        Only the rows `ids` of E go through g_out, which is what sampling saves."""
+        words = self.word_vectors if ids is None else self.word_vectors[ids]
+        bias = self.bias if ids is None else self.bias[ids]
+        return F.linear(context, self.g_out(words), bias)
+
+    def loss(self, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        ids = None
+        if self.training and self.sample_share is not None:
+            ids, target = sample_vocabulary(target, self.vocab_size, self.sample_share, self.banned)
+        return losses.cross_entropy(self.logits(context, ids), target)
+
+    def scores(self, context: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(self.logits(context), dim=-1)
