@@ -1,0 +1,195 @@
+"""Language-model training and next-word prediction: a tiny model learns, a killed run resumes to
+exactly the uninterrupted result, appendix A's schedule, perplexity by hand, closed vocabularies."""
+
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from tests.conftest import REPO
+from workflow_src import lm_predict, train_lm
+from workflow_src.model.lm import LSTMLanguageModel
+from workflow_src.train_lm import (APPENDIX_A, EOS, batchify, build_vocabulary, encode, evaluate, learning_rate,
+                                   load_language_model, resolve, save_language_model, training_stream)
+
+SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
+VOCABULARY = 14  # the 13 words above and <eos>
+SPEC = {"experiment": "tiny", "size": 12, "layers": 2, "dropout": 0.3, "reuse_embedding": False,
+        "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.9,
+        "decay_after": 2, "clip": 5.0, "bptt": 10, "batch_size": 8, "max_epochs": 4, "seed": 3, "device": "cpu"}
+
+
+def write_corpus(root, train_sentences):
+    rng = random.Random(0)
+    for split, n in (("train", train_sentences), ("valid", 60), ("test", 60)):
+        (root / f"{split}.txt").write_text("".join(
+            f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}\n" for _ in range(n)))
+    return root
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return write_corpus(tmp_path_factory.mktemp("corpus"), 600)
+
+
+def arguments(corpus, out, spec, valid=None):
+    return ["--spec", json.dumps(spec), "--train", str(corpus / "train.txt"), "--valid", str(valid or corpus / "valid.txt"),
+            "--test", str(corpus / "test.txt"), "--out-dir", str(out)]
+
+
+def metrics(out):
+    timing = {"seconds", "tokens_per_second"}
+    return [{k: v for k, v in json.loads(line).items() if k not in timing} for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("loss, reuse_embedding", [("ce", False), ("augmented", True)])
+def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
+    spec = {**SPEC, "loss": loss, "loss_params": SPEC["loss_params"] if loss == "augmented" else {},
+            "reuse_embedding": reuse_embedding, "dropout": 0.0, "size": 10, "batch_size": 4, "max_epochs": 6}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    history = metrics(tmp_path)
+    result = json.loads((tmp_path / "perplexity.json").read_text())
+    assert [m["epoch"] for m in history] == list(range(1, 7))
+    assert [m["lr"] for m in history] == pytest.approx([1, 1, 0.9, 0.81, 0.729, 0.6561])
+    best = min(history, key=lambda m: m["valid_perplexity"])
+    assert best["valid_perplexity"] < history[0]["valid_perplexity"] and best["valid_perplexity"] < VOCABULARY / 2
+    assert result["best_epoch"] == best["epoch"] and result["valid_perplexity"] == pytest.approx(best["valid_perplexity"])
+    assert result["test_perplexity"] < VOCABULARY / 2
+    assert result["evaluation"]["vocabulary"] == VOCABULARY
+    assert result["evaluation"]["valid_tokens"] == (60 * 6 // 10 - 1) * 10  # 5 words and <eos> a line, in 10 columns
+    # RE: W is L^T itself; untied, two 10-dimensional subspaces of R^14 differ
+    assert (result["subspace_distance"] < 1e-6) == reuse_embedding
+    saved = torch.load(tmp_path / "model.pt", weights_only=False)
+    assert saved["epoch"] == best["epoch"] and sorted(saved["itos"]) == sorted(set((corpus / "train.txt").read_text().split()) | {EOS})
+
+
+def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
+    corpus = write_corpus(tmp_path, 1000)  # epochs of most of a second, to be killed in
+    spec = {**SPEC, "max_epochs": 3}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "workflow_src.train_lm"]
+    whole, interrupted = tmp_path / "whole", tmp_path / "interrupted"
+    result = subprocess.run(command + arguments(corpus, whole, spec), env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    process = subprocess.Popen(command + arguments(corpus, interrupted, spec), env=env, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (interrupted / "checkpoint.pt").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # into the second epoch
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (interrupted / "model.pt").exists(), "the run finished before it could be interrupted"
+    result = subprocess.run(command + arguments(corpus, interrupted, spec), env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "resuming after epoch" in result.stderr
+    assert metrics(interrupted) == metrics(whole)
+    assert (interrupted / "perplexity.json").read_text() == (whole / "perplexity.json").read_text()
+    a, b = (torch.load(out / "model.pt", weights_only=False)["state_dict"] for out in (interrupted, whole))
+    assert a.keys() == b.keys() and all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_learning_rate_schedule_is_appendix_a():
+    """lr 1, decayed by 0.9 / 0.9 / 0.97 each epoch after epoch 5 / 10 / 1; clipping 5 / 5 / 6."""
+    assert [learning_rate(APPENDIX_A["small"], e) for e in range(1, 9)] == pytest.approx([1, 1, 1, 1, 1, 0.9, 0.81, 0.729])
+    assert [learning_rate(APPENDIX_A["medium"], e) for e in (1, 10, 11, 13)] == pytest.approx([1, 1, 0.9, 0.729])
+    assert [learning_rate(APPENDIX_A["large"], e) for e in (1, 2, 3, 40)] == pytest.approx([1, 0.97, 0.97 ** 2, 0.97 ** 39])
+    assert [APPENDIX_A[size]["clip"] for size in ("small", "medium", "large")] == [5, 5, 6]
+
+
+def test_perplexity_of_a_hand_set_model_on_a_batchified_text(tmp_path):
+    """Only layer 2's g and o biases and the output layer are nonzero, so with one unit
+    c_t = (c_{t-1} + tanh 1) / 2 and h_t = σ(0.5) tanh c_t depend on the position in the column
+    alone, and logits = w h + b. Each column is read from c = 0 across segment boundaries."""
+    text = tmp_path / "text.txt"
+    text.write_text("a b c\nb a\nc c a b\na\n")  # 14 tokens: two columns of 7 with B = 2 (none dropped), 4 with B = 3
+    itos = build_vocabulary(text)
+    w, b = {"a": 1.0, "b": -1.0, "c": 2.0, EOS: 0.5}, {"a": 0.0, "b": 0.5, "c": 0.0, EOS: -0.3}
+    model = LSTMLanguageModel(vocab_size=4, size=1).double()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.zero_()
+        model.rnn.bias_ih_l1[2] = 1.0  # g
+        model.rnn.bias_hh_l1[3] = 0.5  # o
+        model.decoder.weight[:, 0] = torch.tensor([w[word] for word in itos], dtype=torch.float64)
+        model.decoder.bias[:] = torch.tensor([b[word] for word in itos], dtype=torch.float64)
+    stream = [word for line in text.read_text().splitlines() for word in line.split() + [EOS]]
+    for columns in (2, 3):
+        length = len(stream) // columns
+        nll = 0.0
+        for column in range(columns):
+            c = 0.0
+            for target in stream[column * length + 1:(column + 1) * length]:
+                c = (c + math.tanh(1.0)) / 2
+                h = math.tanh(c) / (1 + math.exp(-0.5))
+                nll += math.log(sum(math.exp(w[v] * h + b[v]) for v in w)) - (w[target] * h + b[target])
+        data = batchify(encode(text, {word: i for i, word in enumerate(itos)}), columns)
+        assert evaluate(model, data, bptt=2) == pytest.approx(math.exp(nll / (columns * (length - 1))), rel=1e-12)
+
+
+def test_a_word_outside_the_training_vocabulary_fails_naming_file_and_line(corpus, tmp_path, capsys):
+    valid = tmp_path / "valid.txt"
+    valid.write_text("the cat sees the ball\nthe zebra sees the ball\n")
+    with pytest.raises(SystemExit) as failure:
+        train_lm.main(arguments(corpus, tmp_path / "out", SPEC, valid=valid))
+    assert failure.value.code == 1
+    assert f"{valid}, line 2: 'zebra' is not in the training vocabulary" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "checkpoint.pt").exists()
+
+
+def test_a_wrong_spec_key_is_named():
+    with pytest.raises(ValueError, match=r"missing keys \['clip'\], unknown keys \['clipping'\]"):
+        resolve({**{k: v for k, v in SPEC.items() if k != "clip"}, "clipping": 5})
+    with pytest.raises(ValueError, match="takes loss_params"):
+        resolve({**SPEC, "loss": "beta"})
+
+
+def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path):
+    stream = torch.arange(1000)
+    spec = resolve({**SPEC, "train_slice": {"length": 300, "start": None}})
+    chosen = training_stream(spec, stream)
+    assert len(chosen) == 300 and torch.equal(chosen, torch.arange(chosen[0], chosen[0] + 300))
+    assert torch.equal(training_stream(spec, stream), chosen)  # drawn from the seed
+    assert torch.equal(training_stream({**spec, "train_slice": {"length": 300, "start": 7}}, stream), torch.arange(7, 307))
+
+    spec = {**SPEC, "loss": "beta", "loss_params": {"beta": 1.0, "tau": 10.0}, "dropout": 0.0, "max_epochs": 2,
+            "unit_norm_embeddings": True, "train_slice": {"length": 2000, "start": None}}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    model, _ = load_language_model(tmp_path / "model.pt", torch.device("cpu"))
+    torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(VOCABULARY))
+    assert 0 < json.loads((tmp_path / "perplexity.json").read_text())["subspace_distance"] <= 1
+
+
+def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
+    itos = ["the", "cat", "sees", "a", "mouse", EOS]
+    spec = resolve({**SPEC, "size": 6})
+    torch.manual_seed(0)
+    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
+    save_language_model(tmp_path / "model.pt", model, spec, itos, epoch=1)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("the cat sees\n\na mouse\n")
+    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--top", "4", "--out", str(tmp_path / "p.json")])
+    results = json.loads((tmp_path / "p.json").read_text())
+    assert [r["phrase"] for r in results] == ["the cat sees", "a mouse"]
+    model.eval()
+    for result in results:
+        hidden = model.init_hidden(1)
+        for word in [EOS] + result["phrase"].split():  # one word at a time, carrying the state
+            logits, _, hidden = model(torch.tensor([[itos.index(word)]]), hidden)
+        scores = logits[0, 0].tolist()
+        expected = sorted(((math.exp(s) / sum(math.exp(t) for t in scores), word) for s, word in zip(scores, itos)), reverse=True)
+        assert [p["word"] for p in result["predictions"]] == [word for _, word in expected[:4]]
+        assert [p["probability"] for p in result["predictions"]] == pytest.approx([p for p, _ in expected[:4]], rel=1e-5)
+
+    phrases.write_text("the cat\nthe zebra sees\n")
+    with pytest.raises(SystemExit) as failure:
+        lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "q.json")])
+    assert failure.value.code == 1
+    assert "line 2, phrase 'the zebra sees': 'zebra' is not in the model's vocabulary" in capsys.readouterr().err
+    assert not (tmp_path / "q.json").exists()

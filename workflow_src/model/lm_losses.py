@@ -1,0 +1,43 @@
+"""The tying paper's augmented loss (Inan et al., 2017, §3, §6.2), one value per target token.
+
+`logits` are W h (N x V), `target` the next-word ids (N), `embedding` the input embedding
+matrix in torch's layout, V x d: row w is the vector l_w of word w, i.e. the matrix is L^T.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from workflow_src.model.losses import cross_entropy
+
+
+def augmented_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
+                   tau: float = 20.0) -> torch.Tensor:
+    """J_aug = KL(ỹ ‖ ŷ) = Σ_i ỹ_i (log ỹ_i - log ŷ_i)                        (Eq. 3.2)
+
+        ŷ = softmax(W h / τ),   ỹ = softmax(L^T u / τ),   u = L y*   (Eqs. 3.1, 3.6, 3.7)
+
+    ỹ is the target distribution and is held constant (no gradient reaches L through it), so
+    the gradient is the paper's ∂J_aug / ∂(W h) = (ŷ - ỹ) / τ (Eq. 3.4); L learns from J_aug
+    only where it produces W h: through the inputs, and through W itself under RE.
+    """
+    with torch.no_grad():
+        log_y_tilde = torch.log_softmax(embedding[target] @ embedding.T / tau, dim=-1)
+    log_y_hat = torch.log_softmax(logits / tau, dim=-1)
+    return (log_y_tilde.exp() * (log_y_tilde - log_y_hat)).sum(-1)
+
+
+def augmented_total_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
+                         gamma: float, tau: float = 20.0) -> torch.Tensor:
+    """J_tot = J + α J_aug,  α = γ τ   (Eq. 3.3, appendix A: τ = 20, γ 0.5-0.8 PTB, 1.0-1.5 WT-2)."""
+    return cross_entropy(logits, target) + gamma * tau * augmented_loss(logits, target, embedding, tau)
+
+
+def beta_mixed_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
+                    beta: float, tau: float = 10.0) -> torch.Tensor:
+    """J_tot = β J_aug τ² |V| + (1 - β) J   (Eq. 6.1, the Figure 1 experiments; τ = 10 in panel a).
+
+    τ² |V| matches the scale of J_aug's gradient to J's as τ -> ∞ (Eq. 4.3)."""
+    vocab_size = embedding.shape[0]
+    return (beta * tau ** 2 * vocab_size * augmented_loss(logits, target, embedding, tau)
+            + (1 - beta) * cross_entropy(logits, target))

@@ -1,0 +1,307 @@
+"""Train one VD-LSTM language model of the tying paper (§6, appendix A), checkpointing every epoch.
+
+`python -m workflow_src.train_lm --spec JSON --train train.txt --valid valid.txt --test test.txt
+ --out-dir DIR [--threads N]`
+
+Text: one sentence per line; the token stream is every line's words followed by `<eos>`; the
+vocabulary is every token of the training file (valid and test must not leave it: PTB and
+WikiText-2 already carry `<unk>`). Each epoch trains on the stream cut into `batch_size` columns,
+in `bptt`-step segments, the state carried (and detached) from one segment to the next, with SGD:
+
+    J = (1/B) Σ_b Σ_t ℓ_{b,t}      Zaremba et al.'s cost, which lr 1 is for (summed over the
+                                   segment, averaged over the batch)
+    ℓ = CE | CE + γτ J_aug (AL, Eq. 3.3) | β τ²|V| J_aug + (1 - β) CE (Figure 1, Eq. 6.1)
+    lr_e = lr · lr_decay^max(0, e - decay_after),  gradients clipped to a global norm of `clip`
+
+and is then scored on the validation stream (eval mode, `eval_batch_size` columns, 10 as in
+pytorch/examples; the remainder dropped, each column read from a zero state):
+PPL = exp((1/N) Σ -log p(w_t | w_<t)). The paper reports the model after its fixed schedule and
+implies no early stopping; we keep the epoch with the best validation perplexity, which under a
+decaying rate is almost always the last.
+
+The spec (JSON); every key is required but those with a default:
+    experiment            name
+    size                  small | medium | large (200 / 650 / 1500 units, §6.1), or a width
+    layers                LSTM layers (2)
+    dropout               drop probability (`lm.DROPOUT`: appendix A's numbers are keep probabilities)
+    reuse_embedding       RE (§4): W = Lᵀ, no output bias
+    loss, loss_params     ce {} | augmented {gamma, tau} | beta {beta, tau}
+    lr, lr_decay, decay_after, clip   the schedule above (`APPENDIX_A[size]` has the paper's)
+    bptt, batch_size      35, 20
+    max_epochs, seed, device (auto | cpu | cuda)
+    eval_batch_size       default 10
+    init_range            U(-r, r) for every weight; default Zaremba's 0.1 / 0.05 / 0.04 by size
+    unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
+    train_slice           default null; {"length": n, "start": i or null}: train on the tokens
+                          [i, i + n) of the stream only, i drawn from the seed when null (Figure 1's
+                          20,000 words); the vocabulary is still the whole file's
+
+In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
+dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
+would), `best.pt`, `metrics.jsonl` (a line per epoch: epoch, lr, train_loss (the mean objective per
+token), train_perplexity, valid_perplexity, best, seconds, tokens_per_second) and, at the end,
+`model.pt` (the best: spec, state_dict, itos, epoch) and
+`perplexity.json` (its validation and test perplexity, and d(Lᵀ, W) of appendix B).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
+from workflow_src.gpu import job_device
+from workflow_src.iwslt import CorpusError
+from workflow_src.model.lm import SIZES, LSTMLanguageModel, perplexity
+from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
+from workflow_src.model.losses import cross_entropy
+from workflow_src.subspace import embedding_output_distance
+from workflow_src.train import log, spec_hash
+from workflow_src.vocab import count_words
+
+EOS = "<eos>"
+APPENDIX_A = {
+    "small": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 5, "clip": 5.0},
+    "medium": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 10, "clip": 5.0},
+    "large": {"lr": 1.0, "lr_decay": 0.97, "decay_after": 1, "clip": 6.0},
+}
+INIT_RANGE = {"small": 0.1, "medium": 0.05, "large": 0.04}  # Zaremba et al. (2014)
+REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
+            "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
+DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None}
+LOSSES = {
+    "ce": ((), lambda logits, target, embedding: cross_entropy(logits, target)),
+    "augmented": (("gamma", "tau"), augmented_total_loss),
+    "beta": (("beta", "tau"), beta_mixed_loss),
+}
+
+
+def resolve(spec: dict) -> dict:
+    """The spec with its defaults, or a ValueError naming the missing or unknown key."""
+    missing = [key for key in REQUIRED if key not in spec]
+    unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS))
+    if missing or unknown:
+        raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
+    if spec["size"] not in SIZES and not (isinstance(spec["size"], int) and spec["size"] > 0):
+        raise ValueError(f"language-model spec: size {spec['size']!r} is not one of {list(SIZES)} or a width")
+    if spec["loss"] not in LOSSES:
+        raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(LOSSES)}")
+    names = LOSSES[spec["loss"]][0]
+    if set(spec["loss_params"]) != set(names):
+        raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
+    return {**DEFAULTS, **spec}
+
+
+def learning_rate(spec: dict, epoch: int) -> float:
+    """lr_e = lr · lr_decay^max(0, e - decay_after), epochs counted from 1 (appendix A)."""
+    return spec["lr"] * spec["lr_decay"] ** max(0, epoch - spec["decay_after"])
+
+
+def build_vocabulary(path: Path) -> list[str]:
+    """Every token of the training file (each line's words and `<eos>`), most frequent first."""
+    return [word for word, _ in count_words(line + f" {EOS}" for line in read_lines(path))]
+
+
+def encode(path: Path, word_ids: dict[str, int]) -> torch.Tensor:
+    """The file as one stream of ids: each line's words, then `<eos>`."""
+    ids = []
+    for number, line in enumerate(read_lines(path), start=1):
+        for word in line.split() + [EOS]:
+            if word not in word_ids:
+                raise CorpusError(f"{path}, line {number}: {word!r} is not in the training vocabulary "
+                                  "(language-model corpora are closed-vocabulary: map it to <unk>)")
+            ids.append(word_ids[word])
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """The stream cut into `batch_size` contiguous columns (T x B), the remainder dropped."""
+    length = len(stream) // batch_size
+    if length < 2:
+        raise CorpusError(f"{len(stream)} tokens are too few for {batch_size} columns")
+    return stream[:length * batch_size].view(batch_size, length).t().contiguous()
+
+
+def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """(inputs, next-word targets) for each `bptt`-step segment of batchified data."""
+    for start in range(0, len(data) - 1, bptt):
+        end = min(start + bptt, len(data) - 1)
+        yield data[start:end], data[start + 1:end + 1]
+
+
+def predicted_tokens(data: torch.Tensor) -> int:
+    """N: every token of batchified data but each column's first is predicted."""
+    return (len(data) - 1) * data.shape[1]
+
+
+def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
+    size = spec["size"]
+    init_range = spec["init_range"] or INIT_RANGE.get(size, 0.1)
+    return LSTMLanguageModel(vocab_size, SIZES.get(size, size), spec["layers"], spec["dropout"],
+                             spec["reuse_embedding"], init_range)
+
+
+def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:
+    with atomic_output(path) as tmp:
+        torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch}, tmp)
+
+
+def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageModel, list[str]]:
+    saved = torch.load(path, map_location=device, weights_only=False)
+    model = build_model(saved["spec"], len(saved["itos"]))
+    model.load_state_dict(saved["state_dict"])
+    return model.to(device).eval(), saved["itos"]
+
+
+def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
+    with torch.no_grad():
+        model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
+
+
+@torch.no_grad()
+def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int) -> float:
+    """Perplexity of batchified data, each column read from a zero state."""
+    model.eval()
+    hidden = model.init_hidden(data.shape[1])
+    nll = 0.0
+    for inputs, targets in segments(data, bptt):
+        logits, _, hidden = model(inputs, hidden)
+        nll += cross_entropy(logits.flatten(0, 1), targets.flatten()).double().sum().item()
+    return perplexity(nll, predicted_tokens(data))
+
+
+def train_epoch(model, data, spec, optimiser, objective) -> tuple[float, float, int]:
+    """One pass over the batchified training data: the sums of the objective and of the CE over
+    its predicted tokens, and their number."""
+    model.train()
+    hidden = model.init_hidden(data.shape[1])
+    total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
+    for inputs, targets in tqdm(list(segments(data, spec["bptt"])), desc="segments", file=sys.stderr,
+                                mininterval=10, leave=False):
+        logits, _, hidden = model(inputs, hidden)
+        logits, targets = logits.flatten(0, 1), targets.flatten()
+        per_token = objective(logits, targets, model.embedding.weight)
+        optimiser.zero_grad(set_to_none=True)
+        (per_token.sum() / data.shape[1]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), spec["clip"])
+        optimiser.step()
+        if spec["unit_norm_embeddings"]:
+            normalise_embedding_rows(model)
+        total = total + per_token.detach().double().sum()
+        nll = nll + (per_token if spec["loss"] == "ce" else cross_entropy(logits, targets)).detach().double().sum()
+    return total.item(), nll.item(), predicted_tokens(data)
+
+
+def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
+    if spec["train_slice"] is None:
+        return stream
+    length, start = spec["train_slice"]["length"], spec["train_slice"].get("start")
+    if length > len(stream):
+        raise ValueError(f"train_slice of {length} tokens is longer than the training stream ({len(stream)})")
+    if start is None:
+        start = random.Random(spec["seed"]).randrange(len(stream) - length + 1)
+    log(f"training on tokens [{start}, {start + length}) of {len(stream)}")
+    return stream[start:start + length]
+
+
+def train(spec: dict, args, device: torch.device) -> None:
+    out_dir: Path = args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
+    torch.set_num_threads(args.threads)
+    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
+
+    itos = build_vocabulary(args.train)
+    word_ids = {word: i for i, word in enumerate(itos)}
+    train_stream = training_stream(spec, encode(args.train, word_ids))
+    train_data = batchify(train_stream, spec["batch_size"]).to(device)
+    valid_data, test_data = (batchify(encode(path, word_ids), spec["eval_batch_size"]).to(device)
+                             for path in (args.valid, args.test))
+    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, test {test_data.numel()}")
+
+    torch.manual_seed(spec["seed"])
+    model = build_model(spec, len(itos)).to(device)
+    if spec["unit_norm_embeddings"]:
+        normalise_embedding_rows(model)
+    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
+    names, loss = LOSSES[spec["loss"]]
+    objective = functools.partial(loss, **spec["loss_params"]) if names else loss
+    history, best, start_epoch = [], float("inf"), 1
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
+        if saved["spec_hash"] == spec_hash(spec):
+            model.load_state_dict(saved["model"])
+            history, best, start_epoch = saved["history"], saved["best"], saved["epoch"] + 1
+            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+        else:
+            log(f"{checkpoint_path} belongs to another spec; starting over")
+
+    for epoch in range(start_epoch, spec["max_epochs"] + 1):
+        torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
+        lr = learning_rate(spec, epoch)
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        started = time.perf_counter()
+        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective)
+        seconds = time.perf_counter() - started
+        valid_perplexity = evaluate(model, valid_data, spec["bptt"])
+        improved = valid_perplexity < best
+        if improved:
+            best = valid_perplexity
+            save_language_model(best_path, model, spec, itos, epoch)
+        record = {"epoch": epoch, "lr": lr, "train_loss": train_loss / train_tokens,
+                  "train_perplexity": perplexity(train_nll, train_tokens),
+                  "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
+                  "tokens_per_second": round(train_data.numel() / seconds, 1)}
+        history.append(record)
+        log(json.dumps(record))
+        with atomic_output(checkpoint_path) as tmp:
+            torch.save({"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
+                        "history": history, "best": best}, tmp)
+        write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+
+    model, _ = load_language_model(best_path, device)
+    best_epoch = min(history, key=lambda r: r["valid_perplexity"])["epoch"]
+    result = {
+        "experiment": spec["experiment"], "best_epoch": best_epoch,
+        "valid_perplexity": evaluate(model, valid_data, spec["bptt"]),
+        "test_perplexity": evaluate(model, test_data, spec["bptt"]),
+        "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
+        "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
+                       "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
+    }
+    with atomic_output(out_dir / "model.pt") as tmp:
+        shutil.copyfile(best_path, tmp)
+    write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
+    log(f"done: {json.dumps(result)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=json.loads, required=True, help="the experiment spec (JSON; keys above)")
+    for name in ("train", "valid", "test"):
+        parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    try:
+        spec = resolve(args.spec)
+        with job_device(spec["device"]) as device:
+            train(spec, args, device)
+    except CorpusError as err:
+        parser.exit(1, f"train_lm: error: {err}\n")
+
+
+if __name__ == "__main__":
+    main()
