@@ -23,6 +23,7 @@ wildcard_constraints:
     kind=r"word2vec|fasttext",
     merges=r"\d+",
     search=r"greedy|beam\d+",
+    corpus=r"[a-z0-9]+",
 
 
 def limits(kind):

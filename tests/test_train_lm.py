@@ -16,7 +16,8 @@ import torch
 from tests.conftest import REPO
 from workflow_src import lm_predict, train_lm
 from workflow_src.model.lm import LSTMLanguageModel
-from workflow_src.train_lm import (APPENDIX_A, EOS, batchify, build_vocabulary, encode, evaluate, learning_rate,
+from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
+from workflow_src.train_lm import (EOS, batchify, build_vocabulary, encode, evaluate, learning_rate,
                                    load_language_model, resolve, save_language_model, training_stream)
 
 SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")

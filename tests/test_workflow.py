@@ -58,6 +58,13 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
                     assert layout.hypothesis_path("iwslt16", pair, name, seed) in planned
     assert layout.neighbours_path(registry.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
     assert "results/benchmarks/synmargin/figure2.json" in planned and "results/synmargin/table2.md" in planned
+    # the tying paper: every size and variant on PTB, all but large on WikiText-2, small on its halves
+    for experiment in registry.language_models():
+        for corpus in ("ptb", "wikitext2", "wikitext2part1", "wikitext2part2"):
+            path = layout.lm_dir(registry.Job(corpus, "lm", experiment, 1)) + "/perplexity.json"
+            expected = corpus == "ptb" or (corpus == "wikitext2" and "large" not in experiment) or "small" in experiment
+            assert (path in planned) == expected, path
+    assert "results/tying/figure2.png" in planned and "results/tying/table3.csv" in planned
 
 
 def test_bad_config_key_is_named(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.atomic import read_lines
 from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, ParameterTable,
-                                   RareWordTable)
+                                   PerplexityTable, RareWordTable)
 from workflow_src.vocab import read_counts
 
 
@@ -195,6 +195,41 @@ def neighbours(artefact: NeighbourTable, ctx: Context, benchmark: str):
     footer = [f"Teacher-forced predictions on the {column.dataset} {column.pair} test set ({words} reference words "
               f"with their own vector), cosine similarities; ours: the mean over seeds {' '.join(map(str, seeds))}.",
               *notes]
+    return columns, rows, footer
+
+
+@table.register
+def perplexities(artefact: PerplexityTable, ctx: Context, benchmark: str):
+    """Tying Tables 1-3: validation and test perplexity, the paper's beside ours (mean over seeds),
+    and the number of parameters; rows of other papers as the paper reports them."""
+    columns = ["experiment", *artefact.label_columns]
+    for corpus in artefact.columns:
+        for split in ("valid", "test"):
+            columns += [f"{corpus.name} {split} paper", f"{corpus.name} {split} ours", f"{corpus.name} {split} diff"]
+    columns += ["units ours"] + [f"{corpus.name} parameters ours" for corpus in artefact.columns] + ["seeds", "note"]
+    computed = {(row.experiment, corpus): jobs for row, corpus, jobs in layout.computed_cells(artefact, ctx)}
+    rows = []
+    for row in layout.selected_rows(ctx, artefact):
+        out, notes = {"experiment": row.experiment, **row.label}, [row.note] if row.note else []
+        for corpus in artefact.columns:
+            jobs = computed.get((row.experiment, corpus), [])
+            if row.experiment and (row.experiment, corpus) in computed and not jobs:
+                notes.append(ctx.corpus_status(corpus))
+            results = [json.loads(Path(f"{layout.lm_dir(j)}/perplexity.json").read_text()) for j in jobs]
+            for split in ("valid", "test"):
+                paper, ours = row.paper.get(f"{corpus.name} {split}"), mean([r[f"{split}_perplexity"] for r in results])
+                out |= {f"{corpus.name} {split} paper": paper, f"{corpus.name} {split} ours": ours,
+                        f"{corpus.name} {split} diff": ours - paper if None not in (ours, paper) else None}
+            if results:  # the vocabulary, and so the size, is the corpus's
+                out[f"{corpus.name} parameters ours"] = results[0]["parameters"]
+                out["units ours"] = results[0]["units"]  # config lm.sizes: the paper's, or toy ones
+                out["seeds"] = " ".join(str(j.seed) for j in jobs)
+        if row.experiment and not any(key in computed for key in ((row.experiment, c) for c in artefact.columns)):
+            notes.append("not in the paper for these corpora")
+        out["note"] = "; ".join(n for n in notes if n)
+        rows.append(out)
+    footer = ["Perplexity exp(mean negative log-likelihood per token, <eos> included) of the epoch with the best "
+              "validation perplexity; ours: the mean over seeds. A cell is computed where the paper reports one."]
     return columns, rows, footer
 
 

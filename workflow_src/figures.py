@@ -15,7 +15,8 @@ import numpy as np  # noqa: E402
 
 from workflow_src.analysis import read_metrics  # noqa: E402
 from workflow_src.atomic import atomic_output  # noqa: E402
-from workflow_src.registry import Context, Figure, LearningCurves, Throughput  # noqa: E402
+from workflow_src.layout import lm_dir  # noqa: E402
+from workflow_src.registry import Context, Figure, LearningCurves, PerplexityCurves, Throughput  # noqa: E402
 
 
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
@@ -27,14 +28,32 @@ def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
         if not histories:
             continue
         epochs = min(len(h) for h in histories)
-        bleu = np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories])
-        x = np.arange(1, epochs + 1)
-        line, = ax.plot(x, bleu.mean(0), marker="o", label=system.name)
-        if len(histories) > 1:
-            ax.fill_between(x, bleu.min(0), bleu.max(0), alpha=0.2, color=line.get_color())
+        curve(ax, system.name, np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories]))
     ax.set(title=panel.title, xlabel="epoch", ylabel="development BLEU")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()
+
+
+def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
+    """Validation perplexity against epoch: the mean over seeds, and their range when there are several."""
+    if ctx.corpus_status(panel.corpus):
+        ax.text(0.5, 0.5, ctx.corpus_status(panel.corpus), ha="center", va="center", wrap=True, transform=ax.transAxes)
+    for system in panel.systems:
+        histories = [[json.loads(line) for line in Path(f"{lm_dir(j)}/metrics.jsonl").read_text().splitlines()]
+                     for j in ctx.lm_jobs(panel.corpus, system.experiment)]
+        if histories:
+            curve(ax, system.name, np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories]))
+    ax.set(title=panel.title, xlabel="epoch", ylabel="validation perplexity")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.legend()
+
+
+def curve(ax, label: str, values: np.ndarray) -> None:
+    """One line per system over epochs (seeds x epochs): the mean, and the range over seeds."""
+    x = np.arange(1, values.shape[1] + 1)
+    line, = ax.plot(x, values.mean(0), marker="o", label=label)
+    if len(values) > 1:
+        ax.fill_between(x, values.min(0), values.max(0), alpha=0.2, color=line.get_color())
 
 
 def throughput(ax, panel: Throughput, benchmark: dict) -> None:
@@ -58,6 +77,8 @@ def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_pat
             benchmark = json.loads(Path(benchmark_path).read_text())
             throughput(ax, panel, benchmark)
             ax.text(0, -0.18, textwrap.fill(benchmark["note"], 12 * 6), transform=ax.transAxes, fontsize=7, va="top")
+        elif isinstance(panel, PerplexityCurves):
+            perplexity_curves(ax, panel, ctx)
         else:
             learning_curves(ax, panel, ctx)
     fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Experiment, Figure, Job, NeighbourTable, ParameterTable,
-                                   RareWordTable, Row, ScoreTable, Throughput, artefact)
+from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job, NeighbourTable,
+                                   ParameterTable, PerplexityCurves, PerplexityTable, RareWordTable, Row, ScoreTable,
+                                   Throughput, artefact, language_models)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -63,6 +64,15 @@ def neighbours_path(job: Job) -> str:
     return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/test.neighbours.json"
 
 
+def lm_dir(job: Job) -> str:
+    """A language model's folder: model.pt, metrics.jsonl, perplexity.json."""
+    return f"{RESULTS}/lm/{job.dataset}/{job.experiment}/seed{job.seed}"
+
+
+def lm_data_dir(dataset: str) -> str:
+    return f"{RESULTS}/data/{dataset}"
+
+
 def benchmark_path(paper: str, artefact_id: str) -> str:
     return f"{RESULTS}/benchmarks/{paper}/{artefact_id}.json"
 
@@ -88,6 +98,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
                for name, d in config["datasets"].items() if "pairs" in d},
         rows=None if rows == "all" else tuple(rows),
         grid={name: tuple(values) for name, values in settings.get("tune", {}).items()},
+        corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
     )
 
 
@@ -142,6 +153,18 @@ def _(table: NeighbourTable, ctx, paper, artefact_id):
     return files
 
 
+def computed_cells(table: PerplexityTable, ctx: Context) -> list[tuple[Row, Corpus, list[Job]]]:
+    """(row, corpus, its jobs) of every cell we compute: rows with an experiment, where the paper
+    reports a number."""
+    return [(row, corpus, ctx.lm_jobs(corpus, row.experiment)) for row in selected_rows(ctx, table) if row.experiment
+            for corpus in table.columns if any(key.startswith(f"{corpus.name} ") for key in row.paper)]
+
+
+@inputs.register
+def _(table: PerplexityTable, ctx, paper, artefact_id):
+    return [f"{lm_dir(j)}/perplexity.json" for _, _, jobs in computed_cells(table, ctx) for j in jobs]
+
+
 @inputs.register
 def _(table: ExampleTable, ctx, paper, artefact_id):
     column = table.column
@@ -159,6 +182,8 @@ def _(figure: Figure, ctx, paper, artefact_id):
     for panel in figure.panels:
         if isinstance(panel, Throughput):
             files.append(benchmark_path(paper, artefact_id))
+        elif isinstance(panel, PerplexityCurves):
+            files += [f"{lm_dir(j)}/metrics.jsonl" for s in panel.systems for j in ctx.lm_jobs(panel.corpus, s.experiment)]
         else:
             files += [metrics_path(j) for s in panel.systems for j in ctx.system_jobs(panel.column, s)]
     return files
@@ -188,4 +213,42 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
             "lr": train["lr"][experiment.lr_group or experiment.output_layer],
             **{key: train[key] for key in ("batch_size", "max_epochs", "patience", "selection", "clip", "init_scale")},
         },
+    }
+
+
+def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
+    """The full spec of one language model (`workflow_src.train_lm`): the paper's settings for its
+    size and corpus (`papers.tying`) and the configured ones (config `lm`)."""
+    from workflow_src.papers import tying
+
+    model = language_models()[name]
+    if "lm" not in config:
+        raise ValueError(f"language model {name}: the config has no `lm` section (config.yaml has one to copy)")
+    lm = config["lm"]
+    corpus = Corpus(dataset, dataset).base
+    if model.beta is not None:
+        loss, params = "beta", {"beta": model.beta, "tau": model.tau}
+    elif model.augmented:
+        loss, params = "augmented", {"gamma": lm["gamma"][corpus], "tau": tying.TAU}
+    else:
+        loss, params = "ce", {}
+    if model.size not in lm["sizes"]:
+        raise ValueError(f"lm.sizes: no width configured for {model.size!r} (language model {name})")
+    if model.size not in tying.DROPOUT.get(corpus, {}):
+        raise ValueError(f"language model {name}: the paper gives no {model.size} dropout for {corpus}")
+    return {
+        "experiment": name,
+        "size": lm["sizes"][model.size],
+        "layers": tying.LAYERS,
+        "dropout": tying.DROPOUT[corpus][model.size],
+        "reuse_embedding": model.reuse_embedding,
+        "loss": loss,
+        "loss_params": params,
+        **tying.SCHEDULE[model.size],
+        "bptt": lm["bptt"],
+        "batch_size": lm["batch_size"],
+        "max_epochs": lm["max_epochs"][model.size],
+        "seed": seed,
+        "device": config["train"]["device"],
+        "init_range": tying.INIT_RANGE[model.size],
     }

@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Mapping
 
-PAPERS = ("vmf", "synmargin")
+PAPERS = ("vmf", "synmargin", "tying")
 
 UNITS = ("word", "bpe", "emb")
 OUTPUT_LAYERS = ("softmax", "continuous")
@@ -93,6 +93,14 @@ class Context:
     pairs: Mapping[str, tuple[str, ...]]  # configured data set -> its pairs
     rows: tuple[str, ...] | None = None  # the rows (experiments) selected, None for all
     grid: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # tuned parameter -> values
+    corpora: tuple[str, ...] = ()  # configured language-modelling data sets
+
+    def corpus_status(self, corpus: "Corpus") -> str:
+        """'' when the corpus (or the data set it partitions) is configured, else why it is empty."""
+        return "" if corpus.base in self.corpora else f"{corpus.name}: data set {corpus.base} not configured"
+
+    def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
+        return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.seeds]
 
     def candidates(self, experiment: str, tune: str | None) -> list[str]:
         """The experiments a row chooses among on the development set: itself, or one variant
@@ -218,7 +226,7 @@ class Throughput:
 @dataclasses.dataclass(frozen=True)
 class Figure:
     title: str
-    panels: tuple[LearningCurves | Throughput, ...]
+    panels: tuple  # LearningCurves | Throughput | PerplexityCurves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,6 +237,60 @@ class ParameterTable:
     title: str
     rows: tuple[Row, ...]  # paper: {"input": params, "output": params, "ms": time per batch}
     label_columns: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class LanguageModel:
+    """One language model of the tying paper (independent of data set and seed): the VD-LSTM,
+    with reused embeddings (RE: W = L^T, no output bias) and/or the augmented loss (AL, its
+    gamma per data set from config `lm.gamma`), or Figure 1's beta-mixed loss."""
+
+    size: str | int  # small | medium | large (the appendix's schedule and dropout), or a width
+    reuse_embedding: bool = False
+    augmented: bool = False
+    beta: float | None = None  # Figure 1: J_tot = beta J_aug tau^2 |V| + (1 - beta) J
+    tau: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Corpus:
+    """A column of language-modelling results: one corpus (`datasets` key, or a partition of
+    one: `<dataset>part<k>`, the k-th of `parts` equal line ranges of its training text)."""
+
+    dataset: str
+    header: str
+
+    @property
+    def name(self) -> str:
+        return self.header
+
+    @property
+    def base(self) -> str:
+        return self.dataset.split("part")[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class PerplexityTable:
+    """Validation and test perplexity per language model (rows) and corpus (columns). A row
+    without an experiment is another paper's result, shown as the paper reports it; a cell is
+    computed where the paper reports one."""
+
+    title: str
+    columns: tuple[Corpus, ...]
+    rows: tuple[Row, ...]  # paper: {"<corpus> valid": ppl, "<corpus> test": ppl}
+    label_columns: tuple[str, ...]
+
+    def row_experiments(self) -> list[str]:
+        return [row.experiment for row in self.rows]
+
+
+@dataclasses.dataclass(frozen=True)
+class PerplexityCurves:
+    """A figure panel: validation perplexity against epoch, one line per language model."""
+
+    title: str
+    corpus: Corpus
+    systems: tuple[System, ...]
 
 
 def paper_module(paper: str):
@@ -262,9 +324,17 @@ def experiment(name: str) -> Experiment:
 
 
 def all_experiments() -> dict[str, Experiment]:
-    merged: dict[str, Experiment] = {}
+    return _merged("EXPERIMENTS")
+
+
+def language_models() -> dict[str, LanguageModel]:
+    return _merged("LANGUAGE_MODELS")
+
+
+def _merged(attribute: str) -> dict:
+    merged = {}
     for paper in PAPERS:
-        for name, experiment in paper_module(paper).EXPERIMENTS.items():
+        for name, experiment in getattr(paper_module(paper), attribute, {}).items():
             if name in merged and merged[name] != experiment:
                 raise ValueError(f"experiment {name!r} is defined differently by two papers")
             merged[name] = experiment

@@ -1,7 +1,7 @@
 """Train one VD-LSTM language model of the tying paper (§6, appendix A), checkpointing every epoch.
 
 `python -m workflow_src.train_lm --spec JSON --train train.txt --valid valid.txt --test test.txt
- --out-dir DIR [--threads N]`
+ [--vocabulary-text whole-train.txt] --out-dir DIR [--threads N]`
 
 Text: one sentence per line; the token stream is every line's words followed by `<eos>`; the
 vocabulary is every token of the training file (valid and test must not leave it: PTB and
@@ -23,14 +23,14 @@ The spec (JSON); every key is required but those with a default:
     experiment            name
     size                  small | medium | large (200 / 650 / 1500 units, §6.1), or a width
     layers                LSTM layers (2)
-    dropout               drop probability (`lm.DROPOUT`: appendix A's numbers are keep probabilities)
+    dropout               drop probability (`papers.tying.DROPOUT`: appendix A's numbers are keep probabilities)
     reuse_embedding       RE (§4): W = Lᵀ, no output bias
     loss, loss_params     ce {} | augmented {gamma, tau} | beta {beta, tau}
-    lr, lr_decay, decay_after, clip   the schedule above (`APPENDIX_A[size]` has the paper's)
+    lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
     bptt, batch_size      35, 20
     max_epochs, seed, device (auto | cpu | cuda)
     eval_batch_size       default 10
-    init_range            U(-r, r) for every weight; default Zaremba's 0.1 / 0.05 / 0.04 by size
+    init_range            U(-r, r) for every weight; default 0.1 (`papers.tying.INIT_RANGE` per size)
     unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
     train_slice           default null; {"length": n, "start": i or null}: train on the tokens
                           [i, i + n) of the stream only, i drawn from the seed when null (Figure 1's
@@ -41,7 +41,7 @@ dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an u
 would), `best.pt`, `metrics.jsonl` (a line per epoch: epoch, lr, train_loss (the mean objective per
 token), train_perplexity, valid_perplexity, best, seconds, tokens_per_second) and, at the end,
 `model.pt` (the best: spec, state_dict, itos, epoch) and
-`perplexity.json` (its validation and test perplexity, and d(Lᵀ, W) of appendix B).
+`perplexity.json` (its validation and test perplexity, units per layer, parameter count, and d(Lᵀ, W) of appendix B).
 """
 
 from __future__ import annotations
@@ -71,12 +71,6 @@ from workflow_src.train import log, spec_hash
 from workflow_src.vocab import count_words
 
 EOS = "<eos>"
-APPENDIX_A = {
-    "small": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 5, "clip": 5.0},
-    "medium": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 10, "clip": 5.0},
-    "large": {"lr": 1.0, "lr_decay": 0.97, "decay_after": 1, "clip": 6.0},
-}
-INIT_RANGE = {"small": 0.1, "medium": 0.05, "large": 0.04}  # Zaremba et al. (2014)
 REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
             "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
 DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None}
@@ -147,7 +141,7 @@ def predicted_tokens(data: torch.Tensor) -> int:
 
 def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
     size = spec["size"]
-    init_range = spec["init_range"] or INIT_RANGE.get(size, 0.1)
+    init_range = spec["init_range"] or 0.1
     return LSTMLanguageModel(vocab_size, SIZES.get(size, size), spec["layers"], spec["dropout"],
                              spec["reuse_embedding"], init_range)
 
@@ -222,7 +216,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     torch.set_num_threads(args.threads)
     log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
 
-    itos = build_vocabulary(args.train)
+    itos = build_vocabulary(args.vocabulary_text or args.train)
     word_ids = {word: i for i, word in enumerate(itos)}
     train_stream = training_stream(spec, encode(args.train, word_ids))
     train_data = batchify(train_stream, spec["batch_size"]).to(device)
@@ -278,6 +272,8 @@ def train(spec: dict, args, device: torch.device) -> None:
         "valid_perplexity": evaluate(model, valid_data, spec["bptt"]),
         "test_perplexity": evaluate(model, test_data, spec["bptt"]),
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "units": model.size,
         "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
                        "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
     }
@@ -292,6 +288,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", type=json.loads, required=True, help="the experiment spec (JSON; keys above)")
     for name in ("train", "valid", "test"):
         parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
+    parser.add_argument("--vocabulary-text", type=Path,
+                        help="the text whose tokens are the vocabulary (default --train; a partition of a "
+                             "corpus keeps the whole corpus's)")
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)

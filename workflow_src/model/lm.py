@@ -29,9 +29,6 @@ import torch.nn.functional as F
 from torch import nn
 
 SIZES = {"small": 200, "medium": 650, "large": 1500}  # §6.1; embedding = hidden
-# Appendix A's "dropout probabilities" (PTB 0.7 / 0.5 / 0.35, WikiText-2 0.8 / 0.6) are Zaremba et
-# al.'s keep probabilities (TensorFlow's keep_prob); these are the drop probabilities they mean.
-DROPOUT = {"ptb": {"small": 0.3, "medium": 0.5, "large": 0.65}, "wikitext2": {"small": 0.2, "medium": 0.4}}
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
@@ -66,8 +63,9 @@ def unrolled_lstm(rnn: nn.LSTM, x: torch.Tensor, state: State, state_masks: list
 class LSTMLanguageModel(nn.Module):
     def __init__(self, vocab_size: int, size: int, layers: int = 2, dropout: float = 0.0,
                  reuse_embedding: bool = False, init_range: float = 0.1):
-        """`dropout` is a drop probability (see DROPOUT); `init_range` r draws every parameter
-        from U(-r, r) (Zaremba et al.: 0.1 / 0.05 / 0.04 for small / medium / large)."""
+        """`dropout` is a drop probability (the paper's, per size and corpus: `papers.tying.DROPOUT`);
+        `init_range` r draws every parameter from U(-r, r) (Zaremba et al.: 0.1 / 0.05 / 0.04 for
+        small / medium / large)."""
         super().__init__()
         self.size, self.layers, self.dropout = size, layers, dropout
         self.embedding = nn.Embedding(vocab_size, size)  # weight: V x d, i.e. L^T

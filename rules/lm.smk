@@ -1,0 +1,52 @@
+LM = "results/lm/{dataset}/{experiment}/seed{seed}"
+
+
+def lm_corpus(wildcards):
+    """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
+    data = layout.lm_data_dir(wildcards.dataset)
+    files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
+    base = registry.Corpus(wildcards.dataset, "").base
+    if base != wildcards.dataset:
+        files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
+    return files
+
+
+rule lm_partition:
+    """One of two equal line ranges of a language-modelling corpus's training text (tying Table 2)."""
+    input:
+        expand("results/data/{{corpus}}/{split}.txt", split=["train", "valid", "test"]),
+    output:
+        expand("results/data/{{corpus}}part{{part}}/{split}.txt", split=["train", "valid", "test"]),
+    wildcard_constraints:
+        corpus="|".join(datasets_of_kind("lm")) or "^$",
+        part=r"[12]",
+    log:
+        "logs/data/{corpus}part{part}.log",
+    shell:
+        "{PY}.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
+        "--out-dir results/data/{wildcards.corpus}part{wildcards.part} > {log:q} 2>&1"
+
+
+rule train_lm:
+    """Train one language model of the tying paper on one corpus with one seed (checkpointed)."""
+    input:
+        unpack(lm_corpus),
+    output:
+        model=LM + "/model.pt",
+        metrics=LM + "/metrics.jsonl",
+        perplexity=LM + "/perplexity.json",
+    params:
+        spec=lambda w: json.dumps(layout.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
+        inputs=lambda w, input: cli_args(dict(input.items())),
+        out_dir=LM,
+    log:
+        "logs/lm/{dataset}/{experiment}/seed{seed}.log",
+    threads: config["threads"]["train"]
+    resources:
+        **limits("train"),
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "{PY}.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "--threads {threads} > {log:q} 2>&1"

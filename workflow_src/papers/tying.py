@@ -1,0 +1,115 @@
+"""Inan, Khosravi & Socher, Tying Word Vectors and Word Classifiers: A Loss Framework for
+Language Modeling, ICLR 2017 (`../shared/seeds/002_24e2c70fad893b14.txt`).
+
+Language models are named `lm-<size>-<variant>`: the VD-LSTM (`vd`), with the augmented loss
+(`al`), reused embeddings (`re`) or both (`real`). The appendix's settings per size live here,
+as the paper gives them; what it leaves open (epochs, the gamma of AL within its range) is in
+config `lm:`.
+"""
+
+from workflow_src.registry import (Corpus, Figure, LanguageModel, PerplexityCurves, PerplexityTable, Row, System)
+
+# Appendix A. Its "dropout probabilities" are keep probabilities (Zaremba et al.'s TensorFlow
+# keep_prob; see ../shared/seeds/INDEX.md): these are the drop probabilities.
+SCHEDULE = {  # learning rate 1, decayed by `lr_decay` each epoch after `decay_after`; clipping
+    "small": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 5, "clip": 5.0},
+    "medium": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 10, "clip": 5.0},
+    "large": {"lr": 1.0, "lr_decay": 0.97, "decay_after": 1, "clip": 6.0},
+}
+DROPOUT = {"ptb": {"small": 0.3, "medium": 0.5, "large": 0.65}, "wikitext2": {"small": 0.2, "medium": 0.4}}
+INIT_RANGE = {"small": 0.1, "medium": 0.05, "large": 0.04}  # not stated: Zaremba et al.'s, whose sizes these are
+TAU = 20.0  # appendix A: the temperature of AL
+BPTT, BATCH_SIZE, LAYERS = 35, 20, 2
+
+VARIANTS = {  # suffix -> (the paper's name, RE, AL)
+    "vd": ("VD-LSTM", False, False),
+    "al": ("VD-LSTM+AL", False, True),
+    "re": ("VD-LSTM+RE", True, False),
+    "real": ("VD-LSTM+REAL", True, True),
+}
+SIZE_LABELS = {"small": "Small (200 units)", "medium": "Medium (650 units)", "large": "Large (1500 units)"}
+
+
+def name(size: str, variant: str) -> str:
+    return f"lm-{size}-{variant}"
+
+
+LANGUAGE_MODELS = {
+    name(size, variant): LanguageModel(size, reuse_embedding=re, augmented=al)
+    for size in SIZE_LABELS for variant, (_, re, al) in VARIANTS.items()
+}
+
+PTB, WIKITEXT2 = Corpus("ptb", "PTB"), Corpus("wikitext2", "Wikitext-2")
+PARTITIONS = (Corpus("wikitext2part1", "Wikitext-2, Partition 1"), Corpus("wikitext2part2", "Wikitext-2, Partition 2"))
+
+
+def rows(size: str, corpora: tuple[Corpus, ...], values: dict[str, tuple[float, ...]]) -> tuple[Row, ...]:
+    """A block of Table 1 or 2: per variant, (valid, test) per corpus as the paper prints them."""
+    out = []
+    for variant, numbers in values.items():
+        paper = {}
+        for corpus, (valid, test) in zip(corpora, zip(numbers[::2], numbers[1::2]), strict=True):
+            if valid is not None:
+                paper |= {f"{corpus.name} valid": valid, f"{corpus.name} test": test}
+        out.append(Row(name(size, variant), paper, {"Network": SIZE_LABELS[size], "Model": VARIANTS[variant][0]}))
+    return tuple(out)
+
+
+def reported(model: str, parameters: str, valid: float | None, test: float) -> Row:
+    """A Table 3 row of another paper, as the tying paper reports it."""
+    return Row("", {"PTB valid": valid, "PTB test": test} if valid is not None else {"PTB test": test},
+               {"Model": model, "Parameters": parameters}, note="as the paper reports it; not run here")
+
+
+ARTEFACTS = {
+    "table1": PerplexityTable(
+        title="Final word-level perplexities on the validation and test sets",
+        columns=(PTB, WIKITEXT2),
+        label_columns=("Network", "Model"),
+        rows=(
+            *rows("small", (PTB, WIKITEXT2), {"vd": (92.6, 87.3, 112.2, 105.9), "al": (86.3, 82.9, 110.3, 103.8),
+                                              "re": (89.9, 85.1, 106.1, 100.5), "real": (86.3, 82.7, 105.6, 98.9)}),
+            *rows("medium", (PTB, WIKITEXT2), {"vd": (82.0, 77.7, 100.2, 95.3), "al": (77.4, 74.7, 98.8, 93.1),
+                                               "re": (77.1, 73.9, 92.3, 87.7), "real": (75.7, 73.2, 91.5, 87.0)}),
+            # footnote 5: large models were not trained on Wikitext-2
+            *rows("large", (PTB, WIKITEXT2), {"vd": (76.8, 72.6, None, None), "al": (74.5, 71.2, None, None),
+                                              "re": (72.5, 69.0, None, None), "real": (71.1, 68.5, None, None)}),
+        ),
+    ),
+    "table2": PerplexityTable(
+        title="Small models trained on the two equal partitions of the Wikitext-2 training set",
+        columns=PARTITIONS,
+        label_columns=("Network", "Model"),
+        rows=rows("small", PARTITIONS, {"vd": (159.1, 148.0, 163.19, 148.6), "al": (153.0, 142.5, 156.4, 143.7),
+                                        "re": (152.4, 141.9, 152.5, 140.9), "real": (149.3, 140.6, 150.5, 138.4)}),
+    ),
+    "table3": PerplexityTable(
+        title="Comparison with previous work on the Penn Treebank (word-level validation and test perplexity)",
+        columns=(PTB,),
+        label_columns=("Model", "Parameters"),
+        rows=(
+            reported("RNN (Mikolov & Zweig)", "6M", None, 124.7),
+            reported("RNN+LDA (Mikolov & Zweig)", "7M", None, 113.7),
+            reported("RNN+LDA+KN-5+Cache (Mikolov & Zweig)", "9M", None, 92.0),
+            reported("Deep RNN (Pascanu et al., 2013a)", "6M", None, 107.5),
+            reported("Sum-Prod Net (Cheng et al., 2014)", "5M", None, 100.0),
+            reported("LSTM (medium) (Zaremba et al., 2014)", "20M", 86.2, 82.7),
+            reported("CharCNN (Kim et al., 2015)", "19M", None, 78.9),
+            reported("LSTM (large) (Zaremba et al., 2014)", "66M", 82.2, 78.4),
+            reported("VD-LSTM (large, untied, MC) (Gal, 2015)", "66M", None, 73.4),
+            reported("Pointer Sentinel-LSTM (medium) (Merity et al., 2016)", "21M", 72.4, 70.9),
+            reported("38 Large LSTMs (Zaremba et al., 2014)", "2.51B", 71.9, 68.7),
+            reported("10 Large VD-LSTMs (Gal, 2015)", "660M", None, 68.7),
+            reported("VD-RHN (Zilly et al., 2016)", "32M", 71.2, 68.5),
+            Row(name("large", "real"), {"PTB valid": 71.1, "PTB test": 68.5},
+                {"Model": "VD-LSTM +REAL (large)", "Parameters": "51M"}),
+            reported("VD-RHN +RE (Zilly et al., 2016)", "24M", 68.1, 66.0),
+        ),
+    ),
+    "figure2": Figure(
+        title="Validation perplexity during training on PTB, small (200) and large (1500) networks",
+        panels=tuple(PerplexityCurves(f"{size} ({SIZE_LABELS[size].split('(')[1].rstrip(')')})", PTB,
+                                      tuple(System(VARIANTS[v][0], name(size, v)) for v in VARIANTS))
+                     for size in ("small", "large")),
+    ),
+}
