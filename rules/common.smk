@@ -46,6 +46,8 @@ localrules:
     data_statistics,
     bleu,
     wordnet,
+    lm_phrases,
+    lm_partition,
 
 
 # -- sources -----------------------------------------------------------------------------------

@@ -50,3 +50,37 @@ rule train_lm:
     shell:
         "{PY}.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
+
+
+rule lm_phrases:
+    """The phrases (and the words that follow them) a next-word table asks about, from the registry."""
+    output:
+        "results/{paper}/{artefact}.phrases.tsv",
+    params:
+        lines=lambda w: " ".join(shlex.quote(f"{phrase}\t{following}")
+                                 for phrase, following in registry.artefact(w.paper, w.artefact).phrases),
+    wildcard_constraints:
+        paper=r"[a-z]+",
+        artefact=r"table\d+",
+    shell:
+        "printf '%s\\n' {params.lines} > {output:q}"
+
+
+rule lm_next_words:
+    """A language model's top next-word predictions after each phrase of a table."""
+    input:
+        model=LM + "/model.pt",
+        phrases="results/{paper}/{artefact}.phrases.tsv",
+    output:
+        LM + "/{paper}-{artefact}.next_words.json",
+    params:
+        top=lambda w: registry.artefact(w.paper, w.artefact).top,
+    wildcard_constraints:
+        paper=r"[a-z]+",
+        artefact=r"table\d+",
+    log:
+        "logs/lm/{dataset}/{experiment}/seed{seed}.{paper}-{artefact}.next_words.log",
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "{PY}.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} --out {output:q} > {log:q} 2>&1"

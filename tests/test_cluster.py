@@ -96,19 +96,31 @@ def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(referenc
     assert_same_model(tmp_path / MODEL, reference / MODEL)
 
 
+def one_finished_one_half_way(models: list[Path], process: subprocess.Popen, seconds: float = 600) -> tuple[Path, Path]:
+    """(finished, half way): with one core the models train one after the other, in the order
+    Snakemake picks; wait until one has its model and the other a checkpoint but no model."""
+    deadline = time.time() + seconds
+    while True:
+        for done, running in (models, models[::-1]):
+            if (done / "model.pt").exists() and (running / "checkpoint.pt").exists() and not (running / "model.pt").exists():
+                return done, running
+        assert process.poll() is None, f"snakemake ended first:\n{process.stdout.read()[-3000:]}"
+        assert time.time() < deadline, "no model finished while the other was half way"
+        time.sleep(0.1)
+
+
 def test_an_interrupted_run_does_not_retrain_finished_models(reference, tmp_path):
     config = slice_config(["word2word-ce", "word2bpe-ce"])
     process = start(tmp_path, config, "--cores", "1", "results/table1.csv")
-    wait_for(tmp_path / MODEL / "model.pt", process)
-    wait_for(tmp_path / SECOND / "checkpoint.pt", process)  # the second model is half way
+    finished, half_way = one_finished_one_half_way([tmp_path / MODEL, tmp_path / SECOND], process)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
     process.communicate(timeout=300)
-    finished = (tmp_path / MODEL / "model.pt").stat().st_mtime
+    finished_at = (finished / "model.pt").stat().st_mtime
     out = run(tmp_path, config, "--cores", "1", "results/table1.csv")
     retrained = re.findall(r"rule train:\n(?:[^\n]*\n)*?\s+wildcards: ([^\n]*)", out)
-    assert retrained and not any("experiment=word2word-ce" in w for w in retrained)
-    assert (tmp_path / MODEL / "model.pt").stat().st_mtime == finished
-    assert "resuming after epoch" in (tmp_path / "logs/train/iwslt16/fr-en/word2bpe-ce/seed1.log").read_text()
+    assert retrained and not any(f"experiment={finished.parent.name}," in w for w in retrained)
+    assert (finished / "model.pt").stat().st_mtime == finished_at
+    assert "resuming after epoch" in (tmp_path / f"logs/train/iwslt16/fr-en/{half_way.parent.name}/seed1.log").read_text()
     assert_same_model(tmp_path / MODEL, reference / MODEL)
 
 

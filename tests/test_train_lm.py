@@ -174,7 +174,7 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
     model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
     save_language_model(tmp_path / "model.pt", model, spec, itos, epoch=1)
     phrases = tmp_path / "phrases.txt"
-    phrases.write_text("the cat sees\n\na mouse\n")
+    phrases.write_text("the cat sees\n\na mouse\tsees the cat\n")
     lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--top", "4", "--out", str(tmp_path / "p.json")])
     results = json.loads((tmp_path / "p.json").read_text())
     assert [r["phrase"] for r in results] == ["the cat sees", "a mouse"]
@@ -187,6 +187,11 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
         expected = sorted(((math.exp(s) / sum(math.exp(t) for t in scores), word) for s, word in zip(scores, itos)), reverse=True)
         assert [p["word"] for p in result["predictions"]] == [word for _, word in expected[:4]]
         assert [p["probability"] for p in result["predictions"]] == pytest.approx([p for p, _ in expected[:4]], rel=1e-5)
+    # the word that follows a phrase (after a tab): its probability and rank
+    probability, rank = next((p, i + 1) for i, (p, word) in enumerate(expected) if word == "sees")
+    assert results[1]["next"] == "sees" and results[1]["next_rank"] == rank
+    assert results[1]["next_probability"] == pytest.approx(probability, rel=1e-5)
+    assert "next" not in results[0]
 
     phrases.write_text("the cat\nthe zebra sees\n")
     with pytest.raises(SystemExit) as failure:

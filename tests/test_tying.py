@@ -17,10 +17,11 @@ from workflow_src.papers import tying
 
 
 def closed_vocabulary_sample(valid: str, test: str, lines: int) -> dict[str, bytes]:
-    """train / valid / test from the fixture's held-out texts, every held-out word in train (the
-    corpora are closed-vocabulary: the real training sets contain every word)."""
+    """train / valid / test from the fixture's held-out texts, every held-out word (and Table 4's
+    phrases) in train: the corpora are closed-vocabulary, the real training sets contain every word."""
     valid_lines, test_lines = valid.splitlines()[:lines], test.splitlines()[:lines]
-    train = valid.splitlines()[lines:3 * lines] + valid_lines + test_lines
+    phrases = [f"{phrase} {following}" for phrase, following in tying.ARTEFACTS["table4"].phrases]
+    train = valid.splitlines()[lines:3 * lines] + valid_lines + test_lines + phrases
     return {split: ("\n".join(text) + "\n").encode() for split, text in
             (("train", train), ("valid", valid_lines), ("test", test_lines))}
 
@@ -47,7 +48,7 @@ def tying_run(tmp_path_factory):
     config["train"]["device"] = "cpu"
     config["lm"] = {**config["lm"], "sizes": {"small": 8, "medium": 12, "large": 16},
                     "max_epochs": {"small": 1, "medium": 1, "large": 2}, "batch_size": 4, "bptt": 10}
-    config["papers"] = {"tying": {"table1": {}, "table2": {}, "table3": {}, "figure2": {}}}
+    config["papers"] = {"tying": {"table1": {}, "table2": {}, "table3": {}, "table4": {}, "figure2": {}}}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
@@ -112,3 +113,16 @@ def test_figure2_and_the_specs_follow_the_appendix(tying_run):
     assert spec["dropout"] == 0.4 and spec["loss"] == "augmented"  # WikiText-2 medium keeps 0.6
     assert spec["loss_params"] == {"gamma": config["lm"]["gamma"]["wikitext2"], "tau": 20.0}
     assert spec["reuse_embedding"] and spec["clip"] == 5.0 and spec["decay_after"] == 10
+
+
+def test_table4_shows_each_models_top_predictions_and_the_next_words_probability(tying_run):
+    rows = read_csv(tying_run / "results/tying/table4.csv")
+    table = registry.artefact("tying", "table4")
+    assert [(r["phrase"], r["next word(s)"]) for r in rows] == list(table.phrases)
+    for row in rows:
+        for system in table.systems:
+            predictions = [item.rsplit(" ", 1) for item in row[f"{system.name} ours"].split(", ")]
+            probabilities = [float(p) for _, p in predictions]
+            assert len(predictions) == 10 and probabilities == sorted(probabilities, reverse=True)
+            assert 0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
+            assert row[f"{system.name} paper"]

@@ -65,6 +65,7 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
             expected = corpus == "ptb" or (corpus == "wikitext2" and "large" not in experiment) or "small" in experiment
             assert (path in planned) == expected, path
     assert "results/tying/figure2.png" in planned and "results/tying/table3.csv" in planned
+    assert "results/lm/ptb/lm-large-real/seed1/tying-table4.next_words.json" in planned
 
 
 def test_bad_config_key_is_named(tmp_path):

@@ -1,7 +1,8 @@
-"""The analysis tables: convergence time, rare-word F1, example translations, model size and speed.
+"""The analysis tables: convergence time, rare-word F1, example translations, model size and
+speed, nearest neighbours, perplexities and next-word predictions.
 
-Each builder takes its registry entry and the configuration's `Context` and returns
-(columns, rows, footer) for `render.write_table`.
+Each builder takes its registry entry, the configuration's `Context` and the artefact's paper and
+id, and returns (columns, rows, footer) for `render.write_table`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from pathlib import Path
 
 from workflow_src import layout, registry
 from workflow_src.atomic import read_lines
-from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, ParameterTable,
-                                   PerplexityTable, RareWordTable)
+from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
+                                   ParameterTable, PerplexityTable, RareWordTable)
 from workflow_src.vocab import read_counts
 
 
@@ -57,12 +58,12 @@ def ratio(value: float | None, reference: float | None) -> float | None:
 
 
 @functools.singledispatch
-def table(artefact, ctx: Context, benchmark: str):
+def table(artefact, ctx: Context, paper: str, artefact_id: str):
     raise TypeError(f"no table builder for {type(artefact).__name__}")
 
 
 @table.register
-def convergence(artefact: ConvergenceTable, ctx: Context, benchmark: str):
+def convergence(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str):
     """vMF Table 3. The paper's times are in hours, ours in seconds (toy models train in
     seconds); the ratio to the first system compares the two across scales."""
     columns = ["pair"]
@@ -133,7 +134,7 @@ def binned_f1(references: list[str], hypotheses: list[str], train_counts: dict[s
 
 
 @table.register
-def rare_words(artefact: RareWordTable, ctx: Context, benchmark: str):
+def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: str):
     """vMF Table 5."""
     systems = artefact.systems
     columns = ["training frequency"]
@@ -169,7 +170,7 @@ def rare_words(artefact: RareWordTable, ctx: Context, benchmark: str):
 
 
 @table.register
-def neighbours(artefact: NeighbourTable, ctx: Context, benchmark: str):
+def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: str):
     """Syn-margin Table 2: per statistic (rows), each system's value, the paper's beside ours."""
     columns = ["statistic"]
     for s in artefact.systems:
@@ -199,7 +200,7 @@ def neighbours(artefact: NeighbourTable, ctx: Context, benchmark: str):
 
 
 @table.register
-def perplexities(artefact: PerplexityTable, ctx: Context, benchmark: str):
+def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str):
     """Tying Tables 1-3: validation and test perplexity, the paper's beside ours (mean over seeds),
     and the number of parameters; rows of other papers as the paper reports them."""
     columns = ["experiment", *artefact.label_columns]
@@ -234,7 +235,35 @@ def perplexities(artefact: PerplexityTable, ctx: Context, benchmark: str):
 
 
 @table.register
-def examples(artefact: ExampleTable, ctx: Context, benchmark: str):
+def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: str):
+    """Tying Table 4: per phrase, each system's top predictions, the paper's beside ours, and
+    the probability and rank our models give the word that follows (bold in the paper)."""
+    columns = ["phrase", "next word(s)"]
+    for s in artefact.systems:
+        columns += [f"{s.name} paper", f"{s.name} ours", f"{s.name} ours p(next)", f"{s.name} ours rank of next"]
+    columns += ["note"]
+    if ctx.corpus_status(artefact.corpus):
+        return columns, [{"phrase": p, "next word(s)": f, "note": ctx.corpus_status(artefact.corpus)}
+                         for p, f in artefact.phrases], []
+    predictions = {s.name: [json.loads(Path(layout.next_words_path(j, paper, artefact_id)).read_text())
+                            for j in ctx.lm_jobs(artefact.corpus, s.experiment)][0] for s in artefact.systems}
+    rows = []
+    for i, (phrase, following) in enumerate(artefact.phrases):
+        out = {"phrase": phrase, "next word(s)": following}
+        for s in artefact.systems:
+            ours = predictions[s.name][i]
+            out |= {f"{s.name} paper": artefact.paper.get(phrase, {}).get(s.name),
+                    f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
+                    f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}", f"{s.name} ours rank of next": ours["next_rank"]}
+        rows.append(out)
+    seed = ctx.seeds[0]
+    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase from the start of a "
+              f"sentence (seed {seed}); the paper's as its Table 4 prints them."]
+    return columns, rows, footer
+
+
+@table.register
+def examples(artefact: ExampleTable, ctx: Context, paper: str, artefact_id: str):
     """vMF Table 10: the first test sentence of at least `min_length` tokens, by every system."""
     columns = ["", "text", "note"]
     column = artefact.column
@@ -257,9 +286,9 @@ def examples(artefact: ExampleTable, ctx: Context, benchmark: str):
 
 
 @table.register
-def parameters(artefact: ParameterTable, ctx: Context, benchmark: str):
+def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str):
     """vMF Table 4, from the output-layer benchmark."""
-    measured = json.loads(Path(benchmark).read_text())
+    measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
     columns = ["experiment", *artefact.label_columns]
     quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), ("ms", "ms per batch"))
     for _, name in quantities:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job, NeighbourTable,
+from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job, NeighbourTable, NextWordTable,
                                    ParameterTable, PerplexityCurves, PerplexityTable, RareWordTable, Row, ScoreTable,
                                    Throughput, artefact, language_models)
 from workflow_src.registry import experiment as registry_experiment
@@ -67,6 +67,11 @@ def neighbours_path(job: Job) -> str:
 def lm_dir(job: Job) -> str:
     """A language model's folder: model.pt, metrics.jsonl, perplexity.json."""
     return f"{RESULTS}/lm/{job.dataset}/{job.experiment}/seed{job.seed}"
+
+
+def next_words_path(job: Job, paper: str, artefact_id: str) -> str:
+    """A language model's predictions after the phrases of one artefact."""
+    return f"{lm_dir(job)}/{paper}-{artefact_id}.next_words.json"
 
 
 def lm_data_dir(dataset: str) -> str:
@@ -163,6 +168,11 @@ def computed_cells(table: PerplexityTable, ctx: Context) -> list[tuple[Row, Corp
 @inputs.register
 def _(table: PerplexityTable, ctx, paper, artefact_id):
     return [f"{lm_dir(j)}/perplexity.json" for _, _, jobs in computed_cells(table, ctx) for j in jobs]
+
+
+@inputs.register
+def _(table: NextWordTable, ctx, paper, artefact_id):
+    return [next_words_path(j, paper, artefact_id) for s in table.systems for j in ctx.lm_jobs(table.corpus, s.experiment)]
 
 
 @inputs.register

@@ -31,26 +31,33 @@ def next_word_probabilities(model: LSTMLanguageModel, ids: list[int]) -> torch.T
 
 
 def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int) -> list[dict]:
-    """The `top` predictions after each nonblank line."""
+    """The `top` predictions after each nonblank line; a line `phrase<TAB>next words` also gets the
+    probability and rank of the first next word."""
     word_ids = {word: i for i, word in enumerate(itos)}
     results = []
     for number, phrase in enumerate(lines, start=1):
         if not phrase.strip():
             continue
-        for word in phrase.split():
+        phrase, _, following = phrase.partition("\t")
+        for word in phrase.split() + following.split()[:1]:
             if word not in word_ids:
                 raise CorpusError(f"line {number}, phrase {phrase!r}: {word!r} is not in the model's vocabulary")
         probabilities = next_word_probabilities(model, [word_ids[w] for w in [EOS] + phrase.split()])
         best = probabilities.topk(min(top, len(itos)))
-        results.append({"phrase": phrase, "predictions": [
-            {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())]})
+        result = {"phrase": phrase, "predictions": [
+            {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())]}
+        if following:
+            next_word = following.split()[0]
+            result |= {"next": next_word, "next_probability": probabilities[word_ids[next_word]].item(),
+                       "next_rank": int((probabilities > probabilities[word_ids[next_word]]).sum()) + 1}
+        results.append(result)
     return results
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)
-    parser.add_argument("--phrases", type=Path, required=True, help="one phrase per line (blank lines are skipped)")
+    parser.add_argument("--phrases", type=Path, required=True, help="one phrase per line, optionally a tab and the words that follow it (blank lines are skipped)")
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -293,6 +293,19 @@ class PerplexityCurves:
     systems: tuple[System, ...]
 
 
+@dataclasses.dataclass(frozen=True)
+class NextWordTable:
+    """The top next-word predictions of language models (columns) after phrases of a corpus
+    (rows), with the probability of the word that actually follows."""
+
+    title: str
+    corpus: Corpus
+    systems: tuple[System, ...]
+    phrases: tuple[tuple[str, str], ...]  # (phrase, the words that follow it)
+    paper: Mapping[str, Mapping[str, str]]  # phrase -> system name -> the paper's predictions as printed
+    top: int = 10
+
+
 def paper_module(paper: str):
     if paper not in PAPERS:
         raise KeyError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     if isinstance(artefact, registry.ScoreTable):
         columns, rows, footer = score_table(artefact, ctx)
     else:
-        columns, rows, footer = analysis.table(artefact, ctx, layout.benchmark_path(args.paper, args.artefact))
+        columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
     prefix = args.out_prefix
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
                 title, args.data_note, columns, rows, footer)

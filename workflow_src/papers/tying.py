@@ -7,7 +7,8 @@ as the paper gives them; what it leaves open (epochs, the gamma of AL within its
 config `lm:`.
 """
 
-from workflow_src.registry import (Corpus, Figure, LanguageModel, PerplexityCurves, PerplexityTable, Row, System)
+from workflow_src.registry import (Corpus, Figure, LanguageModel, NextWordTable, PerplexityCurves, PerplexityTable, Row,
+                                   System)
 
 # Appendix A. Its "dropout probabilities" are keep probabilities (Zaremba et al.'s TensorFlow
 # keep_prob; see ../shared/seeds/INDEX.md): these are the drop probabilities.
@@ -111,5 +112,36 @@ ARTEFACTS = {
         panels=tuple(PerplexityCurves(f"{size} ({SIZE_LABELS[size].split('(')[1].rstrip(')')})", PTB,
                                       tuple(System(VARIANTS[v][0], name(size, v)) for v in VARIANTS))
                      for size in ("small", "large")),
+    ),
+    "table4": NextWordTable(
+        title="Next-word predictions of the large VD-LSTM and VD-LSTM+REAL after phrases of the PTB test set",
+        corpus=PTB,
+        systems=(System("VD-LSTM", name("large", "vd")), System("VD-LSTM +REAL", name("large", "real"))),
+        phrases=(
+            ("information international said it believes that the complaints filed in", "federal court"),
+            ("oil company refineries ran flat out to prepare for a robust holiday driving season in july and", "august"),
+            ("southmark said it plans to <unk> its <unk> to provide financial results as soon as its audit is", "completed"),
+            ("merieux said the government 's minister of industry science and", "technology"),
+        ),
+        paper={  # Table 4, read row by row out of its column-major layout
+            "information international said it believes that the complaints filed in": {
+                "VD-LSTM": "the 0.27, a 0.13, federal 0.13, N 0.09, <unk> 0.05, an 0.03, august 0.01, new 0.01, "
+                           "response 0.01, connection 0.01",
+                "VD-LSTM +REAL": "federal 0.22, the 0.1, a 0.08, N 0.06, state 0.04"},
+            "oil company refineries ran flat out to prepare for a robust holiday driving season in july and": {
+                "VD-LSTM": "the 0.09, N 0.08, a 0.07, <unk> 0.07, was 0.04, in 0.03, has 0.03, is 0.02, will 0.02, its 0.02",
+                "VD-LSTM +REAL": "august 0.08, N 0.05, early 0.05, september 0.05, the 0.03, a 0.03, in 0.03, that 0.02, "
+                                 "ended 0.02, its 0.02"},
+            "southmark said it plans to <unk> its <unk> to provide financial results as soon as its audit is": {
+                "VD-LSTM": "the 0.06, <unk> 0.05, a 0.05, in 0.04, n't 0.04, to 0.03, likely 0.03, expected 0.03, "
+                           "scheduled 0.01, completed 0.01",
+                "VD-LSTM +REAL": "expected 0.1, completed 0.04, <unk> 0.03, the 0.03, in 0.03, a 0.03, scheduled 0.03, "
+                                 "n't 0.03, due 0.02, to 0.01"},
+            "merieux said the government 's minister of industry science and": {
+                "VD-LSTM": "<unk> 0.33, the 0.06, a 0.01, other 0.01, others 0.01, industry 0.01, commerce 0.01, "
+                           "planning 0.01, management 0.01, mail 0.01",
+                "VD-LSTM +REAL": "<unk> 0.09, health 0.08, development 0.04, the 0.04, a 0.03, industry 0.03, "
+                                 "business 0.02, telecomm. 0.02, human 0.02, other 0.01"},
+        },
     ),
 }
