@@ -22,6 +22,8 @@ rule lm_partition:
         part=r"[12]",
     log:
         "logs/data/{corpus}part{part}.log",
+    conda:
+        "../envs/text.yaml"
     shell:
         "{PY}.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
         "--out-dir results/data/{wildcards.corpus}part{wildcards.part} > {log:q} 2>&1"
