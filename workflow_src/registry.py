@@ -1,8 +1,9 @@
 """The experiment registry: model configurations, and the papers' tables and figures, as data.
 
-A paper module (`workflow_src/papers/<id>.py`) declares `EXPERIMENTS` (name -> Experiment) and
-`ARTEFACTS` (id -> a table or figure). An experiment name is global: two papers naming the same
-experiment mean the same model, trained once (`all_experiments` checks their definitions agree).
+A paper module (`workflow_src/papers/<id>.py`) declares `EXPERIMENTS` (name -> Experiment, the
+translation models), `LANGUAGE_MODELS` (name -> LanguageModel) or both, and `ARTEFACTS` (id -> a
+table or figure). A name is global: two papers naming the same experiment mean the same model,
+trained once (`all_experiments` and `language_models` check their definitions agree).
 The Snakefile expands its targets from here, the training rule resolves a name to a spec, and
 the renderers read results back by the same names.
 """
