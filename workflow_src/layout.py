@@ -9,6 +9,8 @@
     results/embeddings/<lang>/<kind>.vec                target embeddings
     results/align/<dataset>/<pair>/dict.tsv             bilingual dictionary
     results/models/<dataset>/<pair>/<experiment>/seed<N>/   model, metrics, decodes, scores
+    results/data/<corpus>/{train,valid,test}.txt        language-modelling text (and <corpus>part<k>/)
+    results/lm/<corpus>/<language model>/seed<N>/       model, metrics, perplexity.json, next words
     results/benchmarks/<paper>/<artefact>.json          benchmark measurements
     results/<paper>/<table>.{csv,md,html}, <figure>.{png,pdf}   rendered tables and figures
 """
@@ -18,9 +20,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job, NeighbourTable, NextWordTable,
-                                   ParameterTable, PerplexityCurves, PerplexityTable, RareWordTable, Row, ScoreTable,
-                                   Throughput, artefact, language_models)
+from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
+                                   NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
+                                   RareWordTable, Row, ScoreTable, Throughput, artefact, language_models)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -239,6 +241,8 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
     if model.beta is not None:
         loss, params = "beta", {"beta": model.beta, "tau": model.tau}
     elif model.augmented:
+        if corpus not in lm["gamma"]:
+            raise ValueError(f"lm.gamma: no AL weight configured for {corpus} (language model {name})")
         loss, params = "augmented", {"gamma": lm["gamma"][corpus], "tau": tying.TAU}
     else:
         loss, params = "ce", {}
