@@ -46,9 +46,11 @@ def environment(**extra) -> dict:
 def start(workdir: Path, config: dict, *args: str, env=None) -> subprocess.Popen:
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    # Ctrl-C must reach Snakemake however the tests were launched: a shell starts background jobs
+    # with SIGINT ignored, and an ignored signal stays ignored across exec.
     return subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or environment(),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def run(workdir: Path, config: dict, *args: str, env=None) -> str:
