@@ -2,17 +2,15 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from tests.conftest import REPO
+from tests.conftest import REPO, kill_in_second_epoch
 from workflow_src.demo_world import World, WorldSize
 from workflow_src.embeddings import normalise, target_table, write_vec
 from workflow_src.vocab import count_words
@@ -77,14 +75,7 @@ def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
     assert result.returncode == 0, result.stderr
     interrupted = tmp_path / "interrupted"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(command(data, interrupted, SPEC), env=env, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while not (interrupted / "checkpoint.pt").exists() and time.time() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)  # into the second epoch
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert not (interrupted / "model.pt").exists(), "the run finished before it could be interrupted"
+    kill_in_second_epoch(command(data, interrupted, SPEC), interrupted, env)
     result = run(data, interrupted, SPEC)
     assert result.returncode == 0, result.stderr
     assert "resuming after epoch" in result.stderr

@@ -5,15 +5,13 @@ import json
 import math
 import os
 import random
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import torch
 
-from tests.conftest import REPO
+from tests.conftest import REPO, kill_in_second_epoch
 from workflow_src import lm_predict, train_lm
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
@@ -79,14 +77,7 @@ def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
     whole, interrupted = tmp_path / "whole", tmp_path / "interrupted"
     result = subprocess.run(command + arguments(corpus, whole, spec), env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    process = subprocess.Popen(command + arguments(corpus, interrupted, spec), env=env, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while not (interrupted / "checkpoint.pt").exists() and time.time() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)  # into the second epoch
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert not (interrupted / "model.pt").exists(), "the run finished before it could be interrupted"
+    kill_in_second_epoch(command + arguments(corpus, interrupted, spec), interrupted, env)
     result = subprocess.run(command + arguments(corpus, interrupted, spec), env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "resuming after epoch" in result.stderr
