@@ -114,17 +114,24 @@ def test_carried_state_continues_the_sequence_and_is_detached():
     assert not carried[0].requires_grad and not carried[1].requires_grad
 
 
-def test_perplexity_of_a_hand_set_model():
-    """All weights zero but layer 2's g and o biases and the output layer, so that with one unit
-    c_t = f c_{t-1} + i g = (c_{t-1} + tanh 1) / 2, h_t = σ(0.5) tanh c_t, logits = W h + b."""
-    model = LSTMLanguageModel(vocab_size=3, size=1).double()
+def hand_set_model(weights: list[float], biases: list[float]) -> LSTMLanguageModel:
+    """One unit, every weight zero but layer 2's g and o biases (1 and 0.5) and the output layer
+    (weights and biases per word), in float64."""
+    model = LSTMLanguageModel(vocab_size=len(weights), size=1).double()
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.zero_()
         model.rnn.bias_ih_l1[2] = 1.0  # g
         model.rnn.bias_hh_l1[3] = 0.5  # o
-        model.decoder.weight[:, 0] = torch.tensor([1.0, -1.0, 2.0])
-        model.decoder.bias[:] = torch.tensor([0.0, 0.5, 0.0])
+        model.decoder.weight[:, 0] = torch.tensor(weights, dtype=torch.float64)
+        model.decoder.bias[:] = torch.tensor(biases, dtype=torch.float64)
+    return model
+
+
+def test_perplexity_of_a_hand_set_model():
+    """All weights zero but layer 2's g and o biases and the output layer, so that with one unit
+    c_t = f c_{t-1} + i g = (c_{t-1} + tanh 1) / 2, h_t = σ(0.5) tanh c_t, logits = W h + b."""
+    model = hand_set_model([1.0, -1.0, 2.0], [0.0, 0.5, 0.0])
     model.eval()
     inputs, targets = torch.tensor([[0], [1], [2]]), [0, 2, 1]
     logits, _, _ = model(inputs, model.init_hidden(1))

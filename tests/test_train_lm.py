@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from tests.conftest import REPO, kill_in_second_epoch
+from tests.test_lm import hand_set_model
 from workflow_src import lm_predict, train_lm
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
@@ -103,14 +104,7 @@ def test_perplexity_of_a_hand_set_model_on_a_batchified_text(tmp_path):
     text.write_text("a b c\nb a\nc c a b\na\n")  # 14 tokens: two columns of 7 with B = 2 (none dropped), 4 with B = 3
     itos = build_vocabulary(text)
     w, b = {"a": 1.0, "b": -1.0, "c": 2.0, EOS: 0.5}, {"a": 0.0, "b": 0.5, "c": 0.0, EOS: -0.3}
-    model = LSTMLanguageModel(vocab_size=4, size=1).double()
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.zero_()
-        model.rnn.bias_ih_l1[2] = 1.0  # g
-        model.rnn.bias_hh_l1[3] = 0.5  # o
-        model.decoder.weight[:, 0] = torch.tensor([w[word] for word in itos], dtype=torch.float64)
-        model.decoder.bias[:] = torch.tensor([b[word] for word in itos], dtype=torch.float64)
+    model = hand_set_model([w[word] for word in itos], [b[word] for word in itos])
     stream = [word for line in text.read_text().splitlines() for word in line.split() + [EOS]]
     for columns in (2, 3):
         length = len(stream) // columns
