@@ -64,12 +64,13 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
                 notes.append(ctx.status(column))
                 continue
             notes += [tuning] if tuning else []
-            scores = [s["score"] for s in read_scores(jobs, row.search, column.metric)]
+            scored = read_scores(jobs, row.search, column.metric)
+            scores = [s["score"] for s in scored]
             ours = round(statistics.fmean(scores), 2)
             out[f"{column.name} ours"] = ours
             out[f"{column.name} sd"] = round(statistics.stdev(scores), 2) if len(scores) > 1 else None
             out[f"{column.name} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
-            signatures |= {f"{s['metric']}: {s['signature']}" for s in read_scores(jobs, row.search, column.metric)}
+            signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
             seeds |= {j.seed for j in jobs}
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
