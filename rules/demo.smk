@@ -9,7 +9,8 @@ if "demo" in config:
         files = [f"{root}/{t.format(src=s, tgt=g)}" for s, g in directions(d["pairs"])
                  for t in (d["train_archive"], d["test_archive"])]
         files += sorted({e["archive"] for entries in demo_wmt().values() for split in entries.values() for e in split})
-        return files + [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
+        files += [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
+        return files + [corpus["archive"] for corpus in demo_lm().values()]
 
     def demo_wmt():
         """{pair: {split: [member entries with local archive paths]}} of the WMT data sets."""
@@ -21,6 +22,14 @@ if "demo" in config:
                                       for e in entries] for split, entries in splits.items()}
         return out
 
+    def demo_lm():
+        """{name: {format, archive (local path), members}} of the language-modelling data sets;
+        the format (ptb or wikitext) by the data set's name."""
+        return {name: {"format": "wikitext" if name.startswith("wikitext") else "ptb",
+                       "archive": f"{mirror_base(d['mirror']).removeprefix('file://')}/{d['archive']}",
+                       "members": d["members"]}
+                for name, d in config["datasets"].items() if d["kind"] == "lm"}
+
     rule demo_world:
         """The embedded demo's synthetic corpora, written as local mirrors of the real sources."""
         output:
@@ -30,6 +39,8 @@ if "demo" in config:
             d={k: config["datasets"]["iwslt16"][k] for k in ("train_archive", "test_archive", "pairs", "dev_sets", "test_sets")},
             world=" ".join(f"--{k.replace('_', '-')} {v}" for k, v in config["demo"]["world"].items()),
             wmt=json.dumps(demo_wmt()),
+            lm=json.dumps(demo_lm()),
+            lm_size=" ".join(f"--{k.replace('_', '-')} {v}" for k, v in config["demo"].items() if k.startswith("lm_")),
             mono=" ".join(f"{lang}:{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}"
                           for lang, m in config["monolingual"].items()),
         log:
@@ -40,7 +51,8 @@ if "demo" in config:
             "{PY}.demo_world --iwslt-root {params.iwslt_root:q} "
             "--train-archive {params.d[train_archive]:q} --test-archive {params.d[test_archive]:q} "
             "--pairs {params.d[pairs]} --dev-sets {params.d[dev_sets]} --test-sets {params.d[test_sets]} "
-            "--monolingual {params.mono} --wmt {params.wmt:q} --seed {config[demo][seed]} "
+            "--monolingual {params.mono} --wmt {params.wmt:q} --lm {params.lm:q} {params.lm_size} "
+            "--seed {config[demo][seed]} "
             "--train-sentences {config[demo][train_sentences]} "
             "--test-set-sentences {config[demo][test_set_sentences]} "
             "--monolingual-sentences {config[demo][monolingual_sentences]} {params.world} > {log:q} 2>&1"

@@ -60,7 +60,7 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
     assert [m["lr"] for m in history] == pytest.approx([1, 1, 0.9, 0.81, 0.729, 0.6561])
     best = min(history, key=lambda m: m["valid_perplexity"])
     assert best["valid_perplexity"] < history[0]["valid_perplexity"] and best["valid_perplexity"] < VOCABULARY / 2
-    assert result["best_epoch"] == best["epoch"] and result["valid_perplexity"] == pytest.approx(best["valid_perplexity"])
+    assert result["kept_epoch"] == best["epoch"] and result["valid_perplexity"] == pytest.approx(best["valid_perplexity"])
     assert result["test_perplexity"] < VOCABULARY / 2
     assert result["evaluation"]["vocabulary"] == VOCABULARY
     assert result["evaluation"]["valid_tokens"] == (60 * 6 // 10 - 1) * 10  # 5 words and <eos> a line, in 10 columns
@@ -152,6 +152,24 @@ def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path
     assert 0 < json.loads((tmp_path / "perplexity.json").read_text())["subspace_distance"] <= 1
 
 
+def test_a_second_session_restarts_the_schedule_from_the_final_weights_and_keep_last_keeps_the_last(corpus, tmp_path):
+    """Footnote 4: the schedule runs again from where the first session ended; Figure 1's models
+    are measured as training leaves them, however their validation perplexity went."""
+    spec = {**SPEC, "dropout": 0.0, "max_epochs": 2, "decay_after": 1, "sessions": 2, "keep": "last"}
+    train_lm.main(arguments(corpus, tmp_path / "two", spec))
+    history = metrics(tmp_path / "two")
+    assert [(m["epoch"], m["session"]) for m in history] == [(1, 1), (2, 1), (3, 2), (4, 2)]
+    assert [m["lr"] for m in history] == pytest.approx([1, 0.9, 1, 0.9])
+    result = json.loads((tmp_path / "two" / "perplexity.json").read_text())
+    assert result["kept_epoch"] == 4 and result["sessions"] == 2
+    assert result["valid_perplexity"] == pytest.approx(history[-1]["valid_perplexity"])
+    # the first session alone is the first two epochs of the two
+    train_lm.main(arguments(corpus, tmp_path / "one", {**spec, "sessions": 1}))
+    assert metrics(tmp_path / "one") == history[:2]
+    with pytest.raises(ValueError, match="keep 'first' is not best or last"):
+        resolve({**SPEC, "keep": "first"})
+
+
 def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
     itos = ["the", "cat", "sees", "a", "mouse", EOS]
     spec = resolve({**SPEC, "size": 6})
@@ -184,3 +202,15 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
     assert failure.value.code == 1
     assert "line 2, phrase 'the zebra sees': 'zebra' is not in the model's vocabulary" in capsys.readouterr().err
     assert not (tmp_path / "q.json").exists()
+
+
+def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp_path):
+    itos = ["the", "cat", "sees", "<unk>", EOS]
+    torch.manual_seed(0)
+    save_language_model(tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**SPEC, "size": 6}), itos, 1)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("the zebra sees\tgnus\nthe <unk> sees\t<unk>\n")
+    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "p.json")])
+    unknown, written = json.loads((tmp_path / "p.json").read_text())
+    assert unknown["unknown"] == ["gnus", "zebra"] and "unknown" not in written
+    assert unknown["predictions"] == written["predictions"] and unknown["next_probability"] == written["next_probability"]

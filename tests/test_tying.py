@@ -3,9 +3,11 @@ their real archive layouts, through a local mirror), with toy model sizes."""
 
 import csv
 import json
+import re
 import zipfile
 
 import pytest
+import torch
 import yaml
 
 from tests.conftest import REPO, real_fixture
@@ -13,6 +15,7 @@ from tests.test_real_data import pack_tgz
 from tests.test_workflow import snakemake
 from workflow_src import layout, registry
 from workflow_src.lm_partition import partition
+from workflow_src.train_lm import load_language_model
 from workflow_src.papers import tying
 
 
@@ -46,9 +49,11 @@ def tying_run(tmp_path_factory):
     config["monolingual"] = {}
     config["threads"] = {"preprocess": 1, "embeddings": 1, "train": 1}
     config["train"]["device"] = "cpu"
-    config["lm"] = {**config["lm"], "sizes": {"small": 8, "medium": 12, "large": 16},
-                    "max_epochs": {"small": 1, "medium": 1, "large": 2}, "batch_size": 4, "bptt": 10}
-    config["papers"] = {"tying": {"table1": {}, "table2": {}, "table3": {}, "table4": {}, "figure2": {}}}
+    config["lm"] = {**config["lm"], "sizes": {"small": 8, "medium": 12, "large": 16, "subspace": 8},
+                    "max_epochs": {"small": 1, "medium": 1, "large": 2, "subspace": 2}, "batch_size": 4, "bptt": 10,
+                    "train_words": {"subspace": 1000}}
+    config["papers"] = {"tying": {"table1": {}, "table2": {}, "table3": {}, "table4": {}, "figure2": {},
+                                  "figure1": {"seeds": [1, 2], "sweep": {"beta": [0, 1], "tau": [2, 10]}}}}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
@@ -126,3 +131,29 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
             assert len(predictions) == 10 and probabilities == sorted(probabilities, reverse=True)
             assert 0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
             assert row[f"{system.name} paper"]
+
+
+def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):
+    assert (tying_run / "results/tying/figure1.png").stat().st_size > 10000
+    models = {"lm-subspace@beta=0", "lm-subspace", "lm-subspace@tau=2"}  # beta = 1, tau = 10 is in both panels
+    assert {p.name for p in (tying_run / "results/lm/ptb").glob("lm-subspace*")} == models
+    starts = set()
+    for name in models:
+        for seed in (1, 2):
+            folder = tying_run / f"results/lm/ptb/{name}/seed{seed}"
+            result = json.loads((folder / "perplexity.json").read_text())
+            assert result["keep"] == "last" and result["kept_epoch"] == 2 and result["train_tokens"] == 1000
+            assert result["units"] == 8 and 0 < result["subspace_distance"] <= 1
+            model, _ = load_language_model(folder / "model.pt", torch.device("cpu"))
+            torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(len(model.embedding.weight)))
+            assert model.dropout == 0
+            starts.add(re.search(r"training on tokens \[(\d+),", (tying_run / f"logs/lm/ptb/{name}/seed{seed}.log").read_text())[1])
+    assert len(starts) == 2  # a slice per seed, the same for every point of the sweep
+
+
+def test_ptb_small_models_train_twice_as_footnote_4_says(tying_run):
+    for corpus, sessions in (("ptb", [1, 2]), ("wikitext2", [1])):
+        history = [json.loads(line) for line in (tying_run / f"results/lm/{corpus}/lm-small-real/seed1/metrics.jsonl").read_text().splitlines()]
+        assert [r["session"] for r in history] == sessions and {r["lr"] for r in history} == {1.0}
+    rows = read_csv(tying_run / "results/tying/table1.csv")
+    assert all(("footnote 4" in r["note"]) == r["Network"].startswith("Small") for r in rows)

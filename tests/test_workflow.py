@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from workflow_src import layout, registry
+from workflow_src.papers import tying
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
@@ -190,6 +191,32 @@ def test_demo_synmargin_tables_have_seeds_spread_and_sane_values(demo):
     speed = json.loads((demo / "results/benchmarks/synmargin/figure2.json").read_text())
     for system in registry.artefact("synmargin", "figure2").panels[0].systems:
         assert all(v > 0 for v in speed["systems"][system.experiment].values())
+
+
+def test_demo_tying_tables_and_figures_have_sane_values(demo):
+    config = demo_config()
+    vocabulary = config["demo"]["lm_vocabulary"]
+    for table_id in ("table1", "table2"):
+        rows = read_csv(demo / f"results/tying/{table_id}.csv")
+        assert [r["experiment"] for r in rows] == registry.artefact("tying", table_id).row_experiments()
+        for row in rows:
+            cells = [key for key in row if key.endswith(" ours") and key.split(" ")[-2] in ("valid", "test")]
+            computed = [key for key in cells if row[key.replace(" ours", " paper")]]
+            assert computed and all(1 < float(row[key]) < vocabulary for key in computed), (table_id, row["experiment"])
+    table1 = {r["experiment"]: r for r in read_csv(demo / "results/tying/table1.csv")}
+    assert table1["lm-large-vd"]["Wikitext-2 test ours"] == ""  # footnote 5, as in the paper
+    for row in read_csv(demo / "results/tying/table4.csv"):
+        assert len(row["VD-LSTM ours"].split(", ")) == 10 and "read as <unk>" in row["note"]  # the paper's words are not the world's
+    for figure_id in ("figure1", "figure2"):
+        assert (demo / f"results/tying/{figure_id}.png").stat().st_size > 10000
+    sweep = config["papers"]["tying"]["figure1"]
+    distances = {}
+    for value in sweep["sweep"]["beta"]:
+        name = registry.variant(tying.SUBSPACE, "beta", value)
+        distances[value] = [json.loads((demo / f"results/lm/ptb/{name}/seed{s}/perplexity.json").read_text())["subspace_distance"]
+                            for s in sweep["seeds"]]
+    # the paper's finding, at toy scale: the augmented loss pulls W towards the span of L^T
+    assert max(distances[1]) < min(distances[0])
 
 
 def test_demo_unk_replacement_happens(demo):

@@ -250,11 +250,15 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
     rows = []
     for i, (phrase, following) in enumerate(artefact.phrases):
         out = {"phrase": phrase, "next word(s)": following}
+        unknown = set()
         for s in artefact.systems:
             ours = predictions[s.name][i]
             out |= {f"{s.name} paper": artefact.paper.get(phrase, {}).get(s.name),
                     f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
                     f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}", f"{s.name} ours rank of next": ours["next_rank"]}
+            unknown.update(ours.get("unknown", ()))
+        if unknown:
+            out["note"] = f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"
         rows.append(out)
     seed = ctx.seeds[0]
     footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase from the start of a "

@@ -18,7 +18,8 @@ scale, what the papers are about:
   replacement.
 
 Everything is determined by the seed. `python -m workflow_src.demo_world` writes the world's
-corpora as local mirrors in the real IWSLT, WMT and News Crawl layouts (see `write_mirror`).
+corpora as local mirrors in the real IWSLT, WMT and News Crawl layouts, and its English as the
+language-modelling corpora PTB and WikiText-2 in theirs (see `write_mirror`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ import io
 import itertools
 import json
 import random
+import re
 import tarfile
+import zipfile
+from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
@@ -387,9 +391,123 @@ def deterministic_tgz(members: dict[str, str]) -> bytes:
     return raw.getvalue()
 
 
+def deterministic_zip(members: dict[str, str]) -> bytes:
+    """A .zip whose bytes depend only on its members (fixed timestamps and permissions, sorted)."""
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+            z.writestr(info, members[name].encode("utf-8"))
+    return raw.getvalue()
+
+
 def write_bytes(path: Path, data: bytes) -> None:
     with atomic_output(path) as tmp:
         tmp.write_bytes(data)
+
+
+# -- the language-modelling corpora (PTB, WikiText-2) ------------------------------------------
+LM_SPLITS = ("train", "valid", "test")
+UNK = "<unk>"
+TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:-\w+)*|[^\w\s]")  # a number, a (hyphenated) word, a symbol
+
+
+@dataclasses.dataclass(frozen=True)
+class LMSize:
+    """How much text each language-modelling corpus holds."""
+
+    train_sentences: int = 6000
+    heldout_sentences: int = 600  # each of valid and test
+    vocabulary: int = 1000  # with <unk> and the end of sentence, as the papers count it
+
+
+def ptb_tokens(sentence: str) -> list[str]:
+    """Mikolov's PTB: lowercased, punctuation dropped, every number `N`."""
+    return ["N" if t[0].isdigit() else t.lower() for t in TOKEN.findall(sentence) if t[0].isalnum()]
+
+
+def wikitext_tokens(sentence: str) -> list[str]:
+    """WikiText: case kept, punctuation a token of its own, `@-@`, `@,@` and `@.@` inside words
+    and numbers (`3 @.@ 1`)."""
+    return [part for t in TOKEN.findall(sentence) for part in re.sub(r"(?<=\w)([-.,])(?=\w)", r" @\1@ ", t).split()]
+
+
+def closed_vocabulary(splits: dict[str, list[list[str]]], size: int) -> dict[str, list[list[str]]]:
+    """Every split with the words outside the `size - 2` most frequent training words (ties in
+    alphabetical order) as `<unk>`: a vocabulary of `size` as the papers count it (with `<unk>`
+    and the end of sentence), and held-out splits with no word that training lacks, as in the
+    real corpora."""
+    counts = Counter(w for line in splits["train"] for w in line)
+    kept = {w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: size - 2]}
+    out = {split: [[w if w in kept else UNK for w in line] for line in lines] for split, lines in splits.items()}
+    if len(kept) == len(counts) and any(UNK in line for lines in out.values() for line in lines):
+        raise ValueError(f"a vocabulary of {size} holds all {len(counts)} training words, so training has no {UNK} "
+                         "for the held-out words it lacks: choose a smaller one")
+    return out
+
+
+def ptb_lines(world: "World", sentences: list[str], rng: random.Random) -> list[list[str]]:
+    """PTB's lines: one sentence a line."""
+    return [ptb_tokens(s) for s in sentences]
+
+
+def wikitext_lines(world: "World", sentences: list[str], rng: random.Random) -> list[list[str]]:
+    """WikiText's lines ([] a blank one): articles under a ` = Title = ` heading (one or two
+    names), sections under ` = = Heading = = ` (a noun), paragraphs of 2-6 sentences one a line,
+    a blank line around every heading and two before an article's title."""
+    paragraphs, start = [], 0
+    while start < len(sentences):
+        n = rng.randint(2, 6)
+        paragraphs.append([t for s in sentences[start:start + n] for t in wikitext_tokens(s)])
+        start += n
+    lines: list[list[str]] = []
+    while paragraphs:
+        title = rng.choices(world.names, cum_weights=world.name_weights, k=rng.randint(1, 2))
+        lines += [[], ["=", *title, "="], []]
+        for section in range(rng.randint(1, 4)):
+            if not paragraphs:
+                break
+            if section:
+                heading = world.lexicons["en"].nouns[world.nouns.draw(rng, None)[0]][0].capitalize()
+                lines += [["=", "=", heading, "=", "="], []]
+            n = rng.randint(1, 3)
+            lines += paragraphs[:n] + [[]]
+            del paragraphs[:n]
+    return lines
+
+
+def lm_text(lines: list[list[str]]) -> str:
+    """The file: every line with a leading and a trailing space (a blank one a single space)."""
+    return "".join(f" {' '.join(line)} \n" if line else " \n" for line in lines)
+
+
+# format: (its lines from the sentences, the prefix of the member names in the real archive)
+LM_FORMATS = {"ptb": (ptb_lines, "./"), "wikitext": (wikitext_lines, "")}
+
+
+def write_lm_mirror(world: "World", corpora: dict[str, dict], size: LMSize) -> list[Path]:
+    """Each corpus of `corpora` ({name: {format, archive, members: {train, valid, test}}}, format
+    `ptb` (simple-examples.tgz) or `wikitext` (wikitext-2-v1.zip)) as its real archive, a .zip or
+    a .tgz by the archive's name: the world's English, a stream of its own per corpus and split,
+    `size.train_sentences` for train and `size.heldout_sentences` for valid and test, with a
+    closed vocabulary of `size.vocabulary` types (`closed_vocabulary`)."""
+    written = []
+    for name, spec in sorted(corpora.items()):
+        if spec["format"] not in LM_FORMATS:
+            raise ValueError(f"{name}: unknown format {spec['format']!r} (known: {', '.join(LM_FORMATS)})")
+        lines_of, prefix = LM_FORMATS[spec["format"]]
+        splits = {}
+        for split in LM_SPLITS:
+            n = size.train_sentences if split == "train" else size.heldout_sentences
+            sentences = [s["en"] for s in world.parallel(["en"], n, f"lm-{name}-{split}")]
+            splits[split] = lines_of(world, sentences, random.Random(f"{world.seed}-lm-{name}-{split}-layout"))
+        members = {prefix + spec["members"][split].removeprefix("./"): lm_text(lines)
+                   for split, lines in closed_vocabulary(splits, size.vocabulary).items()}
+        archive = Path(spec["archive"])
+        write_bytes(archive, (deterministic_zip if archive.suffix == ".zip" else deterministic_tgz)(members))
+        written.append(archive)
+    return written
 
 
 def directions(pairs: list[str]) -> list[tuple[str, str]]:
@@ -411,6 +529,8 @@ def write_mirror(
     dev_sets: list[str],
     test_sets: list[str],
     wmt: dict[str, dict] | None = None,
+    lm: dict[str, dict] | None = None,
+    lm_size: LMSize = LMSize(),
 ) -> list[Path]:
     """Write the world as local mirrors of the real sources, at the configured paths:
 
@@ -419,9 +539,11 @@ def write_mirror(
     - `test_archive` (e.g. `2016-01-test/...`) with the test sets, source side only, for both
       directions of every pair (references come from the reverse direction, as in the real data);
     - for each pair in `wmt`, its WMT archives (`write_wmt_mirror`);
-    - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl).
+    - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl);
+    - for each corpus in `lm`, its language-modelling archive (`write_lm_mirror`).
     """
-    languages = sorted({lang for pair in [*pairs, *(wmt or {})] for lang in pair.split("-")} | set(monolingual))
+    languages = sorted({lang for pair in [*pairs, *(wmt or {})] for lang in pair.split("-")} | set(monolingual)
+                       | ({"en"} if lm else set()))
     world = World(languages, size, seed)
     written = []
     for a, b in sorted({tuple(sorted(d)) for d in directions(pairs)}):
@@ -458,6 +580,7 @@ def write_mirror(
             gz.write("".join(s[lang] + "\n" for s in sentences).encode("utf-8"))
         write_bytes(path, raw.getvalue())
         written.append(path)
+    written += write_lm_mirror(world, lm or {}, lm_size)
     return written
 
 
@@ -472,19 +595,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
     parser.add_argument("--wmt", type=json.loads, default={},
                         help='{"de-en": {"train": [{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}')
+    parser.add_argument("--lm", type=json.loads, default={},
+                        help='{"ptb": {"format": "ptb" | "wikitext", "archive": PATH, '
+                             '"members": {"train": ..., "valid": ..., "test": ...}}, ...}')
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train-sentences", type=int, required=True)
     parser.add_argument("--test-set-sentences", type=int, required=True)
     parser.add_argument("--monolingual-sentences", type=int, required=True)
     for field in dataclasses.fields(WorldSize):
         parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default)
+    for field in dataclasses.fields(LMSize):
+        parser.add_argument(f"--lm-{field.name.replace('_', '-')}", dest=f"lm_{field.name}", type=int,
+                            default=field.default)
     args = parser.parse_args(argv)
     size = WorldSize(**{f.name: getattr(args, f.name) for f in dataclasses.fields(WorldSize)})
+    lm_size = LMSize(**{f.name: getattr(args, f"lm_{f.name}") for f in dataclasses.fields(LMSize)})
     monolingual = {lang: Path(path) for lang, _, path in (m.partition(":") for m in args.monolingual)}
     for path in write_mirror(
         args.iwslt_root, args.train_archive, args.test_archive, args.pairs, monolingual, size, args.seed,
         args.train_sentences, args.test_set_sentences, args.monolingual_sentences, args.dev_sets, args.test_sets,
-        args.wmt,
+        args.wmt, args.lm, lm_size,
     ):
         print(path)
 

@@ -1,4 +1,5 @@
-"""Figures: learning curves from the training logs, throughput from a benchmark (matplotlib)."""
+"""Figures: learning curves from the training logs, throughput from a benchmark, subspace
+distances from the language models' results (matplotlib)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np  # noqa: E402
 from workflow_src.analysis import read_metrics  # noqa: E402
 from workflow_src.atomic import atomic_output  # noqa: E402
 from workflow_src.layout import lm_dir  # noqa: E402
-from workflow_src.registry import Context, Figure, LearningCurves, PerplexityCurves, Throughput  # noqa: E402
+from workflow_src.registry import Context, Figure, LearningCurves, PerplexityCurves, SubspaceSweep, Throughput  # noqa: E402
 
 
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
@@ -46,6 +47,33 @@ def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
     ax.set(title=panel.title, xlabel="epoch", ylabel="validation perplexity")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()
+
+
+def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> None:
+    """d(L^T, W) against the swept parameter: the mean over seeds, with the range and each run."""
+    if ctx.corpus_status(panel.corpus):
+        ax.text(0.5, 0.5, ctx.corpus_status(panel.corpus), ha="center", va="center", wrap=True, transform=ax.transAxes)
+    results = [(value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text())
+                        for j in ctx.lm_jobs(panel.corpus, name)]) for value, name in ctx.sweep(panel)]
+    results = [(value, runs) for value, runs in results if runs]
+    if results:
+        x = np.array([value for value, _ in results])
+        runs = [np.array([r["subspace_distance"] for r in rs]) for _, rs in results]
+        sizes = sorted({(r["units"], r["train_tokens"]) for _, rs in results for r in rs})
+        ax.text(0, -0.27, "ours: " + "; ".join(f"{u} units, {t} training words" for u, t in sizes),
+                transform=ax.transAxes, fontsize=7, va="top")
+        line, = ax.plot(x, [r.mean() for r in runs], marker="o", label=f"mean of {min(map(len, runs))} runs")
+        ax.fill_between(x, [r.min() for r in runs], [r.max() for r in runs], alpha=0.2, color=line.get_color(),
+                        label="range")
+        for value, r in zip(x, runs):
+            ax.scatter([value] * len(r), r, s=6, color=line.get_color(), alpha=0.5)
+            ax.annotate(f"{r.mean():.2f}", (value, r.mean()), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=7)
+        ax.legend()
+    symbol = {"beta": "β", "tau": "τ"}.get(panel.parameter, panel.parameter)
+    ax.set(title=panel.title, xlabel=symbol, ylabel="subspace distance d(Lᵀ, W)", ylim=(0, 1.05))
+    if panel.paper:
+        ax.text(0, -0.2, f"paper: {panel.paper}", transform=ax.transAxes, fontsize=7, va="top")
 
 
 def curve(ax, label: str, values: np.ndarray) -> None:
@@ -79,6 +107,8 @@ def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_pat
             ax.text(0, -0.18, textwrap.fill(benchmark["note"], 12 * 6), transform=ax.transAxes, fontsize=7, va="top")
         elif isinstance(panel, PerplexityCurves):
             perplexity_curves(ax, panel, ctx)
+        elif isinstance(panel, SubspaceSweep):
+            subspace_sweep(ax, panel, ctx)
         else:
             learning_curves(ax, panel, ctx)
     fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)

@@ -22,7 +22,7 @@ import functools
 
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
-                                   RareWordTable, Row, ScoreTable, Throughput, artefact, language_models)
+                                   RareWordTable, Row, ScoreTable, SubspaceSweep, Throughput, artefact, language_model)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -106,6 +106,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         rows=None if rows == "all" else tuple(rows),
         grid={name: tuple(values) for name, values in settings.get("tune", {}).items()},
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
+        sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
     )
 
 
@@ -196,6 +197,8 @@ def _(figure: Figure, ctx, paper, artefact_id):
             files.append(benchmark_path(paper, artefact_id))
         elif isinstance(panel, PerplexityCurves):
             files += [f"{lm_dir(j)}/metrics.jsonl" for s in panel.systems for j in ctx.lm_jobs(panel.corpus, s.experiment)]
+        elif isinstance(panel, SubspaceSweep):
+            files += [f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)]
         else:
             files += [metrics_path(j) for s in panel.systems for j in ctx.system_jobs(panel.column, s)]
     return files
@@ -233,7 +236,7 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
     size and corpus (`papers.tying`) and the configured ones (config `lm`)."""
     from workflow_src.papers import tying
 
-    model = language_models()[name]
+    model = language_model(name)
     if "lm" not in config:
         raise ValueError(f"language model {name}: the config has no `lm` section (config.yaml has one to copy)")
     lm = config["lm"]
@@ -246,15 +249,16 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         loss, params = "augmented", {"gamma": lm["gamma"][corpus], "tau": tying.TAU}
     else:
         loss, params = "ce", {}
-    if model.size not in lm["sizes"]:
-        raise ValueError(f"lm.sizes: no width configured for {model.size!r} (language model {name})")
-    if model.size not in tying.DROPOUT.get(corpus, {}):
+    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()):
+        if model.size not in lm.get(key, {}):
+            raise ValueError(f"lm.{key}: nothing configured for {model.size!r} (language model {name})")
+    if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):
         raise ValueError(f"language model {name}: the paper gives no {model.size} dropout for {corpus}")
     return {
         "experiment": name,
         "size": lm["sizes"][model.size],
         "layers": tying.LAYERS,
-        "dropout": tying.DROPOUT[corpus][model.size],
+        "dropout": tying.DROPOUT[corpus][model.size] if model.regularised else 0.0,
         "reuse_embedding": model.reuse_embedding,
         "loss": loss,
         "loss_params": params,
@@ -262,7 +266,11 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "bptt": lm["bptt"],
         "batch_size": lm["batch_size"],
         "max_epochs": lm["max_epochs"][model.size],
+        "sessions": tying.SESSIONS.get((corpus, model.size), 1),
         "seed": seed,
         "device": config["train"]["device"],
         "init_range": tying.INIT_RANGE[model.size],
+        "unit_norm_embeddings": model.unit_norm_embeddings,
+        "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,
+        "keep": model.keep,
     }

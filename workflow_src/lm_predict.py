@@ -6,6 +6,8 @@ For each phrase (one per line, words separated by spaces) the model, in eval mod
 state, reads `<eos>` and the phrase (every sentence of the training stream follows an `<eos>`),
 and the `top` words of p(w | <eos> phrase) = softmax(W h + b) are written, most probable first:
 `[{"phrase": ..., "predictions": [{"word": ..., "probability": ...}, ...]}, ...]`.
+A word outside the model's vocabulary is read as `<unk>` when the vocabulary has it (the result
+lists such words under "unknown"), and is an error otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from workflow_src.atomic import read_lines, write_text
 from workflow_src.iwslt import CorpusError
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.train_lm import EOS, load_language_model
+
+UNK = "<unk>"
 
 
 @torch.no_grad()
@@ -39,17 +43,20 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
         if not phrase.strip():
             continue
         phrase, _, following = phrase.partition("\t")
-        for word in phrase.split() + following.split()[:1]:
-            if word not in word_ids:
-                raise CorpusError(f"line {number}, phrase {phrase!r}: {word!r} is not in the model's vocabulary")
-        probabilities = next_word_probabilities(model, [word_ids[w] for w in [EOS] + phrase.split()])
+        unknown = [word for word in phrase.split() + following.split()[:1] if word not in word_ids]
+        if unknown and UNK not in word_ids:
+            raise CorpusError(f"line {number}, phrase {phrase!r}: {unknown[0]!r} is not in the model's vocabulary")
+        probabilities = next_word_probabilities(model, [word_ids.get(w, word_ids.get(UNK)) for w in [EOS] + phrase.split()])
         best = probabilities.topk(min(top, len(itos)))
         result = {"phrase": phrase, "predictions": [
             {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())]}
         if following:
             next_word = following.split()[0]
-            result |= {"next": next_word, "next_probability": probabilities[word_ids[next_word]].item(),
-                       "next_rank": int((probabilities > probabilities[word_ids[next_word]]).sum()) + 1}
+            next_id = word_ids.get(next_word, word_ids.get(UNK))
+            result |= {"next": next_word, "next_probability": probabilities[next_id].item(),
+                       "next_rank": int((probabilities > probabilities[next_id]).sum()) + 1}
+        if unknown:
+            result["unknown"] = sorted(set(unknown))
         results.append(result)
     return results
 

@@ -50,6 +50,9 @@ class Experiment:
         if (self.target_unit == "emb" or self.tied) and self.embeddings is None:
             raise ValueError("continuous or tied models need target embeddings")
 
+    def with_loss_params(self, changes: Mapping[str, float]) -> "Experiment":
+        return dataclasses.replace(self, loss_params={**self.loss_params, **changes})
+
 
 @dataclasses.dataclass(frozen=True)
 class Column:
@@ -95,6 +98,13 @@ class Context:
     rows: tuple[str, ...] | None = None  # the rows (experiments) selected, None for all
     grid: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # tuned parameter -> values
     corpora: tuple[str, ...] = ()  # configured language-modelling data sets
+    sweeps: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # swept parameter -> values
+
+    def sweep(self, panel: "SubspaceSweep") -> list[tuple[float, str]]:
+        """(value, language model) at each point of a sweep: the configured values of its
+        parameter (the artefact's `sweep`), else the panel's own."""
+        return [(value, variant(panel.model, panel.parameter, value))
+                for value in self.sweeps.get(panel.parameter, panel.values)]
 
     def corpus_status(self, corpus: "Corpus") -> str:
         """'' when the corpus (or the data set it partitions) is configured, else why it is empty."""
@@ -227,7 +237,7 @@ class Throughput:
 @dataclasses.dataclass(frozen=True)
 class Figure:
     title: str
-    panels: tuple  # LearningCurves | Throughput | PerplexityCurves
+    panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,13 +254,26 @@ class ParameterTable:
 class LanguageModel:
     """One language model of the tying paper (independent of data set and seed): the VD-LSTM,
     with reused embeddings (RE: W = L^T, no output bias) and/or the augmented loss (AL, its
-    gamma per data set from config `lm.gamma`), or Figure 1's beta-mixed loss."""
+    gamma per data set from config `lm.gamma`), or Figure 1's beta-mixed loss, trained without
+    regularisation on a slice of the corpus, with unit-norm embedding rows, and kept as it ends."""
 
-    size: str | int  # small | medium | large (the appendix's schedule and dropout), or a width
+    size: str  # a key of config lm.sizes (its width) and of papers.tying.SCHEDULE
     reuse_embedding: bool = False
     augmented: bool = False
     beta: float | None = None  # Figure 1: J_tot = beta J_aug tau^2 |V| + (1 - beta) J
     tau: float | None = None
+    regularised: bool = True  # False: no dropout (Figure 1)
+    unit_norm_embeddings: bool = False
+    sliced: bool = False  # trains on a contiguous slice of config lm.train_words[size] words, its start drawn from the seed
+    keep: str = "best"  # the epoch with the best validation perplexity, or the "last"
+
+    @property
+    def loss_params(self) -> dict[str, float]:
+        """The parameters a variant (`variant`) may change: Figure 1's beta and tau."""
+        return {} if self.beta is None else {"beta": self.beta, "tau": self.tau}
+
+    def with_loss_params(self, changes: Mapping[str, float]) -> "LanguageModel":
+        return dataclasses.replace(self, **changes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -295,6 +318,19 @@ class PerplexityCurves:
 
 
 @dataclasses.dataclass(frozen=True)
+class SubspaceSweep:
+    """A figure panel: d(L^T, W) (appendix B) of a language model against one of its loss
+    parameters; the mean over seeds and its spread."""
+
+    title: str
+    corpus: Corpus
+    model: str  # the language model whose `parameter` is swept
+    parameter: str  # beta | tau
+    values: tuple[float, ...]  # the default points; an artefact's config `sweep` overrides them
+    paper: str = ""  # what the paper says of its curve
+
+
+@dataclasses.dataclass(frozen=True)
 class NextWordTable:
     """The top next-word predictions of language models (columns) after phrases of a corpus
     (rows), with the probability of the word that actually follows."""
@@ -314,27 +350,36 @@ def paper_module(paper: str):
 
 
 def variant(name: str, parameter: str, value: float) -> str:
-    """The name of experiment `name` with one loss parameter changed: `<name>@<parameter>=<value>`,
-    or `name` itself when the value is its own (so the variant is the same job)."""
-    base = all_experiments()[name]
+    """The name of experiment or language model `name` with one loss parameter changed:
+    `<name>@<parameter>=<value>`, or `name` itself when the value is its own (the same job)."""
+    base = {**all_experiments(), **language_models()}[name]
     if parameter not in base.loss_params:
-        raise ValueError(f"experiment {name} has no loss parameter {parameter!r} to vary")
+        raise ValueError(f"{name} has no loss parameter {parameter!r} to vary")
     return name if base.loss_params[parameter] == value else f"{name}@{parameter}={value:g}"
 
 
-def experiment(name: str) -> Experiment:
-    """An experiment by name, variants (`variant`) included."""
+def _resolve(name: str, known: dict, kind: str):
+    """`known[name]`, or for `<base>@<parameter>=<value>` the base with that loss parameter changed."""
     base_name, _, override = name.partition("@")
-    experiments = all_experiments()
-    if base_name not in experiments:
-        raise KeyError(f"unknown experiment {base_name!r}")
-    base = experiments[base_name]
+    if base_name not in known:
+        raise KeyError(f"unknown {kind} {base_name!r}")
+    base = known[base_name]
     if not override:
         return base
     parameter, _, value = override.partition("=")
     if parameter not in base.loss_params:
-        raise KeyError(f"experiment {name!r}: {base_name} has no loss parameter {parameter!r}")
-    return dataclasses.replace(base, loss_params={**base.loss_params, parameter: float(value)})
+        raise KeyError(f"{kind} {name!r}: {base_name} has no loss parameter {parameter!r}")
+    return base.with_loss_params({parameter: float(value)})
+
+
+def experiment(name: str) -> Experiment:
+    """An experiment by name, variants (`variant`) included."""
+    return _resolve(name, all_experiments(), "experiment")
+
+
+def language_model(name: str) -> LanguageModel:
+    """A language model by name, variants (`variant`) included."""
+    return _resolve(name, language_models(), "language model")
 
 
 def all_experiments() -> dict[str, Experiment]:

@@ -13,15 +13,19 @@ in `bptt`-step segments, the state carried (and detached) from one segment to th
     ℓ = CE | CE + γτ J_aug (AL, Eq. 3.3) | β τ²|V| J_aug + (1 - β) CE (Figure 1, Eq. 6.1)
     lr_e = lr · lr_decay^max(0, e - decay_after),  gradients clipped to a global norm of `clip`
 
+(with `sessions` > 1 the schedule runs again from the weights it ended with: footnote 4's PTB
+small models, "re-trained by initializing to their final configuration from the first session")
+
 and is then scored on the validation stream (eval mode, `eval_batch_size` columns, 10 as in
 pytorch/examples; the remainder dropped, each column read from a zero state):
 PPL = exp((1/N) Σ -log p(w_t | w_<t)). The paper reports the model after its fixed schedule and
 implies no early stopping; we keep the epoch with the best validation perplexity, which under a
-decaying rate is almost always the last.
+decaying rate is almost always the last (or, with `keep: last`, the last: Figure 1 measures
+the model training ends with).
 
 The spec (JSON); every key is required but those with a default:
     experiment            name
-    size                  small | medium | large (200 / 650 / 1500 units, §6.1), or a width
+    size                  units per layer (= the embedding size): 200 / 650 / 1500 (§6.1)
     layers                LSTM layers (2)
     dropout               drop probability (`papers.tying.DROPOUT`: appendix A's numbers are keep probabilities)
     reuse_embedding       RE (§4): W = Lᵀ, no output bias
@@ -29,6 +33,8 @@ The spec (JSON); every key is required but those with a default:
     lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
     bptt, batch_size      35, 20
     max_epochs, seed, device (auto | cpu | cuda)
+    sessions              default 1; the schedule's runs, each from the weights the last ended with
+    keep                  default best; best | last: the epoch `model.pt` holds
     eval_batch_size       default 10
     init_range            U(-r, r) for every weight; default 0.1 (`papers.tying.INIT_RANGE` per size)
     unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
@@ -38,9 +44,10 @@ The spec (JSON); every key is required but those with a default:
 
 In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
-would), `best.pt`, `metrics.jsonl` (a line per epoch: epoch, lr, train_loss (the mean objective per
-token), train_perplexity, valid_perplexity, best, seconds, tokens_per_second) and, at the end,
-`model.pt` (the best: spec, state_dict, itos, epoch) and
+would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
+over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
+valid_perplexity, best, seconds, tokens_per_second) and, at the end,
+`model.pt` (the kept epoch's: spec, state_dict, itos, epoch) and
 `perplexity.json` (its validation and test perplexity, units per layer, parameter count, and d(Lᵀ, W) of appendix B).
 """
 
@@ -63,7 +70,7 @@ from tqdm import tqdm
 from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
 from workflow_src.gpu import job_device
 from workflow_src.iwslt import CorpusError
-from workflow_src.model.lm import SIZES, LSTMLanguageModel, perplexity
+from workflow_src.model.lm import LSTMLanguageModel, perplexity
 from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
 from workflow_src.model.losses import cross_entropy
 from workflow_src.subspace import embedding_output_distance
@@ -73,7 +80,8 @@ from workflow_src.vocab import count_words
 EOS = "<eos>"
 REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
             "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
-DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None}
+DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
+            "sessions": 1, "keep": "best"}
 LOSSES = {
     "ce": ((), lambda logits, target, embedding: cross_entropy(logits, target)),
     "augmented": (("gamma", "tau"), augmented_total_loss),
@@ -87,8 +95,10 @@ def resolve(spec: dict) -> dict:
     unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS))
     if missing or unknown:
         raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
-    if spec["size"] not in SIZES and not (isinstance(spec["size"], int) and spec["size"] > 0):
-        raise ValueError(f"language-model spec: size {spec['size']!r} is not one of {list(SIZES)} or a width")
+    if not (isinstance(spec["size"], int) and spec["size"] > 0):
+        raise ValueError(f"language-model spec: size {spec['size']!r} is not a width (units per layer)")
+    if spec.get("keep", "best") not in ("best", "last"):
+        raise ValueError(f"language-model spec: keep {spec['keep']!r} is not best or last")
     if spec["loss"] not in LOSSES:
         raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(LOSSES)}")
     names = LOSSES[spec["loss"]][0]
@@ -97,8 +107,13 @@ def resolve(spec: dict) -> dict:
     return {**DEFAULTS, **spec}
 
 
+def session_epoch(spec: dict, epoch: int) -> tuple[int, int]:
+    """(session, epoch within it), both from 1, of an epoch counted over every session."""
+    return (epoch - 1) // spec["max_epochs"] + 1, (epoch - 1) % spec["max_epochs"] + 1
+
+
 def learning_rate(spec: dict, epoch: int) -> float:
-    """lr_e = lr · lr_decay^max(0, e - decay_after), epochs counted from 1 (appendix A)."""
+    """lr_e = lr · lr_decay^max(0, e - decay_after), e counted from 1 (in each session; appendix A)."""
     return spec["lr"] * spec["lr_decay"] ** max(0, epoch - spec["decay_after"])
 
 
@@ -140,10 +155,8 @@ def predicted_tokens(data: torch.Tensor) -> int:
 
 
 def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
-    size = spec["size"]
-    init_range = spec["init_range"] or 0.1
-    return LSTMLanguageModel(vocab_size, SIZES.get(size, size), spec["layers"], spec["dropout"],
-                             spec["reuse_embedding"], init_range)
+    return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],
+                             spec["reuse_embedding"], spec["init_range"] or 0.1)
 
 
 def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:
@@ -212,7 +225,7 @@ def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
 def train(spec: dict, args, device: torch.device) -> None:
     out_dir: Path = args.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
+    checkpoint_path, kept_path = out_dir / "checkpoint.pt", out_dir / "kept.pt"
     torch.set_num_threads(args.threads)
     log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
 
@@ -241,20 +254,20 @@ def train(spec: dict, args, device: torch.device) -> None:
         else:
             log(f"{checkpoint_path} belongs to another spec; starting over")
 
-    for epoch in range(start_epoch, spec["max_epochs"] + 1):
+    for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):
         torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
-        lr = learning_rate(spec, epoch)
+        lr = learning_rate(spec, session_epoch(spec, epoch)[1])
         for group in optimiser.param_groups:
             group["lr"] = lr
         started = time.perf_counter()
         train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective)
         seconds = time.perf_counter() - started
         valid_perplexity = evaluate(model, valid_data, spec["bptt"])
-        improved = valid_perplexity < best
-        if improved:
-            best = valid_perplexity
-            save_language_model(best_path, model, spec, itos, epoch)
-        record = {"epoch": epoch, "lr": lr, "train_loss": train_loss / train_tokens,
+        improved, best = valid_perplexity < best, min(best, valid_perplexity)
+        if improved or spec["keep"] == "last":
+            save_language_model(kept_path, model, spec, itos, epoch)
+        record = {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
+                  "train_loss": train_loss / train_tokens,
                   "train_perplexity": perplexity(train_nll, train_tokens),
                   "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
                   "tokens_per_second": round(train_data.numel() / seconds, 1)}
@@ -265,20 +278,21 @@ def train(spec: dict, args, device: torch.device) -> None:
                         "history": history, "best": best}, tmp)
         write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
 
-    model, _ = load_language_model(best_path, device)
-    best_epoch = min(history, key=lambda r: r["valid_perplexity"])["epoch"]
+    model, _ = load_language_model(kept_path, device)
+    kept_epoch = history[-1] if spec["keep"] == "last" else min(history, key=lambda r: r["valid_perplexity"])
     result = {
-        "experiment": spec["experiment"], "best_epoch": best_epoch,
+        "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
         "valid_perplexity": evaluate(model, valid_data, spec["bptt"]),
         "test_perplexity": evaluate(model, test_data, spec["bptt"]),
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
+        "train_tokens": len(train_stream),
         "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
                        "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
     }
     with atomic_output(out_dir / "model.pt") as tmp:
-        shutil.copyfile(best_path, tmp)
+        shutil.copyfile(kept_path, tmp)
     write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
     log(f"done: {json.dumps(result)}")
 

@@ -28,8 +28,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-SIZES = {"small": 200, "medium": 650, "large": 1500}  # §6.1; embedding = hidden
-
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
 

@@ -2,13 +2,13 @@
 Language Modeling, ICLR 2017 (`../shared/seeds/002_24e2c70fad893b14.txt`).
 
 Language models are named `lm-<size>-<variant>`: the VD-LSTM (`vd`), with the augmented loss
-(`al`), reused embeddings (`re`) or both (`real`). The appendix's settings per size live here,
-as the paper gives them; what it leaves open (epochs, the gamma of AL within its range) is in
-config `lm:`.
+(`al`), reused embeddings (`re`) or both (`real`); Figure 1's are `lm-subspace@<beta|tau>=<v>`.
+The appendix's settings per size live here, as the paper gives them; what it leaves open (the
+widths' owner for toy runs, epochs, the gamma of AL within its range) is in config `lm:`.
 """
 
 from workflow_src.registry import (Corpus, Figure, LanguageModel, NextWordTable, PerplexityCurves, PerplexityTable, Row,
-                                   System)
+                                   SubspaceSweep, System)
 
 # Appendix A. Its "dropout probabilities" are keep probabilities (Zaremba et al.'s TensorFlow
 # keep_prob; see ../shared/seeds/INDEX.md): these are the drop probabilities.
@@ -17,8 +17,13 @@ SCHEDULE = {  # learning rate 1, decayed by `lr_decay` each epoch after `decay_a
     "medium": {"lr": 1.0, "lr_decay": 0.9, "decay_after": 10, "clip": 5.0},
     "large": {"lr": 1.0, "lr_decay": 0.97, "decay_after": 1, "clip": 6.0},
 }
+# Figure 1's 300-unit models: §6.1 gives no schedule; the small one's (the nearest size) is our choice
+SCHEDULE["subspace"] = SCHEDULE["small"]
 DROPOUT = {"ptb": {"small": 0.3, "medium": 0.5, "large": 0.65}, "wikitext2": {"small": 0.2, "medium": 0.4}}
-INIT_RANGE = {"small": 0.1, "medium": 0.05, "large": 0.04}  # not stated: Zaremba et al.'s, whose sizes these are
+INIT_RANGE = {"small": 0.1, "medium": 0.05, "large": 0.04, "subspace": 0.1}  # not stated: Zaremba et al.'s
+# Footnote 4: "For PTB, small models were re-trained by initializing to their final configuration
+# from the first training session": the schedule runs twice.
+SESSIONS = {("ptb", "small"): 2}
 TAU = 20.0  # appendix A: the temperature of AL
 BPTT, BATCH_SIZE, LAYERS = 35, 20, 2
 
@@ -39,12 +44,19 @@ LANGUAGE_MODELS = {
     name(size, variant): LanguageModel(size, reuse_embedding=re, augmented=al)
     for size in SIZE_LABELS for variant, (_, re, al) in VARIANTS.items()
 }
+# §6.1's validation of the theory: 300 units, a random contiguous 20,000-word slice of PTB train,
+# no regularisation, unit-norm embedding rows, J_tot = β J_aug τ²|V| + (1 - β) J; β and τ are
+# swept from this point (β = 1, τ = 10). Trained "to the minimum training loss possible", so the
+# model measured is the last epoch's.
+SUBSPACE = "lm-subspace"
+LANGUAGE_MODELS[SUBSPACE] = LanguageModel("subspace", beta=1.0, tau=10.0, regularised=False,
+                                          unit_norm_embeddings=True, sliced=True, keep="last")
 
 PTB, WIKITEXT2 = Corpus("ptb", "PTB"), Corpus("wikitext2", "Wikitext-2")
 PARTITIONS = (Corpus("wikitext2part1", "Wikitext-2, Partition 1"), Corpus("wikitext2part2", "Wikitext-2, Partition 2"))
 
 
-def rows(size: str, corpora: tuple[Corpus, ...], values: dict[str, tuple[float, ...]]) -> tuple[Row, ...]:
+def rows(size: str, corpora: tuple[Corpus, ...], values: dict[str, tuple[float, ...]], note: str = "") -> tuple[Row, ...]:
     """A block of Table 1 or 2: per variant, (valid, test) per corpus as the paper prints them."""
     out = []
     for variant, numbers in values.items():
@@ -52,7 +64,7 @@ def rows(size: str, corpora: tuple[Corpus, ...], values: dict[str, tuple[float, 
         for corpus, (valid, test) in zip(corpora, zip(numbers[::2], numbers[1::2]), strict=True):
             if valid is not None:
                 paper |= {f"{corpus.name} valid": valid, f"{corpus.name} test": test}
-        out.append(Row(name(size, variant), paper, {"Network": SIZE_LABELS[size], "Model": VARIANTS[variant][0]}))
+        out.append(Row(name(size, variant), paper, {"Network": SIZE_LABELS[size], "Model": VARIANTS[variant][0]}, note))
     return tuple(out)
 
 
@@ -63,13 +75,27 @@ def reported(model: str, parameters: str, valid: float | None, test: float) -> R
 
 
 ARTEFACTS = {
+    "figure1": Figure(
+        title="Subspace distance between L^T and W (appendix B) of 2-layer LSTMs trained on a random contiguous "
+              "slice of PTB train (the paper's: 20,000 words, 300 units) without regularisation, with unit-norm "
+              "embedding rows and J_tot = β J_aug τ²|V| + (1 - β) J",
+        panels=(
+            SubspaceSweep("(a) against β, at τ = 10", PTB, SUBSPACE, "beta",
+                          (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+                          paper="about 1 at β = 0, falling rapidly to about 0.06 at β = 1"),
+            SubspaceSweep("(b) against τ, at β = 1", PTB, SUBSPACE, "tau",
+                          (1.0, 2.0, 3.0, 5.0, 10.0, 20.0),
+                          paper="low even at τ = 2; higher temperatures lower still"),
+        ),
+    ),
     "table1": PerplexityTable(
         title="Final word-level perplexities on the validation and test sets",
         columns=(PTB, WIKITEXT2),
         label_columns=("Network", "Model"),
         rows=(
             *rows("small", (PTB, WIKITEXT2), {"vd": (92.6, 87.3, 112.2, 105.9), "al": (86.3, 82.9, 110.3, 103.8),
-                                              "re": (89.9, 85.1, 106.1, 100.5), "real": (86.3, 82.7, 105.6, 98.9)}),
+                                              "re": (89.9, 85.1, 106.1, 100.5), "real": (86.3, 82.7, 105.6, 98.9)},
+                  "PTB: two training sessions, the second from the first's final weights (footnote 4)"),
             *rows("medium", (PTB, WIKITEXT2), {"vd": (82.0, 77.7, 100.2, 95.3), "al": (77.4, 74.7, 98.8, 93.1),
                                                "re": (77.1, 73.9, 92.3, 87.7), "real": (75.7, 73.2, 91.5, 87.0)}),
             # footnote 5: large models were not trained on Wikitext-2
