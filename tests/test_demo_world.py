@@ -146,7 +146,7 @@ def test_vocabulary_is_closed_and_of_the_configured_size(lm_texts):
 
 def test_demo_sizes_leave_room_for_a_20000_word_slice(lm_texts):
     for texts in lm_texts.values():
-        assert len(texts["train"].split()) > 20000 * 1.5
+        assert len(texts["train"].split()) > 20000 * 1.2  # a slice of 20,000 words with room for its start
         assert all(3000 < len(texts[split].split()) + texts[split].count("\n") < 6000 for split in ("valid", "test"))
 
 
