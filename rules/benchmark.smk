@@ -1,16 +1,21 @@
 def benchmark_experiments(paper, artefact_id):
     a = registry.artefact(paper, artefact_id)
-    if isinstance(a, registry.ParameterTable):
+    if isinstance(a, (registry.ParameterTable, registry.SamplingTable)):
         return [row.experiment for row in a.rows]
     return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
 
 
+def benchmark_kind(paper, artefact_id):
+    a = registry.artefact(paper, artefact_id)
+    return {registry.ParameterTable: "output-layers", registry.SamplingTable: "sampling"}.get(type(a), "throughput")
+
+
 rule benchmark_artefact:
-    """Model size and training speed behind an artefact (vMF Table 4, Figure 1 left)."""
+    """Model size and training speed behind an artefact (vMF Table 4, Figure 1 left, joint Table 4)."""
     output:
         "results/benchmarks/{paper}/{artefact}.json",
     params:
-        kind=lambda w: "output-layers" if w.artefact.startswith("table") else "throughput",
+        kind=lambda w: benchmark_kind(w.paper, w.artefact),
         experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
         settings=json.dumps(config["benchmarks"]),
     wildcard_constraints:

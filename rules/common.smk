@@ -111,7 +111,7 @@ def side_files(wildcards, side):
     """Token files and vocabulary of the source or target side of a job, in its units."""
     e = experiment(wildcards)
     unit = e.source_unit if side == "src" else ("word" if e.target_unit == "emb" else e.target_unit)
-    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, side, config)
+    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, side, config, e.bpe)
 
 
 def target_table(wildcards):

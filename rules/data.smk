@@ -162,7 +162,7 @@ def statistics_corpora():
         else:
             corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
             corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
-                        for merges in d.get("bpe_sweep", []) for p in d["pairs"] for lang in p.split("-")]
+                        for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
     corpora += [["monolingual", "news crawl", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
                 for lang in config["monolingual"]]
     return corpora

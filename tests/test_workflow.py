@@ -73,6 +73,18 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
                 name = registry.variant(panel.model, panel.parameter, value)
                 assert layout.lm_dir(registry.Job("ptb", "lm", name, seed)) + "/perplexity.json" in planned
     assert "results/tying/figure1.pdf" in planned
+    # the joint paper: three models and every candidate d_j per vocabulary and direction, scored on
+    # tokenized text; the ablations and depths on De-En 32K
+    for row in registry.artefact("joint", "table2").rows:
+        for candidate in row.tune or (row.experiment,):
+            for pair in ("en-fi", "fi-en", "en-de", "de-en"):
+                assert layout.score_path("wmt17", pair, candidate, 1, "beam5", "bleu_tok") in planned
+    for table_id in ("table3", "table5"):
+        for experiment in registry.artefact("joint", table_id).row_experiments():
+            assert layout.hypothesis_path("wmt17", "de-en", experiment, 1, "beam5", tokenized=True) in planned
+    assert layout.representations_path(registry.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
+    assert "results/benchmarks/joint/table4.json" in planned
+    assert "results/data/wmt17/fi-en/bpe128000/train.fi" in planned and "results/joint/figure2.png" in planned
 
 
 def test_bad_config_key_is_named(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.atomic import read_lines
 from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
-                                   ParameterTable, PerplexityTable, RareWordTable)
+                                   ParameterTable, PerplexityTable, RareWordTable, RepresentationTable, SamplingTable)
 from workflow_src.vocab import read_counts
 
 
@@ -35,7 +35,7 @@ def development_bleu(job: Job) -> float:
     return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
 
 
-def chosen_jobs(ctx: Context, column, experiment: str, tune: str | None) -> tuple[list[Job], str]:
+def chosen_jobs(ctx: Context, column, experiment: str, tune: "str | tuple[str, ...] | None") -> tuple[list[Job], str]:
     """The seeds of the candidate with the best mean development BLEU, and a note saying which
     it is (empty for a row that is not tuned)."""
     candidates = ctx.candidates(experiment, tune)
@@ -44,6 +44,8 @@ def chosen_jobs(ctx: Context, column, experiment: str, tune: str | None) -> tupl
         return jobs[candidates[0]], ""
     dev = {c: statistics.fmean(development_bleu(j) for j in js) for c, js in jobs.items()}
     best = max(candidates, key=lambda c: dev[c])
+    if isinstance(tune, tuple):
+        return jobs[best], f"{column.name}: {best}, chosen on development BLEU among {', '.join(candidates)}"
     values = ", ".join(f"{value:g}" for value in ctx.grid[tune])
     chosen = registry.experiment(best).loss_params[tune]
     return jobs[best], f"{column.name}: {tune} = {chosen:g}, chosen on development BLEU among {values}"
@@ -286,6 +288,64 @@ def examples(artefact: ExampleTable, ctx: Context, paper: str, artefact_id: str)
                      "note": f"seed {job.seed}"})
     footer = [f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
               f"{artefact.min_length} tokens (the paper shows a sentence of its own real test set)."]
+    return columns, rows, footer
+
+
+@table.register
+def representations(artefact: RepresentationTable, ctx: Context, paper: str, artefact_id: str):
+    """Joint Table 1: per query and rank, each column's nearest piece (and its cosine), the
+    paper's beside ours."""
+    headers = list(dict.fromkeys(header for header, _, _ in artefact.sides))
+    columns = ["query", "rank"] + [f"{h} {kind}" for h in headers for kind in ("paper", "ours")] + ["note"]
+    queries = ctx.queries or artefact.queries
+    if ctx.status(artefact.column):
+        return columns, [{"query": q, "note": ctx.status(artefact.column)} for q in queries], []
+    found = {}
+    for header, experiment, side in artefact.sides:
+        job = ctx.jobs(artefact.column, experiment)[0]
+        result = json.loads(Path(layout.representations_path(job, paper, artefact_id)).read_text())
+        found[header] = {q: [f"{piece} ({cosine:.2f})" for piece, cosine in words[side]] for q, words in result["queries"].items()}
+    rows = []
+    for query in queries:
+        label = f"{query} ({artefact.labels[query]})" if query in artefact.labels else query
+        missing = all(query not in words for words in found.values())
+        for rank in range(1, artefact.top + 1):
+            out = {"query": label, "rank": rank}
+            for header in headers:
+                paper_words, ours = artefact.paper.get(query, {}).get(header, ()), found[header].get(query, [])
+                out[f"{header} paper"] = paper_words[rank - 1] if rank <= len(paper_words) else None
+                out[f"{header} ours"] = ours[rank - 1] if rank <= len(ours) else None
+            if missing and rank == 1:
+                out["note"] = "not a piece of the target vocabulary"
+            rows.append(out)
+    footer = [f"Nearest pieces by cosine (ours: seed {ctx.seeds[0]}, special tokens left out); input: the decoder's "
+              "input embedding E; output: g_out(E), what the context is scored against (W for NMT)."]
+    return columns, rows, footer
+
+
+@table.register
+def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_id: str):
+    """Joint Table 4, from the sampling benchmark: tokens per second, and as ratios to the first
+    row, which compare across scales (the paper's are on a GPU at 512 units and |V| = 128K)."""
+    measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
+    columns = ["experiment", *artefact.label_columns]
+    for share in artefact.shares:
+        columns += [f"{share:.0%} paper", f"{share:.0%} ours", f"{share:.0%} paper ratio", f"{share:.0%} ours ratio"]
+    first = artefact.rows[0]
+    rows = []
+    for row in artefact.rows:
+        out = {"experiment": row.experiment, **row.label}
+        for share in artefact.shares:
+            key = f"{share:g}"
+            ours, base = measured["rows"][row.experiment].get(key), measured["rows"][first.experiment].get(key)
+            out |= {f"{share:.0%} paper": row.paper.get(key), f"{share:.0%} ours": ours,
+                    f"{share:.0%} paper ratio": ratio(row.paper.get(key), first.paper.get(key)),
+                    f"{share:.0%} ours ratio": ratio(ours, base)}
+        rows.append(out)
+    settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
+    footer = [f"Target tokens per second over one training step (forward, backward, Adam) of untrained models fed "
+              f"random batches, each share of a {measured['sampling_vocab']}-piece vocabulary sampled per batch, timed in "
+              f"one run ({settings}); ratios to {first.experiment}."]
     return columns, rows, footer
 
 

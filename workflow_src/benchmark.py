@@ -9,7 +9,9 @@
   largest batch each model fits in memory;
 - `log-cm`: log C_m and its derivative in torch on the device against scipy's `ive` with a
   round trip through the host (the released code's way);
-- `decoding`: greedy decoding throughput of each model.
+- `decoding`: greedy decoding throughput of each model;
+- `sampling` (joint Table 4): target tokens per second in training with each sampled share of
+  a BPE vocabulary of `sampling_vocab` pieces (the paper's 128K).
 
 Models are untrained and fed random token ids: speed and size do not depend on the weights.
 """
@@ -41,19 +43,22 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def build(experiment: str, settings: dict, device: torch.device) -> Seq2Seq:
-    """An untrained model of `experiment` at the benchmark's sizes."""
+def build(experiment: str, settings: dict, device: torch.device, **spec_changes) -> Seq2Seq:
+    """An untrained model of `experiment` at the benchmark's sizes (its architecture's are not used:
+    every model has the same)."""
+    e = registry_experiment(experiment)
     config = {
         "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
                   "hidden": settings["hidden"], "src_embedding": settings["src_embedding"],
                   "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0},
         "datasets": {"benchmark": {"src_vocab_size": settings["vocab"], "tgt_vocab_size": settings["vocab"],
                                    "emb_vocab_size": settings["vocab"]}},
-        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3}, "batch_size": settings["batch_size"],
-                  "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
+        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3, "joint": 1e-3},
+                  "batch_size": settings["batch_size"], "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0,
+                  "init_scale": 0.1},
+        "architectures": {e.architecture: {}} if e.architecture else {},
     }
-    spec = resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1)
-    e = registry_experiment(experiment)
+    spec = {**resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes}
     size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
     table = None
     if e.embeddings:
@@ -106,6 +111,26 @@ def output_layers(experiments: list[str], settings: dict, device: torch.device) 
     for experiment, row in rows.items():
         print(f"{experiment}: {row['ms'] / first:.2f}x the training time per batch of {experiments[0]}")
     return {"rows": rows}
+
+
+def sampling(experiments: list[str], settings: dict, device: torch.device) -> dict:
+    """Target tokens per second in training (forward, backward, Adam) with each share of the
+    vocabulary sampled per batch, every model at the benchmark's size over `sampling_vocab` pieces."""
+    sized = {**settings, "bpe_vocab": settings["sampling_vocab"]}
+    tokens = settings["batch_size"] * settings["length"]
+    rows = {}
+    for experiment in experiments:
+        rows[experiment] = {}
+        for share in settings["sample_shares"]:
+            model = build(experiment, sized, device, sample_share=share)
+            rows[experiment][f"{share:g}"] = round(tokens / statistics.median(step_times(model, settings["batch_size"], sized, device)), 1)
+            del model
+            release(device)
+        print(f"{experiment}: target tokens/s by sampled share {rows[experiment]}", flush=True)
+    first = experiments[0]
+    for experiment, row in rows.items():
+        print(f"{experiment}: " + ", ".join(f"{share}: {speed / rows[first][share]:.2f}x {first}" for share, speed in row.items()))
+    return {"rows": rows, "sampling_vocab": settings["sampling_vocab"]}
 
 
 def release(device: torch.device) -> None:
@@ -215,7 +240,7 @@ def decoding(experiments: list[str], settings: dict, device: torch.device) -> di
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=("output-layers", "throughput", "log-cm", "decoding"))
+    parser.add_argument("kind", choices=("output-layers", "throughput", "log-cm", "decoding", "sampling"))
     parser.add_argument("--settings", type=json.loads, required=True)
     parser.add_argument("--experiments", nargs="*", default=[])
     parser.add_argument("--threads", type=int, default=1)
@@ -231,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
             result = throughput(args.experiments, args.settings, device)
         elif args.kind == "log-cm":
             result = log_cm_speed(args.settings, device)
+        elif args.kind == "sampling":
+            result = sampling(args.experiments, args.settings, device)
         else:
             result = decoding(args.experiments, args.settings, device)
     settings = {k: args.settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",

@@ -16,8 +16,9 @@ import numpy as np  # noqa: E402
 
 from workflow_src.analysis import read_metrics  # noqa: E402
 from workflow_src.atomic import atomic_output  # noqa: E402
-from workflow_src.layout import lm_dir  # noqa: E402
-from workflow_src.registry import Context, Figure, LearningCurves, PerplexityCurves, SubspaceSweep, Throughput  # noqa: E402
+from workflow_src.layout import lm_dir, score_path  # noqa: E402
+from workflow_src.registry import (Context, Figure, LearningCurves, PerplexityCurves, ScoreAgainst, SubspaceSweep,  # noqa: E402
+                                   Throughput)
 
 
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
@@ -76,6 +77,33 @@ def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> None:
         ax.text(0, -0.2, f"paper: {panel.paper}", transform=ax.transAxes, fontsize=7, va="top")
 
 
+def score_against(ax, panel: ScoreAgainst, ctx: Context) -> None:
+    """The swept system's test score at each point (mean over seeds, and their range), the
+    baselines' as horizontal lines."""
+    if ctx.status(panel.column):
+        ax.text(0.5, 0.5, ctx.status(panel.column), ha="center", va="center", wrap=True, transform=ax.transAxes)
+
+    def scores(experiment: str) -> list[float]:
+        return [json.loads(Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)).read_text())["score"]
+                for j in ctx.jobs(panel.column, experiment)]
+
+    points = [(x, scores(e)) for x, e in panel.points]
+    points = [(x, s) for x, s in points if s]
+    if points:
+        x = [p for p, _ in points]
+        line, = ax.plot(x, [np.mean(s) for _, s in points], marker="o", label=panel.name)
+        ax.fill_between(x, [min(s) for _, s in points], [max(s) for _, s in points], alpha=0.2, color=line.get_color())
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [f"{p:g}" for p in x])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    for system in panel.baselines:
+        s = scores(system.experiment)
+        if s:
+            ax.axhline(np.mean(s), linestyle="--", label=system.name)
+    ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.column.metric.replace("bleu_tok", "BLEU (tokenized)"))
+    ax.legend()
+
+
 def curve(ax, label: str, values: np.ndarray) -> None:
     """One line per system over epochs (seeds x epochs): the mean, and the range over seeds."""
     x = np.arange(1, values.shape[1] + 1)
@@ -109,6 +137,8 @@ def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_pat
             perplexity_curves(ax, panel, ctx)
         elif isinstance(panel, SubspaceSweep):
             subspace_sweep(ax, panel, ctx)
+        elif isinstance(panel, ScoreAgainst):
+            score_against(ax, panel, ctx)
         else:
             learning_curves(ax, panel, ctx)
     fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)

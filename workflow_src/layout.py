@@ -22,7 +22,7 @@ import functools
 
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
-                                   RareWordTable, Row, ScoreTable, SubspaceSweep, Throughput, artefact, language_model)
+                                   RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable, SubspaceSweep, Throughput, artefact, language_model)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -46,12 +46,23 @@ def score_path(dataset: str, pair: str, experiment: str, seed: int | str, search
     return f"{model_dir(dataset, pair, experiment, seed)}/test.{search}.{metric}.json"
 
 
-def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict) -> dict[str, str]:
+def bpe_merges(config: dict, dataset: str, side: str, bpe: str | None = None) -> int:
+    """The merges of one side's BPE: the data set's `bpe_sizes[bpe]` for both sides, or its
+    `bpe_merges[side]`."""
+    d = config["datasets"][dataset]
+    if bpe is None:
+        return d["bpe_merges"][side]
+    if bpe not in d.get("bpe_sizes", {}):
+        raise ValueError(f"datasets.{dataset}.bpe_sizes: no BPE vocabulary {bpe!r} configured")
+    return d["bpe_sizes"][bpe]
+
+
+def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict, bpe: str | None = None) -> dict[str, str]:
     """The token files and vocabulary a model reads for one side ('src' or 'tgt') in one unit."""
     base = data_dir(dataset, pair)
     lang = pair.split("-")[0 if side == "src" else 1]
     if unit == "bpe":
-        folder = f"{base}/bpe{config['datasets'][dataset]['bpe_merges'][side]}"
+        folder = f"{base}/bpe{bpe_merges(config, dataset, side, bpe)}"
         return {split: f"{folder}/{split}.{lang}" for split in ("train", "dev", "test")} | {
             "vocab": f"{folder}/vocab.{lang}.tsv"}
     return {split: f"{base}/tok/{split}.{lang}" for split in ("train", "dev", "test")} | {
@@ -64,6 +75,11 @@ def metrics_path(job: Job) -> str:
 
 def neighbours_path(job: Job) -> str:
     return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/test.neighbours.json"
+
+
+def representations_path(job: Job, paper: str, artefact_id: str) -> str:
+    """A softmax model's nearest pieces to the queries of one artefact."""
+    return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/{paper}-{artefact_id}.representations.json"
 
 
 def lm_dir(job: Job) -> str:
@@ -107,6 +123,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         grid={name: tuple(values) for name, values in settings.get("tune", {}).items()},
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
         sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
+        queries=tuple(settings["queries"]) if "queries" in settings else None,
     )
 
 
@@ -127,11 +144,12 @@ def _(table: ScoreTable, ctx, paper, artefact_id):
         for column in table.columns:
             jobs = ctx.row_jobs(column, row.experiment, row.tune)
             files += [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric) for j in jobs]
-            if row.tune:  # the development scores that choose among the candidates
+            if row.tune or table.parameters:  # the development scores that choose among the candidates, |Θ|
                 files += [metrics_path(j) for j in jobs]
-            if table.significance and jobs:  # the test sentences, resampled
-                files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search) for j in jobs]
-                files.append(f"{data_dir(column.dataset, column.pair)}/raw/test.{column.pair.split('-')[1]}")
+            if (table.significance or table.significance_levels) and jobs:  # the test sentences, resampled
+                tokenized = column.metric == "bleu_tok"
+                files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search, tokenized) for j in jobs]
+                files.append(f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/test.{column.pair.split('-')[1]}")
     return files
 
 
@@ -159,6 +177,12 @@ def _(table: NeighbourTable, ctx, paper, artefact_id):
         jobs = ctx.system_jobs(table.column, system)
         files += [neighbours_path(j) for j in jobs] + ([metrics_path(j) for j in jobs] if system.tune else [])
     return files
+
+
+@inputs.register
+def _(table: RepresentationTable, ctx, paper, artefact_id):
+    return [representations_path(j, paper, artefact_id) for _, experiment, _ in table.sides
+            for j in ctx.jobs(table.column, experiment)[:1]]
 
 
 def computed_cells(table: PerplexityTable, ctx: Context) -> list[tuple[Row, Corpus, list[Job]]]:
@@ -197,6 +221,10 @@ def _(figure: Figure, ctx, paper, artefact_id):
             files.append(benchmark_path(paper, artefact_id))
         elif isinstance(panel, PerplexityCurves):
             files += [f"{lm_dir(j)}/metrics.jsonl" for s in panel.systems for j in ctx.lm_jobs(panel.corpus, s.experiment)]
+        elif isinstance(panel, ScoreAgainst):
+            experiments = [e for _, e in panel.points] + [s.experiment for s in panel.baselines]
+            files += [score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)
+                      for e in experiments for j in ctx.jobs(panel.column, e)]
         elif isinstance(panel, SubspaceSweep):
             files += [f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)]
         else:
@@ -204,9 +232,23 @@ def _(figure: Figure, ctx, paper, artefact_id):
     return files
 
 
-@inputs.register
-def _(table: ParameterTable, ctx, paper, artefact_id):
+@inputs.register(ParameterTable)
+@inputs.register(SamplingTable)
+def _(table, ctx, paper, artefact_id):
     return [benchmark_path(paper, artefact_id)]
+
+
+def model_settings(config: dict, experiment: Experiment) -> dict:
+    """Config `model`, changed by the experiment's architecture (config `architectures`) and depth."""
+    settings = dict(config["model"])
+    if experiment.architecture is not None:
+        if experiment.architecture not in config.get("architectures", {}):
+            raise ValueError(f"architectures: no {experiment.architecture!r} configured (experiments of the "
+                             f"joint paper use it; config.yaml has one to copy)")
+        settings |= config["architectures"][experiment.architecture]
+    if experiment.layers is not None:
+        settings |= {"encoder_layers": experiment.layers, "decoder_layers": experiment.layers}
+    return settings
 
 
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
@@ -220,9 +262,11 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "loss_params": dict(experiment.loss_params),
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
-        "model": dict(config["model"]),
-        "vocab": {"src_size": data["src_vocab_size"],
-                  "tgt_size": data["emb_vocab_size" if experiment.target_unit == "emb" else "tgt_vocab_size"]},
+        "model": model_settings(config, experiment),
+        # a BPE vocabulary is every piece (the joint paper's |V| of 32K, 64K, 128K)
+        "vocab": {"src_size": None if experiment.bpe else data["src_vocab_size"],
+                  "tgt_size": None if experiment.bpe else data["emb_vocab_size" if experiment.target_unit == "emb"
+                                                                else "tgt_vocab_size"]},
         "train": {
             "seed": seed,
             "lr": train["lr"][experiment.lr_group or experiment.output_layer],

@@ -14,7 +14,7 @@ import dataclasses
 import importlib
 from typing import Mapping
 
-PAPERS = ("vmf", "synmargin", "tying")
+PAPERS = ("vmf", "synmargin", "tying", "joint")
 
 UNITS = ("word", "bpe", "emb")
 OUTPUT_LAYERS = ("softmax", "continuous")
@@ -39,6 +39,15 @@ class Experiment:
     embeddings: str | None = None  # word2vec | fasttext
     tied: bool = False
     lr_group: str | None = None  # the key of config train.lr it trains with; None: its output layer
+    # The joint paper: a softmax over E, the decoder's own input embedding, in one of its forms
+    # (`workflow_src.model.joint.VARIANTS`: nmt, tied, bilinear, output, context, joint); None is
+    # W h + b, or E (P h) + b over pretrained `embeddings`.
+    output_form: str | None = None
+    joint_dim: int | None = None  # the joint form's d_j
+    sample_share: float | None = None  # trains over a sampled share of the target vocabulary (joint §3.2)
+    bpe: str | None = None  # both sides' BPE vocabulary: a key of the data set's bpe_sizes; None: bpe_merges
+    architecture: str | None = None  # a key of config `architectures`: what it changes of config `model`
+    layers: int | None = None  # encoder and decoder depth, instead of the architecture's
 
     def __post_init__(self):
         if self.source_unit not in ("word", "bpe") or self.target_unit not in UNITS:
@@ -49,6 +58,12 @@ class Experiment:
             raise ValueError("continuous output layers predict embeddings (target_unit 'emb'), and only they do")
         if (self.target_unit == "emb" or self.tied) and self.embeddings is None:
             raise ValueError("continuous or tied models need target embeddings")
+        if self.output_form is not None and (self.output_layer != "softmax" or self.embeddings or self.tied):
+            raise ValueError("an output form is a softmax over the decoder's own input embedding")
+        if (self.output_form == "joint") != (self.joint_dim is not None):
+            raise ValueError("the joint output form, and only it, has a joint space size (joint_dim)")
+        if self.bpe is not None and "bpe" not in (self.source_unit, self.target_unit):
+            raise ValueError("a BPE vocabulary (bpe) is for models that read or write BPE units")
 
     def with_loss_params(self, changes: Mapping[str, float]) -> "Experiment":
         return dataclasses.replace(self, loss_params={**self.loss_params, **changes})
@@ -75,8 +90,11 @@ class Row:
     label: Mapping[str, str]  # the row's descriptive columns, as the paper prints them
     note: str = ""
     search: str = "greedy"  # greedy, or beam<K>
-    tune: str | None = None  # a loss parameter chosen on the development set from the configured grid
+    # chosen on the development set: a loss parameter, from the configured grid, or (a tuple) one
+    # of these experiments (the joint paper's d_j)
+    tune: str | tuple[str, ...] | None = None
     paper_printed: Mapping[str, str] = dataclasses.field(default_factory=dict)  # column -> the cell as printed
+    baseline: str | None = None  # the row (experiment) its difference and significance are against
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +117,7 @@ class Context:
     grid: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # tuned parameter -> values
     corpora: tuple[str, ...] = ()  # configured language-modelling data sets
     sweeps: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # swept parameter -> values
+    queries: tuple[str, ...] | None = None  # the words a representation table asks about, if configured
 
     def sweep(self, panel: "SubspaceSweep") -> list[tuple[float, str]]:
         """(value, language model) at each point of a sweep: the configured values of its
@@ -113,11 +132,13 @@ class Context:
     def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
         return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.seeds]
 
-    def candidates(self, experiment: str, tune: str | None) -> list[str]:
+    def candidates(self, experiment: str, tune: "str | tuple[str, ...] | None") -> list[str]:
         """The experiments a row chooses among on the development set: itself, or one variant
         per configured value of its tuned parameter."""
         if tune is None:
             return [experiment]
+        if isinstance(tune, tuple):
+            return list(tune)
         if tune not in self.grid:
             raise ValueError(f"{experiment} is tuned over {tune!r}: configure its values (tune: {{{tune}: [...]}})")
         return [variant(experiment, tune, value) for value in self.grid[tune]]
@@ -135,7 +156,7 @@ class Context:
             return []
         return [Job(column.dataset, column.pair, experiment, seed) for seed in self.seeds]
 
-    def row_jobs(self, column: Column, experiment: str, tune: str | None) -> list[Job]:
+    def row_jobs(self, column: Column, experiment: str, tune: "str | tuple[str, ...] | None") -> list[Job]:
         """Every job behind a row: each seed of each of its candidates."""
         return [job for candidate in self.candidates(experiment, tune) for job in self.jobs(column, candidate)]
 
@@ -151,7 +172,7 @@ class System:
     name: str
     experiment: str
     per_dataset: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    tune: str | None = None  # as Row.tune
+    tune: str | tuple[str, ...] | None = None  # as Row.tune
 
     def experiment_for(self, column: Column) -> str:
         return self.per_dataset.get(column.dataset, self.experiment)
@@ -169,6 +190,10 @@ class ScoreTable:
     # (mark, baseline experiment): a row's mean is marked when it beats the baseline's by a paired
     # bootstrap over the test sentences with p < 0.05 (`workflow_src.significance`)
     significance: tuple[tuple[str, str], ...] = ()
+    # (p, mark), strictest first: a row is marked when it differs from its `baseline` row, better
+    # or worse, with p below the level (the joint paper's *, †, ‡ at .05, .01, .001)
+    significance_levels: tuple[tuple[float, str], ...] = ()
+    parameters: bool = False  # also |Θ|, the trainable parameters of each row's model
 
     def row_experiments(self) -> list[str]:
         return [row.experiment for row in self.rows]
@@ -235,9 +260,23 @@ class Throughput:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScoreAgainst:
+    """A figure panel: a system's test score (mean over seeds) against a setting of its model (an
+    experiment per point), with other systems' scores as horizontal lines."""
+
+    title: str
+    column: Column
+    xlabel: str
+    points: tuple[tuple[float, str], ...]  # (x, experiment)
+    name: str  # the swept system's
+    baselines: tuple[System, ...] = ()
+    search: str = "greedy"  # the decoding scored, as Row.search
+
+
+@dataclasses.dataclass(frozen=True)
 class Figure:
     title: str
-    panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep
+    panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep | ScoreAgainst
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,6 +287,31 @@ class ParameterTable:
     title: str
     rows: tuple[Row, ...]  # paper: {"input": params, "output": params, "ms": time per batch}
     label_columns: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RepresentationTable:
+    """The `top` pieces nearest by cosine to each query among the input (E) or output (g_out(E))
+    representations of models trained on `column`'s pair (`workflow_src.representations`)."""
+
+    title: str
+    column: Column
+    sides: tuple[tuple[str, str, str], ...]  # (header, experiment, input | output)
+    queries: tuple[str, ...]  # the default queries; an artefact's config `queries` replaces them
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)  # query -> as the paper labels it
+    paper: Mapping[str, Mapping[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)  # query -> header -> words
+    top: int = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingTable:
+    """Target tokens per second in training with each sampled share of a large vocabulary, per
+    row's model (a benchmark), beside the paper's and as ratios to the first row."""
+
+    title: str
+    rows: tuple[Row, ...]  # paper: {"<share>": tokens per second}, share as in `shares`
+    label_columns: tuple[str, ...]
+    shares: tuple[float, ...]
 
 
 @dataclasses.dataclass(frozen=True)

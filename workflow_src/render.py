@@ -44,9 +44,13 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
         columns += [f"{column.name} ours"]
         if table.spread:
             columns += [f"{column.name} sd"]
-        if table.significance:
+        if table.significance_levels:
+            columns += [f"{column.name} Δ"]
+        if table.significance or table.significance_levels:
             columns += [f"{column.name} significance"]
         columns += [f"{column.name} diff"]
+        if table.parameters:
+            columns += [f"{column.name} |Θ| paper", f"{column.name} |Θ| ours"]
     columns += ["seeds", "signature", "note"]
     rows, chosen = [], {}
     for row in layout.selected_rows(ctx, table):
@@ -72,6 +76,9 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
             out[f"{column.name} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
             signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
             seeds |= {j.seed for j in jobs}
+            if table.parameters:
+                out[f"{column.name} |Θ| paper"] = row.paper.get(f"{column.name} |Θ|")
+                out[f"{column.name} |Θ| ours"] = analysis.read_metrics(jobs[0])[-1]["parameters"]
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
@@ -83,19 +90,60 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
         marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
         footer.append(f"Significant gains ({marks}): paired bootstrap over the test sentences, "
                       f"{significance.RESAMPLES} resamples, each system's BLEU the mean over its seeds, p < 0.05.")
+    if table.significance_levels:
+        significance_levels(table, ctx, rows, chosen)
+        marks = ", ".join(f"{mark} p < {level:g}" for level, mark in table.significance_levels)
+        footer.append(f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
+                      f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
+                      "resamples), each system's BLEU the mean over its seeds.")
+    if table.parameters:
+        footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
+                      "and, in millions, as the paper reports them.")
     return columns, rows, footer
+
+
+def sentence_statistics_by_seed(column: registry.Column, chosen: dict, search: dict[str, str]):
+    """experiment -> its seeds' BLEU statistics per test sentence in `column` (of its `search`'s
+    output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
+    sacrebleu's own)."""
+    tokenized = column.metric == "bleu_tok"
+    tgt = column.pair.split("-")[1]
+    data = layout.data_dir(column.dataset, column.pair)
+    references = read_lines(Path(f"{data}/tok/test.{tgt}" if tokenized else f"{data}/raw/test.{tgt}"))
+    return len(references), functools.cache(lambda experiment: [
+        significance.sentence_statistics(
+            read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))),
+            references, tokenize="none" if tokenized else None)
+        for j in chosen[experiment, column]])
+
+
+def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
+    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
+    baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
+    search = {row.experiment: row.search for row in table.rows}
+    for column in table.columns:
+        if ctx.status(column):
+            continue
+        sentences, statistics_of = sentence_statistics_by_seed(column, chosen, search)
+        indices = significance.resample_indices(sentences)
+        mean_of = {out["experiment"]: out[f"{column.name} ours"] for out in rows}
+        for out in rows:
+            baseline = baseline_of[out["experiment"]]
+            if baseline is None or baseline == out["experiment"] or mean_of.get(baseline) is None:
+                continue
+            out[f"{column.name} Δ"] = round(mean_of[out["experiment"]] - mean_of[baseline], 2)
+            p = significance.difference_p(statistics_of(out["experiment"]), statistics_of(baseline), indices)
+            out[f"{column.name} significance"] = next((mark for level, mark in table.significance_levels if p < level), "")
 
 
 def significance_marks(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
     """Fill each row's `<column> significance` with the marks of the baselines it beats."""
+    search = {row.experiment: row.search for row in table.rows}
     for column in table.columns:
         if ctx.status(column):
             continue
-        references = read_lines(Path(f"{layout.data_dir(column.dataset, column.pair)}/raw/test.{column.pair.split('-')[1]}"))
-        indices = significance.resample_indices(len(references))
-        statistics_of = functools.cache(lambda experiment: [
-            significance.sentence_statistics(read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed))),
-                                             references) for j in chosen[experiment, column]])
+        sentences, statistics_of = sentence_statistics_by_seed(column, chosen, search)
+        indices = significance.resample_indices(sentences)
         mean_of = {out["experiment"]: out[f"{column.name} ours"] for out in rows}
         for out in rows:
             marks = [mark for mark, baseline in table.significance

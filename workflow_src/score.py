@@ -1,9 +1,10 @@
 """Score detokenized system output against untokenized references with sacrebleu.
 
-`python -m workflow_src.score bleu --hyp test.hyp --ref test.en --out test.bleu.json`
+`python -m workflow_src.score bleu --hyp test.hyp --ref test.en [--tokenize none] --out test.bleu.json`
 `python -m workflow_src.score meteor --hyp ... --ref ... --lang en [--nltk-data DIR | --jar JAR] --out ...`
 
-The JSON keeps the metric's signature (sacrebleu's for BLEU, the implementation and modules for
+`--tokenize none` scores text that is tokenized already, as multi-bleu.perl does (the joint
+paper's BLEU); the signature says `tok:none`. The JSON keeps the metric's signature (sacrebleu's for BLEU, the implementation and modules for
 METEOR, see `meteor.py`), so every number in a table says how it was computed.
 """
 
@@ -48,12 +49,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ref", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--lang", help="target language (meteor)")
+    parser.add_argument("--tokenize", help="sacrebleu's tokenizer (bleu; default its 13a): none for tokenized text")
     parser.add_argument("--nltk-data", type=Path, help="nltk data with corpora/wordnet (meteor's synonyms)")
     parser.add_argument("--jar", type=Path, help="the official METEOR 1.5 jar, used instead of nltk's")
     args = parser.parse_args(argv)
     hyps, refs = read_parallel(args.hyp, args.ref)
     if args.metric == "bleu":
-        result = bleu(hyps, refs)
+        result = bleu(hyps, refs, **({"tokenize": args.tokenize} if args.tokenize else {}))
     elif args.jar:
         result = meteor.meteor_jar(args.hyp, args.ref, args.lang, args.jar)
     else:

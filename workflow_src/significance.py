@@ -6,7 +6,9 @@ as the `bleu` rule scores) on those sentences. For "A is better than B",
 
     p = (1 + #{resamples: BLEU_A <= BLEU_B}) / (1 + R)
 
-and A's gain is significant at level alpha when p < alpha.
+and A's gain is significant at level alpha when p < alpha. `difference_p` is the two-sided test of
+sacrebleu's paired bootstrap (`sacrebleu --paired-bs`, after Moses'
+bootstrap-hypothesis-difference-significance.pl), the same number for one seed each.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from sacrebleu.metrics import BLEU
 RESAMPLES = 1000
 
 
-def sentence_statistics(hypotheses: list[str], references: list[str]) -> np.ndarray:
-    """BLEU's sufficient statistics per sentence (n x 10: lengths, n-gram matches and totals)."""
+def sentence_statistics(hypotheses: list[str], references: list[str], tokenize: str | None = None) -> np.ndarray:
+    """BLEU's sufficient statistics per sentence (n x 10: lengths, n-gram matches and totals),
+    with sacrebleu's tokenizer `tokenize` (its default 13a when None; "none" for tokenized text)."""
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references")
-    return np.array(BLEU()._extract_corpus_statistics(hypotheses, [references]), dtype=np.int64)
+    metric = BLEU() if tokenize is None else BLEU(tokenize=tokenize)
+    return np.array(metric._extract_corpus_statistics(hypotheses, [references]), dtype=np.int64)
 
 
 def resample_indices(sentences: int, resamples: int = RESAMPLES, seed: int = 12345) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, sentences, size=(resamples, sentences))
+    """R x n sentence indices: the draw of sacrebleu's paired bootstrap at its default seed."""
+    return np.random.default_rng(seed).choice(sentences, size=(resamples, sentences), replace=True)
 
 
 def seed_mean_bleu(statistics_by_seed: list[np.ndarray], indices: np.ndarray) -> np.ndarray:
@@ -42,3 +47,19 @@ def paired_bootstrap_p(system: list[np.ndarray], baseline: list[np.ndarray], ind
     """p of "system beats baseline", each given as per-seed sentence statistics."""
     wins_not = np.sum(seed_mean_bleu(system, indices) <= seed_mean_bleu(baseline, indices))
     return float((1 + wins_not) / (1 + len(indices)))
+
+
+def difference_p(system: list[np.ndarray], baseline: list[np.ndarray], indices: np.ndarray) -> float:
+    """p of "the two differ", as sacrebleu's paired bootstrap computes it: with d the observed
+    |BLEU_A - BLEU_B| and d_r that difference on resample r,
+
+        p = (1 + #{r: d_r - mean_r(d_r) > d}) / (1 + R)
+
+    (each system's BLEU the mean over its seeds). Two systems with the same BLEU do not differ: p = 1
+    (sacrebleu's formula would give 1 / (1 + R) for identical outputs)."""
+    everything = np.arange(len(indices[0]))[None]
+    observed = abs(seed_mean_bleu(system, everything)[0] - seed_mean_bleu(baseline, everything)[0])
+    if observed == 0:
+        return 1.0
+    differences = np.abs(seed_mean_bleu(system, indices) - seed_mean_bleu(baseline, indices))
+    return float((1 + np.sum(differences - differences.mean() > observed)) / (1 + len(indices)))

@@ -6,7 +6,7 @@
 
 In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
-`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds) and, when training ends
+`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds, speed, trainable parameters) and, when training ends
 (after `max_epochs` or `patience` epochs without improvement), `model.pt`, the best model.
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
@@ -139,6 +139,8 @@ def train(spec: dict, args, device: torch.device) -> None:
             "train_seconds": round(train_seconds, 3), "train_seconds_total": round(elapsed, 3),
             "validation_seconds": round(time.perf_counter() - validation_started, 3),
             "sentences_per_second": round(sentences / train_seconds, 1),
+            "target_tokens_per_second": round(tokens / train_seconds, 1),
+            "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
         }
         score = dev_bleu if selection == "bleu" else -dev_loss
         improved = score > best

@@ -159,3 +159,9 @@ class JointOutput(nn.Module):
 
     def scores(self, context: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(self.logits(context), dim=-1)
+
+    @torch.no_grad()
+    def output_representations(self) -> torch.Tensor:
+        """g_out(E), one row per word: what the context is scored against (W for nmt, E itself
+        when tied, sigma(E U^T + b_u) for joint; the paper's Table 1 "Output")."""
+        return self.g_out(self.word_vectors)

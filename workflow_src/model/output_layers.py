@@ -3,9 +3,11 @@
 Each layer maps the decoder's attentional states h (N x H) to its output, scores every target
 word for decoding (higher is better), and gives the training loss per token:
 
-- `SoftmaxOutput`: s = W h + b, p = softmax(s), trained with cross-entropy;
-- `WordVectorSoftmaxOutput`: s = E (P h) + b, a softmax over word vectors E (V x d) that can be
-  initialised with pretrained embeddings and shared with the decoder's input (tied);
+- softmax layers, `workflow_src.model.joint.JointOutput`: p = softmax(g_out(E) g_inp(h) + b),
+  trained with cross-entropy (over a sampled share of the vocabulary if the spec says so). Its
+  forms: W h + b (`nmt`, the default); E (P h) + b (`tied`) over word vectors E (V x d) that are
+  pretrained `embeddings` (syn-margin paper §4) or, with `output_form`, the decoder's input
+  embedding (the joint paper's NMT-tied), and the joint paper's other forms;
 - `ContinuousOutput`: e_hat = W h (m-dimensional), trained against the frozen unit target
   embeddings with a continuous loss; decoding scores are the vMF log-density
   log C_m(||e_hat||) + e_hat^T e(w), whose argmax over w is the nearest neighbour by cosine.
@@ -21,43 +23,7 @@ import torch
 from torch import nn
 
 from workflow_src.model import losses
-
-
-class SoftmaxOutput(nn.Module):
-    def __init__(self, hidden: int, vocab_size: int):
-        super().__init__()
-        self.proj = nn.Linear(hidden, vocab_size)
-
-    @property
-    def vocab_size(self) -> int:
-        return self.proj.out_features
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.proj(h)
-
-    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return losses.cross_entropy(logits, target)
-
-    def scores(self, logits: torch.Tensor) -> torch.Tensor:
-        return torch.log_softmax(logits, dim=-1)
-
-
-class WordVectorSoftmaxOutput(SoftmaxOutput):
-    """s = E (P h) + b. `word_vectors` (E, V x d) is a parameter the caller may share with the
-    decoder's input embeddings; P projects the attentional state (d_h) to d."""
-
-    def __init__(self, hidden: int, word_vectors: nn.Parameter):
-        nn.Module.__init__(self)
-        self.word_vectors = word_vectors
-        self.proj = nn.Linear(hidden, word_vectors.shape[1], bias=False)
-        self.bias = nn.Parameter(torch.zeros(word_vectors.shape[0]))
-
-    @property
-    def vocab_size(self) -> int:
-        return self.word_vectors.shape[0]
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(self.proj(h), self.word_vectors, self.bias)
+from workflow_src.model.joint import JointOutput
 
 
 class ContinuousOutput(nn.Module):
@@ -94,8 +60,12 @@ class ContinuousOutput(nn.Module):
 
 def build_output_layer(spec: dict, hidden: int, vocab_size: int, table: torch.Tensor | None,
                        banned: tuple[int, ...], word_vectors: nn.Parameter | None = None) -> nn.Module:
+    """The experiment's output layer. `word_vectors` is E of a softmax: pretrained vectors, or the
+    decoder's input embedding for the joint paper's forms but `nmt`."""
     if spec["output_layer"] == "softmax":
-        return SoftmaxOutput(hidden, vocab_size) if word_vectors is None else WordVectorSoftmaxOutput(hidden, word_vectors)
+        form = spec.get("output_form") or ("nmt" if word_vectors is None else "tied")
+        return JointOutput(form, hidden, vocab_size, word_vectors, joint_dim=spec.get("joint_dim"),
+                           sample_share=spec.get("sample_share"), banned=banned)
     if spec["output_layer"] == "continuous":
         if table is None:
             raise ValueError(f"experiment {spec['experiment']}: a continuous output layer needs target embeddings")

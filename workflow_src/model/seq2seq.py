@@ -152,8 +152,10 @@ class Seq2Seq(nn.Module):
         else:
             embed = nn.Embedding(tgt_vocab_size, m["tgt_embedding"], padding_idx=pad)
         self.decoder = Decoder(embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True))
+        # the joint paper's forms share E, the decoder's input embedding, with the output layer
+        shares_embedding = spec.get("output_form") not in (None, "nmt")
         self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
-                                         word_vectors=self.word_vectors)
+                                         word_vectors=embed.weight if shares_embedding else self.word_vectors)
 
     def pretrained_parameters(self) -> tuple[nn.Parameter, ...]:
         return () if self.word_vectors is None else (self.word_vectors,)
