@@ -35,7 +35,7 @@ def development_bleu(job: Job) -> float:
     return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
 
 
-def chosen_jobs(ctx: Context, column, experiment: str, tune: "str | tuple[str, ...] | None") -> tuple[list[Job], str]:
+def chosen_jobs(ctx: Context, column, experiment: str, tune: str | tuple[str, ...] | None) -> tuple[list[Job], str]:
     """The seeds of the candidate with the best mean development BLEU, and a note saying which
     it is (empty for a row that is not tuned)."""
     candidates = ctx.candidates(experiment, tune)
@@ -316,10 +316,11 @@ def representations(artefact: RepresentationTable, ctx: Context, paper: str, art
                 out[f"{header} paper"] = paper_words[rank - 1] if rank <= len(paper_words) else None
                 out[f"{header} ours"] = ours[rank - 1] if rank <= len(ours) else None
             if missing and rank == 1:
-                out["note"] = "not a piece of the target vocabulary"
+                out["note"] = "not one piece of the target vocabulary"
             rows.append(out)
-    footer = [f"Nearest pieces by cosine (ours: seed {ctx.seeds[0]}, special tokens left out); input: the decoder's "
-              "input embedding E; output: g_out(E), what the context is scored against (W for NMT)."]
+    footer = [f"Nearest pieces by cosine (ours: seed {ctx.seeds[0]}, special tokens left out; sentencepiece's ▁ starts "
+              "a word, the paper's @@ marks a piece that does not end one); input: the decoder's input embedding E; "
+              "output: g_out(E), what the context is scored against (W for NMT)."]
     return columns, rows, footer
 
 

@@ -98,7 +98,7 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
                       "resamples), each system's BLEU the mean over its seeds.")
     if table.parameters:
         footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
-                      "and, in millions, as the paper reports them.")
+                      "and the paper's (which it reports in millions).")
     return columns, rows, footer
 
 

@@ -5,9 +5,10 @@
 
 Input representations are the rows of the decoder's input embedding E; output representations
 the rows of g_out(E) (`JointOutput.output_representations`: W for NMT, E itself when tied). For each
-query, a piece of the target vocabulary, the `top` other pieces by cosine similarity (special
-tokens left out): `{"experiment", "queries": {query: {"input": [[piece, cosine], ...], "output": [...]}},
-"missing": [queries not in the vocabulary]}`.
+query, a word that is one piece of the target vocabulary (sentencepiece's word-initial `▁word`,
+or the piece itself), the `top` other pieces by cosine similarity (special tokens left out), as
+sentencepiece writes them (`▁` starts a word): `{"experiment", "queries": {query: {"input":
+[[piece, cosine], ...], "output": [...]}}, "missing": [queries that are not one piece]}`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from workflow_src.atomic import write_text
+from workflow_src.bpe import WORD_BOUNDARY
 from workflow_src.model.joint import JointOutput
 from workflow_src.nmt_data import load_model
 from workflow_src.vocab import SPECIALS
@@ -42,10 +44,11 @@ def representations(model, itos: list[str], queries: list[str], top: int) -> dic
     sides = {"input": model.decoder.embed.weight.detach(), "output": model.output.output_representations()}
     found = {}
     for query in queries:
-        if query in index:
-            found[query] = {side: [[itos[i], round(c, 4)] for i, c in nearest(vectors, index[query], top, excluded)]
+        piece = next((p for p in (WORD_BOUNDARY + query, query) if p in index), None)
+        if piece is not None:
+            found[query] = {side: [[itos[i], round(c, 4)] for i, c in nearest(vectors, index[piece], top, excluded)]
                             for side, vectors in sides.items()}
-    return {"queries": found, "missing": [q for q in queries if q not in index]}
+    return {"queries": found, "missing": [q for q in queries if q not in found]}
 
 
 def main(argv: list[str] | None = None) -> None:
