@@ -23,6 +23,7 @@ import yaml
 from tests.conftest import REPO
 from tests.test_workflow import SNAKEMAKE
 from workflow_src import layout
+from workflow_src.train import TIMING_FIELDS
 
 MODEL = layout.model_dir("iwslt16", "fr-en", "word2word-ce", 1)
 SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
@@ -61,8 +62,7 @@ def run(workdir: Path, config: dict, *args: str, env=None) -> str:
 
 
 def metrics(model_dir: Path) -> list[dict]:
-    timing = {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second"}
-    return [{k: v for k, v in json.loads(line).items() if k not in timing}
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_FIELDS}
             for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
 
 

@@ -39,8 +39,8 @@ def test_beam_one_is_greedy():
 @torch.no_grad()
 def sequence_score(m, src, lengths, sequence) -> float:
     tgt_in = torch.tensor([[BOS] + sequence[:-1]])
-    logits, _ = m(src, lengths, tgt_in)
-    log_probs = torch.log_softmax(logits, -1)[0]
+    outputs, _ = m(src, lengths, tgt_in)
+    log_probs = m.output.scores(outputs)[0]
     return float(sum(log_probs[t, w] for t, w in enumerate(sequence)))
 
 

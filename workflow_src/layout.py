@@ -22,7 +22,8 @@ import functools
 
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
-                                   RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable, SubspaceSweep, Throughput, artefact, language_model)
+                                   RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
+                                   SubspaceSweep, Throughput, artefact, language_model)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"

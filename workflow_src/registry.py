@@ -132,9 +132,9 @@ class Context:
     def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
         return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.seeds]
 
-    def candidates(self, experiment: str, tune: "str | tuple[str, ...] | None") -> list[str]:
-        """The experiments a row chooses among on the development set: itself, or one variant
-        per configured value of its tuned parameter."""
+    def candidates(self, experiment: str, tune: str | tuple[str, ...] | None) -> list[str]:
+        """The experiments a row chooses among on the development set: itself, the experiments
+        `tune` lists, or one variant per configured value of its tuned parameter."""
         if tune is None:
             return [experiment]
         if isinstance(tune, tuple):
@@ -156,7 +156,7 @@ class Context:
             return []
         return [Job(column.dataset, column.pair, experiment, seed) for seed in self.seeds]
 
-    def row_jobs(self, column: Column, experiment: str, tune: "str | tuple[str, ...] | None") -> list[Job]:
+    def row_jobs(self, column: Column, experiment: str, tune: str | tuple[str, ...] | None) -> list[Job]:
         """Every job behind a row: each seed of each of its candidates."""
         return [job for candidate in self.candidates(experiment, tune) for job in self.jobs(column, candidate)]
 

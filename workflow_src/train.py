@@ -38,6 +38,11 @@ from workflow_src.preprocess import postprocess
 from workflow_src.score import bleu
 
 
+# metrics.jsonl fields that measure wall-clock time (all others repeat exactly under the same spec)
+TIMING_FIELDS = frozenset({"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second",
+                           "target_tokens_per_second"})
+
+
 def spec_hash(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
