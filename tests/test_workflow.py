@@ -146,7 +146,7 @@ def test_demo_table1_has_every_cell_with_sane_values(demo):
         assert row["signature"].startswith("bleu: nrefs:1|case:mixed|eff:no|tok:13a")
         assert "synthetic demo world" in row["data"]
     for experiment in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
-        for pair in ("fr-en", "de-en", "en-fr"):
+        for pair in configured:  # en-fr's models train for other tables, which do not score their test output
             folder = demo / layout.model_dir("iwslt16", pair, experiment, 1)
             assert json.loads((folder / "test.greedy.bleu.json").read_text())["score"] > 20
             hypotheses = (folder / "test.greedy.hyp").read_text().splitlines()
