@@ -21,10 +21,15 @@ from workflow_src.registry import (Context, Figure, LearningCurves, PerplexityCu
                                    Throughput)
 
 
+def empty_panel(ax, why: str) -> None:
+    """Say in the panel why it has no data (its data set or pair is not configured)."""
+    ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes)
+
+
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
     """Development BLEU against epoch: the mean over seeds, and their range when there are several."""
     if ctx.status(panel.column):
-        ax.text(0.5, 0.5, ctx.status(panel.column), ha="center", va="center", wrap=True, transform=ax.transAxes)
+        empty_panel(ax, ctx.status(panel.column))
     for system in panel.systems:
         histories = [read_metrics(j) for j in ctx.system_jobs(panel.column, system)]
         if not histories:
@@ -39,7 +44,7 @@ def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
 def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
     """Validation perplexity against epoch: the mean over seeds, and their range when there are several."""
     if ctx.corpus_status(panel.corpus):
-        ax.text(0.5, 0.5, ctx.corpus_status(panel.corpus), ha="center", va="center", wrap=True, transform=ax.transAxes)
+        empty_panel(ax, ctx.corpus_status(panel.corpus))
     for system in panel.systems:
         histories = [[json.loads(line) for line in Path(f"{lm_dir(j)}/metrics.jsonl").read_text().splitlines()]
                      for j in ctx.lm_jobs(panel.corpus, system.experiment)]
@@ -53,7 +58,7 @@ def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
 def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> None:
     """d(L^T, W) against the swept parameter: the mean over seeds, with the range and each run."""
     if ctx.corpus_status(panel.corpus):
-        ax.text(0.5, 0.5, ctx.corpus_status(panel.corpus), ha="center", va="center", wrap=True, transform=ax.transAxes)
+        empty_panel(ax, ctx.corpus_status(panel.corpus))
     results = [(value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text())
                         for j in ctx.lm_jobs(panel.corpus, name)]) for value, name in ctx.sweep(panel)]
     results = [(value, runs) for value, runs in results if runs]
@@ -81,7 +86,7 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> None:
     """The swept system's test score at each point (mean over seeds, and their range), the
     baselines' as horizontal lines."""
     if ctx.status(panel.column):
-        ax.text(0.5, 0.5, ctx.status(panel.column), ha="center", va="center", wrap=True, transform=ax.transAxes)
+        empty_panel(ax, ctx.status(panel.column))
 
     def scores(experiment: str) -> list[float]:
         return [json.loads(Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)).read_text())["score"]

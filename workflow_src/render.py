@@ -117,16 +117,22 @@ def sentence_statistics_by_seed(column: registry.Column, chosen: dict, search: d
         for j in chosen[experiment, column]])
 
 
-def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
-    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
-    baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
+def configured_columns(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict):
+    """(column, statistics_of, resample indices, experiment -> our mean) of each configured column:
+    what a significance test over its test sentences needs."""
     search = {row.experiment: row.search for row in table.rows}
     for column in table.columns:
         if ctx.status(column):
             continue
         sentences, statistics_of = sentence_statistics_by_seed(column, chosen, search)
-        indices = significance.resample_indices(sentences)
-        mean_of = {out["experiment"]: out[f"{column.name} ours"] for out in rows}
+        yield (column, statistics_of, significance.resample_indices(sentences),
+               {out["experiment"]: out[f"{column.name} ours"] for out in rows})
+
+
+def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
+    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
+    baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
+    for column, statistics_of, indices, mean_of in configured_columns(table, ctx, rows, chosen):
         for out in rows:
             baseline = baseline_of[out["experiment"]]
             if baseline is None or baseline == out["experiment"] or mean_of.get(baseline) is None:
@@ -138,13 +144,7 @@ def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows:
 
 def significance_marks(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
     """Fill each row's `<column> significance` with the marks of the baselines it beats."""
-    search = {row.experiment: row.search for row in table.rows}
-    for column in table.columns:
-        if ctx.status(column):
-            continue
-        sentences, statistics_of = sentence_statistics_by_seed(column, chosen, search)
-        indices = significance.resample_indices(sentences)
-        mean_of = {out["experiment"]: out[f"{column.name} ours"] for out in rows}
+    for column, statistics_of, indices, mean_of in configured_columns(table, ctx, rows, chosen):
         for out in rows:
             marks = [mark for mark, baseline in table.significance
                      if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
