@@ -63,6 +63,39 @@ rule meteor:
         "--out {output:q} > {log:q} 2>&1"
 
 
+def meteor_bins_panel(w):
+    """The panel of an artefact that scores METEOR by frequency bin on this job's pair."""
+    panels = [p for p in registry.artefact(w.paper, w.artefact).panels
+              if isinstance(p, registry.MeteorByFrequency) and p.column.dataset == w.dataset and p.column.pair == pair(w)]
+    if not panels or w.tgt not in panels[0].parameters:
+        raise ValueError(f"{w.paper} {w.artefact}: no METEOR parameters for {w.dataset} {pair(w)}")
+    return panels[0]
+
+
+rule meteor_by_frequency:
+    """METEOR by output-frequency bin over the model's BPE pieces, with an artefact's parameters."""
+    input:
+        hyp=MODEL + "/test.{search}.hyp.tok",
+        ref=lambda w: side_files(w, "tgt")["test"],
+        model=lambda w: side_files(w, "tgt")["model"],
+        counts=lambda w: side_files(w, "tgt")["vocab"],
+    output:
+        MODEL + "/{paper}-{artefact}.{search}.meteor_bins.json",
+    params:
+        parameters=lambda w: " ".join(map(str, meteor_bins_panel(w).parameters[w.tgt])),
+        bins=lambda w: " ".join(meteor_bins_panel(w).bins),
+    wildcard_constraints:
+        paper=r"[a-z]+",
+        artefact=r"figure\d+",
+    log:
+        "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.{paper}-{artefact}.meteor_bins.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.meteor bins --hyp {input.hyp:q} --ref-pieces {input.ref:q} --sentencepiece-model {input.model:q} "
+        "--counts {input.counts:q} --parameters {params.parameters} --bins {params.bins} --out {output:q} > {log:q} 2>&1"
+
+
 rule neighbours:
     """Where a continuous model's teacher-forced test predictions land among the target vectors."""
     input:

@@ -172,7 +172,7 @@ def joint_run(tmp_path_factory):
         "table3": {}, "table4": {},
         "table5": {"rows": [joint.name("32k", f, d, layers) for f, d in (("nmt", None), ("tied", None), ("joint", 512))
                             for layers in (1, 2)]},
-        "figure2": {}}}
+        "figure2": {}, "figure3": {}}}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
@@ -220,3 +220,17 @@ def test_joint_table1_table4_and_figure2(joint_run):
     assert (joint_run / "results/joint/figure2.png").stat().st_size > 10000
     hypotheses = (joint_run / "results/models/wmt17/de-en/bpe32k-joint512/seed1/test.beam5.hyp.tok").read_text()
     assert "▁" not in hypotheses and "@@" not in hypotheses  # de-BPE'd
+
+
+def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
+    assert (joint_run / "results/joint/figure3.png").stat().st_size > 10000
+    for pair in ("en-de", "de-en"):
+        result = json.loads((joint_run / f"results/models/wmt17/{pair}/bpe32k-nmt/seed1/joint-figure3.beam5.meteor_bins.json").read_text())
+        bins = result["bins"]
+        assert list(bins) == ["high", "medium", "low"]
+        assert all(0 <= b["score"] <= 1 for b in bins.values())
+        # the thirds of the output vocabulary: sizes within one of each other, frequent words in the test set
+        sizes = [b["units"] for b in bins.values()]
+        assert max(sizes) - min(sizes) <= 1 and bins["high"]["reference_function_words"] > bins["low"]["reference_function_words"]
+        assert bins["high"]["score"] > 0
+        assert result["parameters"]["delta"] == 0 and result["parameters"]["alpha"] == joint.METEOR_PARAMETERS[pair[-2:]][0]

@@ -85,6 +85,12 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
     assert layout.representations_path(registry.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
     assert "results/benchmarks/joint/table4.json" in planned
     assert "results/data/wmt17/fi-en/bpe128000/train.fi" in planned and "results/joint/figure2.png" in planned
+    # Figure 3: METEOR by frequency bin of every model it shows (each candidate d_j), both directions of de-en
+    for pair in ("en-de", "de-en"):
+        for experiment in ("bpe32k-nmt", "bpe32k-tied", "bpe32k-joint512", "bpe32k-joint2048", "bpe32k-joint4096"):
+            job = registry.Job("wmt17", pair, experiment, 1)
+            assert layout.meteor_bins_path(job, "joint", "figure3", "beam5") in planned
+    assert "results/joint/figure3.png" in planned
 
 
 def test_bad_config_key_is_named(tmp_path):

@@ -1,5 +1,6 @@
 """Figures: learning curves from the training logs, throughput from a benchmark, subspace
-distances from the language models' results (matplotlib)."""
+distances from the language models' results, scores against a model setting and METEOR by
+frequency bin from the models' scores (matplotlib)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from workflow_src.analysis import read_metrics  # noqa: E402
+from workflow_src.analysis import chosen_jobs, read_metrics  # noqa: E402
 from workflow_src.atomic import atomic_output  # noqa: E402
-from workflow_src.layout import lm_dir, score_path  # noqa: E402
-from workflow_src.registry import (Context, Figure, LearningCurves, PerplexityCurves, ScoreAgainst, SubspaceSweep,  # noqa: E402
-                                   Throughput)
+from workflow_src.layout import benchmark_path, lm_dir, meteor_bins_path, score_path  # noqa: E402
+from workflow_src.registry import (Context, Figure, LearningCurves, MeteorByFrequency, PerplexityCurves,  # noqa: E402
+                                   ScoreAgainst, SubspaceSweep, Throughput)
 
 
 def empty_panel(ax, why: str) -> None:
@@ -109,6 +110,34 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> None:
     ax.legend()
 
 
+def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, artefact_id: str) -> None:
+    """Bars per frequency bin, one per system: METEOR (%) as the mean over seeds, with their range;
+    a tuned system is its candidate with the best development BLEU."""
+    if ctx.status(panel.column):
+        empty_panel(ax, ctx.status(panel.column))
+    width = 0.8 / len(panel.systems)
+    notes, signature = [], ""
+    for k, system in enumerate(panel.systems):
+        jobs, tuning = chosen_jobs(ctx, panel.column, system.experiment_for(panel.column), system.tune)
+        notes += [tuning] if tuning else []
+        results = [json.loads(Path(meteor_bins_path(j, paper, artefact_id, panel.search)).read_text()) for j in jobs]
+        if not results:
+            continue
+        signature = results[0]["signature"]
+        scores = np.array([[100 * r["bins"][b]["score"] for b in panel.bins] for r in results])
+        x = np.arange(len(panel.bins)) + (k - (len(panel.systems) - 1) / 2) * width
+        mean = scores.mean(0)
+        ax.bar(x, mean, width, yerr=[mean - scores.min(0), scores.max(0) - mean] if len(scores) > 1 else None,
+               label=system.name, capsize=2)
+        for xi, value in zip(x, mean):
+            ax.annotate(f"{value:.1f}", (xi, value), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
+    ax.set_xticks(np.arange(len(panel.bins)), panel.bins)
+    ax.set(title=panel.title, xlabel="output frequency bin", ylabel="METEOR (%)")
+    if signature:
+        ax.legend()
+        ax.text(0, -0.16, textwrap.fill("; ".join([signature, *notes]), 90), transform=ax.transAxes, fontsize=6, va="top")
+
+
 def curve(ax, label: str, values: np.ndarray) -> None:
     """One line per system over epochs (seeds x epochs): the mean, and the range over seeds."""
     x = np.arange(1, values.shape[1] + 1)
@@ -130,12 +159,12 @@ def throughput(ax, panel: Throughput, benchmark: dict) -> None:
     ax.legend()
 
 
-def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_path: str, prefix: Path) -> None:
+def draw(figure: Figure, ctx: Context, paper: str, artefact_id: str, title: str, data_note: str, prefix: Path) -> None:
     width = 6 * len(figure.panels)
     fig, axes = plt.subplots(1, len(figure.panels), figsize=(width, 4.5), squeeze=False)
     for ax, panel in zip(axes[0], figure.panels, strict=True):
         if isinstance(panel, Throughput):
-            benchmark = json.loads(Path(benchmark_path).read_text())
+            benchmark = json.loads(Path(benchmark_path(paper, artefact_id)).read_text())
             throughput(ax, panel, benchmark)
             ax.text(0, -0.18, textwrap.fill(benchmark["note"], 12 * 6), transform=ax.transAxes, fontsize=7, va="top")
         elif isinstance(panel, PerplexityCurves):
@@ -144,6 +173,8 @@ def draw(figure: Figure, ctx: Context, title: str, data_note: str, benchmark_pat
             subspace_sweep(ax, panel, ctx)
         elif isinstance(panel, ScoreAgainst):
             score_against(ax, panel, ctx)
+        elif isinstance(panel, MeteorByFrequency):
+            meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
         else:
             learning_curves(ax, panel, ctx)
     fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)

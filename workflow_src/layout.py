@@ -21,8 +21,8 @@ import dataclasses
 import functools
 
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
-                                   NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
-                                   RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
+                                   MeteorByFrequency, NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves,
+                                   PerplexityTable, RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
                                    SubspaceSweep, Throughput, artefact, language_model)
 from workflow_src.registry import experiment as registry_experiment
 
@@ -65,7 +65,7 @@ def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict, bpe:
     if unit == "bpe":
         folder = f"{base}/bpe{bpe_merges(config, dataset, side, bpe)}"
         return {split: f"{folder}/{split}.{lang}" for split in ("train", "dev", "test")} | {
-            "vocab": f"{folder}/vocab.{lang}.tsv"}
+            "vocab": f"{folder}/vocab.{lang}.tsv", "model": f"{folder}/{lang}.model"}
     return {split: f"{base}/tok/{split}.{lang}" for split in ("train", "dev", "test")} | {
         "vocab": f"{base}/vocab/{lang}.tsv"}
 
@@ -81,6 +81,11 @@ def neighbours_path(job: Job) -> str:
 def representations_path(job: Job, paper: str, artefact_id: str) -> str:
     """A softmax model's nearest pieces to the queries of one artefact."""
     return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/{paper}-{artefact_id}.representations.json"
+
+
+def meteor_bins_path(job: Job, paper: str, artefact_id: str, search: str) -> str:
+    """A model's METEOR by output-frequency bin with one artefact's parameters."""
+    return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/{paper}-{artefact_id}.{search}.meteor_bins.json"
 
 
 def lm_dir(job: Job) -> str:
@@ -228,6 +233,11 @@ def _(figure: Figure, ctx, paper, artefact_id):
                       for e in experiments for j in ctx.jobs(panel.column, e)]
         elif isinstance(panel, SubspaceSweep):
             files += [f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)]
+        elif isinstance(panel, MeteorByFrequency):
+            for system in panel.systems:
+                jobs = ctx.system_jobs(panel.column, system)
+                files += [meteor_bins_path(j, paper, artefact_id, panel.search) for j in jobs]
+                files += [metrics_path(j) for j in jobs] if system.tune else []
         else:
             files += [metrics_path(j) for s in panel.systems for j in ctx.system_jobs(panel.column, s)]
     return files

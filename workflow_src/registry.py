@@ -274,9 +274,23 @@ class ScoreAgainst:
 
 
 @dataclasses.dataclass(frozen=True)
+class MeteorByFrequency:
+    """A figure panel: each system's test METEOR once per bin of the output vocabulary by training
+    frequency (thirds: high, medium, low), with the bin's units as Meteor's function words and
+    delta 0, so that only they count in precision and recall (`workflow_src.meteor.binned_meteor`)."""
+
+    title: str
+    column: Column
+    systems: tuple[System, ...]
+    parameters: Mapping[str, tuple[float, float, float, float]]  # target language -> alpha, beta, gamma, delta
+    bins: tuple[str, ...] = ("high", "medium", "low")
+    search: str = "greedy"
+
+
+@dataclasses.dataclass(frozen=True)
 class Figure:
     title: str
-    panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep | ScoreAgainst
+    panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep | ScoreAgainst | MeteorByFrequency
 
 
 @dataclasses.dataclass(frozen=True)

@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     ctx = registry.Context(**args.context)
     title = f"{args.paper} {args.artefact}: {artefact.title}"
     if isinstance(artefact, registry.Figure):
-        figures.draw(artefact, ctx, title, args.data_note, layout.benchmark_path(args.paper, args.artefact), args.out_prefix)
+        figures.draw(artefact, ctx, args.paper, args.artefact, title, args.data_note, args.out_prefix)
         return
     if isinstance(artefact, registry.ScoreTable):
         columns, rows, footer = score_table(artefact, ctx)

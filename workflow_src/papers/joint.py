@@ -10,8 +10,8 @@ computes it (the `bleu_tok` metric: sacrebleu with `tokenize none`), of beam-sea
 size 5, OpenNMT-py's default; the paper does not give its size).
 """
 
-from workflow_src.registry import (Column, Experiment, Figure, RepresentationTable, Row, SamplingTable, ScoreAgainst,
-                                   ScoreTable, System)
+from workflow_src.registry import (Column, Experiment, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
+                                   ScoreAgainst, ScoreTable, System)
 
 BPE_SIZES = ("32k", "64k", "128k")
 JOINT_DIMS = (512, 2048, 4096)  # §4.2: d_j chosen on the development set among these
@@ -46,6 +46,8 @@ EN_FI, FI_EN, EN_DE, DE_EN = (Column("wmt17", pair, "bleu_tok", header) for pair
     ("en-fi", "En→Fi"), ("fi-en", "Fi→En"), ("en-de", "En→De"), ("de-en", "De→En")))
 DIRECTIONS = (EN_FI, FI_EN, EN_DE, DE_EN)
 MODEL_NAMES = {"nmt": "NMT", "tied": "NMT-tied", "joint": "NMT-joint"}
+# §4.1: Meteor's alpha, beta, gamma, delta "when evaluating on English and German respectively"
+METEOR_PARAMETERS = {"en": (0.85, 0.2, 0.6, 0.0), "de": (0.95, 1.0, 0.55, 0.0)}
 
 
 def table2_rows(bpe: str, label: str, cells: dict[str, tuple[float, ...]]) -> tuple[Row, ...]:
@@ -173,5 +175,13 @@ ARTEFACTS = {
                                   "NMT-joint", (System("NMT", name("32k", "nmt")), System("NMT-tied", name("32k", "tied"))),
                                   search=SEARCH)
                      for column in DIRECTIONS),
+    ),
+    "figure3": Figure(
+        title="METEOR (%) on both directions of German-English (32K BPE) for outputs of high, medium and low "
+              "training frequency (each a third of |V|, taken as Meteor's function words, delta 0)",
+        panels=tuple(MeteorByFrequency(column.name, column, (
+            System("NMT", name("32k", "nmt")), System("NMT-tied", name("32k", "tied")),
+            System("NMT-joint", name("32k", "joint", 512), tune=tuple(name("32k", "joint", d) for d in JOINT_DIMS))),
+            METEOR_PARAMETERS, search=SEARCH) for column in (EN_DE, DE_EN)),
     ),
 }
