@@ -8,19 +8,21 @@ if "demo" in config:
         root = mirror_base(d["mirror"]).removeprefix("file://")
         files = [f"{root}/{t.format(src=s, tgt=g)}" for s, g in directions(d["pairs"])
                  for t in (d["train_archive"], d["test_archive"])]
-        files += sorted({e["archive"] for entries in demo_wmt().values() for split in entries.values() for e in split})
+        files += sorted({e["archive"] for d in demo_wmt().values() for splits in d["sources"].values()
+                         for entries in splits.values() for e in entries})
         files += [f"{mirror_base(m['mirror']).removeprefix('file://')}/{m['path']}" for m in config["monolingual"].values()]
         return files + [corpus["archive"] for corpus in demo_lm().values()]
 
     def demo_wmt():
-        """{pair: {split: [member entries with local archive paths]}} of the WMT data sets."""
-        out = {}
-        for d in config["datasets"].values():
-            if d["kind"] == "wmt":
-                for p, splits in d["sources"].items():
-                    out[p] = {split: [{**e, "archive": f"{mirror_base(e['mirror']).removeprefix('file://')}/{e['archive']}"}
-                                      for e in entries] for split, entries in splits.items()}
-        return out
+        """{data set: {sources: {pair: {split: [member entries with local archive paths]}}, train_sentences}}
+        of the WMT data sets; a data set's training sentences are `demo.wmt_train_sentences[name]`,
+        else `demo.train_sentences`."""
+        sizes = config["demo"].get("wmt_train_sentences", {})
+        return {name: {"train_sentences": sizes.get(name, config["demo"]["train_sentences"]),
+                       "sources": {p: {split: [{**e, "archive": f"{mirror_base(e['mirror']).removeprefix('file://')}/{e['archive']}"}
+                                               for e in entries] for split, entries in splits.items()}
+                                   for p, splits in d["sources"].items()}}
+                for name, d in config["datasets"].items() if d["kind"] == "wmt"}
 
     def demo_lm():
         """{name: {format, archive (local path), members}} of the language-modelling data sets;

@@ -342,12 +342,20 @@ def wmt_sgm(sentences: list[str], setid: str, lang: str, reference: bool) -> str
 
 
 def write_wmt_mirror(world: "World", sources: dict[str, dict], n_train: int, n_per_set: int) -> list[Path]:
-    """The WMT archives at the configured paths. `sources` maps each pair to its train/dev/test
-    lists of {archive, source, target} (or, for training, {archive, tsv, source_column,
-    target_column}). The training sentences are shared out among a pair's corpora; each dev/test
-    entry is one set of sgm files. Members named by several pairs (the two directions of one
-    corpus) are written once, and an archive holds every member any pair names."""
+    """The WMT archives of one data set at the configured paths (`wmt_members`)."""
     members: dict[str, dict[str, str]] = {}
+    wmt_members(world, sources, n_train, n_per_set, members)
+    return write_archives(members)
+
+
+def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_set: int,
+                members: dict[str, dict[str, str]], dataset: str = "") -> None:
+    """Add one WMT data set's archive members to `members` (archive -> member -> text). `sources`
+    maps each pair to its train/dev/test lists of {archive, source, target} (or, for training,
+    {archive, tsv, source_column, target_column}). The training sentences are shared out among a
+    pair's corpora; each dev/test entry is one set of sgm files. Members already there (the two
+    directions of one corpus, or a corpus another data set names too) are kept, and an archive
+    holds every member any pair names."""
     for pair, spec in sorted(sources.items()):
         src, tgt = pair.split("-")
         corpora = spec["train"]
@@ -367,10 +375,13 @@ def write_wmt_mirror(world: "World", sources: dict[str, dict], n_train: int, n_p
         for split in ("dev", "test"):
             for i, entry in enumerate(spec[split]):
                 archive, source, target = entry["archive"], entry["source"], entry["target"]
-                sentences = world.parallel([src, tgt], n_per_set, f"wmt-{pair}-{split}-{i}")
+                sentences = world.parallel([src, tgt], n_per_set, f"wmt-{dataset}-{pair}-{split}-{i}")
                 setid = Path(source).name.split("-")[0]
                 members.setdefault(archive, {})[source] = wmt_sgm([s[src] for s in sentences], setid, src, reference=False)
                 members[archive][target] = wmt_sgm([s[tgt] for s in sentences], setid, tgt, reference=True)
+
+
+def write_archives(members: dict[str, dict[str, str]]) -> list[Path]:
     written = []
     for archive, content in sorted(members.items()):
         write_bytes(Path(archive), deterministic_tgz(content))
@@ -538,11 +549,14 @@ def write_mirror(
       and the development sets `IWSLT16.TED.<set>.<s>-<t>.{s,t}.xml`;
     - `test_archive` (e.g. `2016-01-test/...`) with the test sets, source side only, for both
       directions of every pair (references come from the reverse direction, as in the real data);
-    - for each pair in `wmt`, its WMT archives (`write_wmt_mirror`);
+    - for each data set in `wmt` ({name: {"sources": {pair: ...}, "train_sentences": n}}), its
+      WMT archives (`wmt_members`; `n_train` unless it names its own number);
     - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl);
     - for each corpus in `lm`, its language-modelling archive (`write_lm_mirror`).
     """
-    languages = sorted({lang for pair in [*pairs, *(wmt or {})] for lang in pair.split("-")} | set(monolingual)
+    wmt = wmt or {}
+    wmt_pairs = [pair for d in wmt.values() for pair in d["sources"]]
+    languages = sorted({lang for pair in [*pairs, *wmt_pairs] for lang in pair.split("-")} | set(monolingual)
                        | ({"en"} if lm else set()))
     world = World(languages, size, seed)
     written = []
@@ -572,7 +586,10 @@ def write_mirror(
                 path = iwslt_root / template.format(src=src, tgt=tgt)
                 write_bytes(path, deterministic_tgz(content))
                 written.append(path)
-    written += write_wmt_mirror(world, wmt or {}, n_train, n_per_test_set)
+    members: dict[str, dict[str, str]] = {}
+    for dataset, d in sorted(wmt.items()):
+        wmt_members(world, d["sources"], d.get("train_sentences", n_train), n_per_test_set, members, dataset)
+    written += write_archives(members)
     for lang, path in sorted(monolingual.items()):
         sentences = world.parallel([lang], n_monolingual, f"monolingual-{lang}")
         raw = io.BytesIO()
@@ -594,7 +611,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-sets", nargs="+", required=True)
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
     parser.add_argument("--wmt", type=json.loads, default={},
-                        help='{"de-en": {"train": [{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}')
+                        help='{"wmt16": {"train_sentences": N (optional), "sources": {"de-en": {"train": '
+                             '[{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}}}')
     parser.add_argument("--lm", type=json.loads, default={},
                         help='{"ptb": {"format": "ptb" | "wikitext", "archive": PATH, '
                              '"members": {"train": ..., "valid": ..., "test": ...}}, ...}')
