@@ -161,3 +161,24 @@ def test_lm_archives_same_seed_same_bytes(tmp_path):
     assert {"demo-mikolov/simple-examples.tgz", "demo-smerity/wikitext-2-v1.zip"} <= a.keys()
     assert a == b
     assert a.keys() == c.keys() and a["demo-mikolov/simple-examples.tgz"] != c["demo-mikolov/simple-examples.tgz"]
+
+
+def test_wmt_data_sets_sharing_a_pair_get_their_own_sizes_and_evaluation_sets(tmp_path):
+    def entry(archive, split):
+        return {"archive": str(tmp_path / archive), "source": f"{split}/src.de", "target": f"{split}/ref.en"}
+
+    wmt = {name: {"train_sentences": n, "sources": {"de-en": {"train": [entry(f"{name}-train.tgz", "train")],
+                                                              "dev": [entry(f"{name}-dev.tgz", "dev")],
+                                                              "test": [entry(f"{name}-test.tgz", "test")]}}}
+           for name, n in (("wmt16", 40), ("wmt17", 25))}
+    demo_world.write_mirror(tmp_path / "iwslt", TRAIN, TEST, ["fr-en"], {}, WorldSize(nouns=30, verbs=8, adjectives=5, names=5),
+                            seed=1, n_train=60, n_per_test_set=5, n_monolingual=0, dev_sets=["tst2013"],
+                            test_sets=["tst2015"], wmt=wmt)
+
+    def member(archive, name):
+        with tarfile.open(tmp_path / archive) as tar:
+            return tar.extractfile(name).read().decode()
+
+    assert [len(member(f"{name}-train.tgz", "train/src.de").splitlines()) for name in wmt] == [40, 25]
+    # the same pair in two data sets: different sentences in their evaluation sets
+    assert member("wmt16-test.tgz", "test/ref.en") != member("wmt17-test.tgz", "test/ref.en")

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from workflow_src import layout, registry
-from workflow_src.papers import tying
+from workflow_src.papers import joint, tying
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
@@ -246,6 +246,38 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
             if value == 0:  # cross-entropy alone leaves the spans of W and L^T far apart (random d-dim
                 # subspaces of R^V are at sqrt(1 - d/V), 0.99 here), as in the paper's panel (a)
                 assert result["subspace_distance"] > 0.9
+
+
+def test_demo_joint_tables_and_figures_have_sane_values(demo):
+    config = demo_config()
+    pairs = config["datasets"]["wmt17"]["pairs"]
+    table2 = read_csv(demo / "results/joint/table2.csv")
+    assert [r["Model"] for r in table2] == ["NMT", "NMT-tied", "NMT-joint"]
+    for row in table2:
+        for column in joint.DIRECTIONS:
+            if column.pair not in pairs:  # En-Fi is not in the demo: empty, and says why
+                assert row[f"{column.name} ours"] == "" and f"{column.name}: data set" not in row["note"]
+                assert f"{column.name}: pair {column.pair} not configured" in row["note"]
+                continue
+            assert MIN_JOINT_BLEU < float(row[f"{column.name} ours"]) <= 100, (row["Model"], column.name)
+            assert int(row[f"{column.name} |Θ| ours"]) > 0
+        assert "tok:none" in row["signature"]
+    assert "chosen on development BLEU" in table2[2]["note"]
+    table3 = read_csv(demo / "results/joint/table3.csv")
+    assert len(table3) == 7 and all(MIN_JOINT_BLEU < float(r["De→En ours"]) <= 100 for r in table3)
+    table5 = read_csv(demo / "results/joint/table5.csv")
+    assert [r["Layers"] for r in table5] == ["1", "2"] * 3
+    table1 = read_csv(demo / "results/joint/table1.csv")
+    assert [r["query"] for r in table1][::5] == config["papers"]["joint"]["table1"]["queries"]
+    assert all(r["NMT-joint Output ours"] and r["NMT Input ours"] for r in table1)
+    for row in read_csv(demo / "results/joint/table4.csv"):
+        assert all(float(row[f"{share} ours"]) > 0 for share in ("50%", "25%", "5%"))
+    for pair in pairs:
+        result = json.loads((demo / layout.meteor_bins_path(registry.Job("wmt17", pair, "bpe32k-nmt", 1), "joint", "figure3",
+                                                            joint.SEARCH)).read_text())
+        assert all(0 <= b["score"] <= 1 for b in result["bins"].values()) and result["bins"]["high"]["score"] > 0.1
+    for figure_id in ("figure2", "figure3"):
+        assert (demo / f"results/joint/{figure_id}.png").stat().st_size > 10000
 
 
 def test_demo_unk_replacement_happens(demo):

@@ -204,8 +204,9 @@ def meteor_statistics(hypothesis: list[str], reference: list[str], matches: list
              "chunks": count_chunks(matches), "matches": len(matches)}
     for side, words, position in (("test", hypothesis, 0), ("reference", reference, 1)):
         for kind, is_function in (("content", False), ("function", True)):
-            stats[f"{side}_{kind}_matches"] = [sum(1 for m in matches if m[2] == s and (words[m[position]] in function_words) == is_function)
-                                       for s in range(stages)]
+            stats[f"{side}_{kind}_matches"] = [
+                sum(1 for m in matches if m[2] == stage and (words[m[position]] in function_words) == is_function)
+                for stage in range(stages)]
     return stats
 
 
@@ -290,6 +291,8 @@ def score_bins(hyp: Path, ref_pieces: Path, sentencepiece_model: Path, counts: P
     processor = spm.SentencePieceProcessor(model_file=str(sentencepiece_model))
     hypotheses = [processor.encode(line, out_type=str) for line in read_lines(hyp)]
     references = [line.split() for line in read_lines(ref_pieces)]
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{hyp}: {len(hypotheses)} lines, but {ref_pieces} has {len(references)}")
     vocabulary = read_counts(counts)
     results = binned_meteor(hypotheses, references, frequency_bins(vocabulary, names), parameters)
     return {
@@ -297,6 +300,7 @@ def score_bins(hyp: Path, ref_pieces: Path, sentencepiece_model: Path, counts: P
         "bins": results,
         "parameters": dataclasses.asdict(parameters),
         "signature": (f"Meteor Universal formula (ours)|units: BPE pieces, |V| = {len(vocabulary)}|modules: exact|"
+                      "aligner: greedy, longest runs first|"
                       f"function words: each bin|alpha {parameters.alpha:g}|beta {parameters.beta:g}|"
                       f"gamma {parameters.gamma:g}|delta {parameters.delta:g}|corpus statistics"),
         "sentences": len(hypotheses),
