@@ -135,7 +135,7 @@ def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, 
     ax.set(title=panel.title, xlabel="output frequency bin", ylabel="METEOR (%)")
     if signature:
         ax.legend()
-        ax.text(0, -0.16, textwrap.fill("; ".join([signature, *notes]), 90), transform=ax.transAxes, fontsize=6, va="top")
+        ax.text(0, -0.2, textwrap.fill("; ".join([signature, *notes]), 90), transform=ax.transAxes, fontsize=6, va="top")
 
 
 def curve(ax, label: str, values: np.ndarray) -> None:
