@@ -5,7 +5,9 @@
     snakemake results/table1.csv                                # one table and what it needs
 """
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from workflow_src.config_check import check as check_config
 
 min_version("9.0")
 
@@ -16,7 +18,8 @@ if not config:
     configfile: "config.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")
+# One line naming the key, the value and what was expected (Snakemake's validate dumps the schema).
+check_config(config, workflow.source_path("schemas/config.schema.yaml"))
 
 
 include: "rules/common.smk"
