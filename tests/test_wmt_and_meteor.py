@@ -6,9 +6,10 @@ import tarfile
 import pytest
 
 from workflow_src import demo_world
-from workflow_src.iwslt import CorpusError
+from workflow_src.archives import CorpusError
 from workflow_src.meteor import meteor_nltk, parse_jar_output, prepare_wordnet
-from workflow_src.wmt import parse_sgm, read_evaluation, write_train
+from workflow_src.wmt import Members, parse_sgm, read_evaluation, write_train
+
 
 def entry(archive, source, target):
     return {"archive": archive, "source": source, "target": target}
@@ -21,8 +22,8 @@ def wmt(tmp_path_factory):
     spec = {
         "de-en": {
             "train": [entry(europarl, "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"),
-                      {"archive": f"{root}/wmt15/wiki-titles.tgz", "tsv": "wiki/de-en/titles.de-en", "source_column": 1,
-                       "target_column": 2}],
+                      {"archive": f"{root}/wmt15/wiki-titles.tgz", "delimited": "wiki/de-en/titles.de-en",
+                       "delimiter": "|||", "source_column": 1, "target_column": 2}],
             "dev": [entry(f"{root}/wmt16/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm")],
             "test": [entry(f"{root}/wmt16/test.tgz", "test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm")],
         },
@@ -39,16 +40,18 @@ def wmt(tmp_path_factory):
 
 def test_training_corpora_are_concatenated(wmt, tmp_path):
     _, spec = wmt
-    assert write_train(spec["de-en"]["train"], tmp_path / "train.de", tmp_path / "train.en") == 101
-    de = (tmp_path / "train.de").read_text().splitlines()
+    members = Members(spec["de-en"], tmp_path)
+    assert write_train(members, spec["de-en"]["train"], tmp_path / "train.de", tmp_path / "train.en") == 101
+    de = (tmp_path / "train.de").read_text().split("\n")[:-1]
     assert len(de) == 101
-    assert write_train(spec["en-de"]["train"], tmp_path / "r.en", tmp_path / "r.de") == 51
-    assert (tmp_path / "r.de").read_text().splitlines() == de[:51]  # the same corpus, read the other way
+    members = Members(spec["en-de"], tmp_path)
+    assert write_train(members, spec["en-de"]["train"], tmp_path / "r.en", tmp_path / "r.de") == 51
+    assert (tmp_path / "r.de").read_text().split("\n")[:-1] == de[:51]  # the same corpus, read the other way
 
 
-def test_sgm_sets_pair_by_document_and_segment(wmt):
+def test_sgm_sets_pair_by_document_and_segment(wmt, tmp_path):
     _, spec = wmt
-    segments = read_evaluation(spec["de-en"]["test"])
+    segments = read_evaluation(Members(spec["de-en"], tmp_path), spec["de-en"]["test"])
     assert len(segments) == 70 and all(s and t for s, t in segments)
     with tarfile.open(spec["de-en"]["test"][0]["archive"]) as tar:
         assert set(tar.getnames()) == {"test/newstest2016-deen-src.de.sgm", "test/newstest2016-deen-ref.en.sgm",
@@ -70,8 +73,9 @@ def test_unequal_training_sides_name_the_members(tmp_path):
             info = tarfile.TarInfo(name)
             info.size = len(text)
             tar.addfile(info, io.BytesIO(text.encode()))
+    corpora = [entry(str(archive), "c.de-en.de", "c.de-en.en")]
     with pytest.raises(CorpusError, match=r"c\.de-en\.de and c\.de-en\.en differ in length: c\.de-en\.en ends after line 2"):
-        write_train([entry(archive, "c.de-en.de", "c.de-en.en")], tmp_path / "s", tmp_path / "t")
+        write_train(Members({"train": corpora}, tmp_path), corpora, tmp_path / "s", tmp_path / "t")
     assert not (tmp_path / "s").exists() and not (tmp_path / "t").exists()
 
 

@@ -1,4 +1,8 @@
-"""Atomic file output: a file appears complete under its final name, or not at all."""
+"""Atomic file output: a file appears complete under its final name, or not at all.
+
+Text files are read and written with lines ending at "\n" only: a lone "\r", U+0085 or U+2028
+stays inside its line (universal newlines, and `str.splitlines`, would break lines there).
+"""
 
 from __future__ import annotations
 
@@ -42,19 +46,19 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 def write_lines(path: str | os.PathLike, lines) -> None:
     with atomic_output(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             for line in lines:
                 f.write(line.rstrip("\n") + "\n")
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [line.removesuffix("\n") for line in f]
 
 
 def stream_lines(path: str | os.PathLike) -> Iterator[str]:
     """The lines of a text file (gzip-compressed when its name ends in .gz), one at a time."""
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with opener(path, "rt", encoding="utf-8", newline="\n") as f:
         for line in f:
-            yield line.rstrip("\n")
+            yield line.removesuffix("\n")

@@ -300,32 +300,41 @@ def _talks(n_sentences: int, first_talk_id: int) -> list[tuple[int, range]]:
     return talks
 
 
+def talk_header(talk_id: int, lang: str) -> list[str]:
+    """The metadata lines before a talk's text, in the real files' order."""
+    return [
+        f"<url>http://www.ted.com/talks/demo_talk_{talk_id}</url>",
+        "<keywords>talks, demo, synthetic</keywords>",
+        f"<speaker>Demo Speaker {talk_id}</speaker>",
+        f"<talkid>{talk_id}</talkid>",
+        f"<title>Demo talk {talk_id} ({lang})</title>",
+        f"<description>TED Talk Subtitles and Transcript: synthetic talk {talk_id}.</description>",
+    ]
+
+
 def train_tags(sentences: list[str], talks: list[tuple[int, range]], lang: str) -> str:
     """A `train.tags.<pair>.<lang>` file: metadata lines before each talk's text."""
     lines = []
     for talk_id, span in talks:
-        lines += [
-            f"<url>http://www.ted.com/talks/demo_talk_{talk_id}</url>",
-            "<keywords>talks, demo, synthetic</keywords>",
-            f"<speaker>Demo Speaker {talk_id}</speaker>",
-            f"<talkid>{talk_id}</talkid>",
-            f"<title>Demo talk {talk_id} ({lang})</title>",
-            f"<description>TED Talk Subtitles and Transcript: synthetic talk {talk_id}.</description>",
-        ]
+        lines += talk_header(talk_id, lang)
         lines += [sentences[i] for i in span]
     return "\n".join(lines) + "\n"
 
 
+LANGUAGE_NAMES = {"de": "german", "en": "english", "fi": "finnish", "fr": "french"}  # srclang, as WIT3 writes it
+
+
 def mteval_xml(sentences: list[str], talks: list[tuple[int, range]], setid: str, lang: str) -> str:
-    """An `IWSLT16.TED.<set>.<pair>.<lang>.xml` file: `<seg id>` inside `<doc docid>`."""
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>", f"<srcset setid={quoteattr(setid)} srclang={quoteattr(lang)}>"]
+    """An `IWSLT1[67].TED.<set>.<pair>.<lang>.xml` file as the real ones: under `<srcset>`, one
+    `<doc docid genre>` a talk holding its metadata, `<seg id="N"> text</seg>` lines, then
+    `<reviewer>` and `<translator>`."""
+    srclang = LANGUAGE_NAMES.get(lang, lang)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>", f"<srcset setid={quoteattr(setid)} srclang={quoteattr(srclang)}>"]
     for talk_id, span in talks:
         out.append(f'<doc docid="{talk_id}" genre="lectures">')
-        out.append(f"<talkid>{talk_id}</talkid>")
-        out.append(f"<title>Demo talk {talk_id}</title>")
-        for seg_id, i in enumerate(span, start=1):
-            out.append(f'<seg id="{seg_id}"> {escape(sentences[i])} </seg>')
-        out.append("</doc>")
+        out += talk_header(talk_id, lang)
+        out += [f'<seg id="{seg_id}"> {escape(sentences[i])}</seg>' for seg_id, i in enumerate(span, start=1)]
+        out += ["<reviewer></reviewer>", "<translator></translator>", "</doc>"]
     out += ["</srcset>", "</mteval>"]
     return "\n".join(out) + "\n"
 
@@ -348,30 +357,45 @@ def write_wmt_mirror(world: "World", sources: dict[str, dict], n_train: int, n_p
     return write_archives(members)
 
 
+def with_lone_carriage_return(sentence: str) -> str:
+    """The sentence with its first space a lone "\\r", as News Commentary has inside some lines (TFDS
+    #2474, PR #2633); read as a space, it leaves the sentence as it was."""
+    return sentence.replace(" ", "\r", 1)
+
+
+LONE_CR_CORPUS = "news-commentary"  # members whose name holds this get one line with a lone "\r"
+
+
 def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_set: int,
                 members: dict[str, dict[str, str]], dataset: str = "") -> None:
     """Add one WMT data set's archive members to `members` (archive -> member -> text). `sources`
     maps each pair to its train/dev/test lists of {archive, source, target} (or, for training,
-    {archive, tsv, source_column, target_column}). The training sentences are shared out among a
-    pair's corpora; each dev/test entry is one set of sgm files. Members already there (the two
-    directions of one corpus, or a corpus another data set names too) are kept, and an archive
-    holds every member any pair names."""
+    {archive, delimited, delimiter, source_column, target_column}: the wiki headlines, written as
+    the real `Finnish ||| English` lines, the delimiter with one space each side). The training
+    sentences are shared out among a pair's corpora; in a News Commentary source member the
+    middle line holds a lone "\\r" (`with_lone_carriage_return`). Each dev/test entry is one set
+    of sgm files. Members already there (the two directions of one corpus, or a corpus another
+    data set names too) are kept, and an archive holds every member any pair names."""
     for pair, spec in sorted(sources.items()):
         src, tgt = pair.split("-")
         corpora = spec["train"]
         for i, entry in enumerate(corpora):
             files = members.setdefault(entry["archive"], {})
-            names = [entry["tsv"]] if "tsv" in entry else [entry["source"], entry["target"]]
+            names = [entry["delimited"]] if "delimited" in entry else [entry["source"], entry["target"]]
             if all(name in files for name in names):
                 continue
             count = n_train // len(corpora) + (1 if i < n_train % len(corpora) else 0)
             sentences = world.parallel([src, tgt], count, f"wmt-{entry['archive']}-{'-'.join(sorted(names))}")
-            if "tsv" in entry:
+            if "delimited" in entry:
                 order = sorted(((entry["source_column"], src), (entry["target_column"], tgt)))
-                files[entry["tsv"]] = "".join("\t".join(s[lang] for _, lang in order) + "\n" for s in sentences)
-            else:
-                files[entry["source"]] = "".join(s[src] + "\n" for s in sentences)
-                files[entry["target"]] = "".join(s[tgt] + "\n" for s in sentences)
+                separator = f" {entry['delimiter']} "
+                files[entry["delimited"]] = "".join(separator.join(s[lang] for _, lang in order) + "\n" for s in sentences)
+                continue
+            source_side = [s[src] for s in sentences]
+            if LONE_CR_CORPUS in entry["source"] and source_side:
+                source_side[len(source_side) // 2] = with_lone_carriage_return(source_side[len(source_side) // 2])
+            files[entry["source"]] = "".join(line + "\n" for line in source_side)
+            files[entry["target"]] = "".join(s[tgt] + "\n" for s in sentences)
         for split in ("dev", "test"):
             for i, entry in enumerate(spec[split]):
                 archive, source, target = entry["archive"], entry["source"], entry["target"]
@@ -384,32 +408,36 @@ def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_se
 def write_archives(members: dict[str, dict[str, str]]) -> list[Path]:
     written = []
     for archive, content in sorted(members.items()):
-        write_bytes(Path(archive), deterministic_tgz(content))
+        write_bytes(Path(archive), (deterministic_zip if archive.endswith(".zip") else deterministic_tgz)(content))
         written.append(Path(archive))
     return written
 
 
-def deterministic_tgz(members: dict[str, str]) -> bytes:
-    """A .tgz whose bytes depend only on its members (fixed mtimes, owners, order)."""
+def as_bytes(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode("utf-8")
+
+
+def deterministic_tgz(members: dict[str, str | bytes]) -> bytes:
+    """A .tgz whose bytes depend only on its members (text or bytes; fixed mtimes, owners, order)."""
     raw = io.BytesIO()
     with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for name in sorted(members):
-                data = members[name].encode("utf-8")
+                data = as_bytes(members[name])
                 info = tarfile.TarInfo(name)
                 info.size, info.mtime, info.mode = len(data), 0, 0o644
                 tar.addfile(info, io.BytesIO(data))
     return raw.getvalue()
 
 
-def deterministic_zip(members: dict[str, str]) -> bytes:
-    """A .zip whose bytes depend only on its members (fixed timestamps and permissions, sorted)."""
+def deterministic_zip(members: dict[str, str | bytes]) -> bytes:
+    """A .zip whose bytes depend only on its members (text or bytes; fixed timestamps and permissions, sorted)."""
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as z:
         for name in sorted(members):
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
-            z.writestr(info, members[name].encode("utf-8"))
+            z.writestr(info, as_bytes(members[name]))
     return raw.getvalue()
 
 
@@ -526,66 +554,99 @@ def directions(pairs: list[str]) -> list[tuple[str, str]]:
     return sorted({d for p in pairs for a, b in [p.split("-")] for d in ((a, b), (b, a))})
 
 
+# The real IWSLT releases, and which evaluation sets each holds (with both sides unless said):
+# the 2016-01 bundle (`2016-01.tgz`, nesting `2016-01/texts/<s>/<t>/<s>-<t>.tgz`) dev2010 and
+# tst2010-tst2014; `2017-01-trnted/texts/<s>/<t>/<s>-<t>.tgz` tst2015 (and its own train.tags);
+# `2017-01-ted-test/texts/<s>/<t>/<s>-<t>.tgz` tst2016, the source side only, with a README.
+RELEASE_PREFIX = {"bundle": "IWSLT16", "trnted": "IWSLT17", "ted_test": "IWSLT17"}
+TED_TEST_README = ("IWSLT 2017 evaluation campaign: test sets for the MT Talk task (synthetic demo copy)\n\n"
+                   "For each pair x-y of languages, the xml files IWSLT17.TED.<set>.x-y.x.xml hold the source to "
+                   "translate.\n")
+
+
+def release_of(set_name: str) -> str:
+    """The release holding an evaluation set: `bundle`, `trnted` or `ted_test`."""
+    year = re.fullmatch(r"(?:dev|tst)(\d{4})", set_name)
+    if set_name == "dev2010" or (year and set_name.startswith("tst") and 2010 <= int(year.group(1)) <= 2014):
+        return "bundle"
+    if set_name in ("tst2015", "tst2016"):
+        return "trnted" if set_name == "tst2015" else "ted_test"
+    raise ValueError(f"evaluation set {set_name!r}: the releases hold dev2010 and tst2010-tst2016")
+
+
+def iwslt_mirror_paths(iwslt: dict) -> list[Path]:
+    """Every file `write_iwslt_mirror` writes for `iwslt` (see there)."""
+    per_direction = [Path(iwslt[r].format(src=s, tgt=t)) for s, t in directions(iwslt["pairs"]) for r in ("trnted", "ted_test")]
+    return [Path(iwslt["bundle"]), *per_direction]
+
+
+def write_iwslt_mirror(world: "World", iwslt: dict, n_train: int, n_per_test_set: int) -> list[Path]:
+    """The IWSLT releases for both directions of each of `iwslt["pairs"]`, as the real ones:
+
+    - the bundle `iwslt["bundle"]` nesting, at `iwslt["bundle_member"]` ({src}, {tgt}), an archive
+      with `<s>-<t>/train.tags.<s>-<t>.{s,t}` and the sets up to tst2014 (`IWSLT16.TED.<set>...`);
+    - `iwslt["trnted"]` with its own train.tags (the same text) and tst2015 (`IWSLT17.`);
+    - `iwslt["ted_test"]` with tst2016's source side only and a README.
+
+    The evaluation sets are `iwslt["dev_sets"] + iwslt["test_sets"]`; a set's sentences and talks
+    are shared by the two directions."""
+    sets = iwslt["dev_sets"] + iwslt["test_sets"]
+    releases = {name: release_of(name) for name in sets}
+    bundle: dict[str, bytes] = {}
+    written = []
+    for a, b in sorted({tuple(sorted(d)) for d in directions(iwslt["pairs"])}):
+        train = world.parallel([a, b], n_train, f"train-{a}-{b}")
+        train_talks = _talks(n_train, first_talk_id=1)
+        evaluation = {name: world.parallel([a, b], n_per_test_set, f"{name}-{a}-{b}") for name in sets}
+        for src, tgt in ((a, b), (b, a)):
+            pair = f"{src}-{tgt}"
+            tags = {f"{pair}/train.tags.{pair}.{lang}": train_tags([s[lang] for s in train], train_talks, lang)
+                    for lang in (src, tgt)}
+            content = {"bundle": dict(tags), "trnted": dict(tags), "ted_test": {f"{pair}/README": TED_TEST_README}}
+            for k, name in enumerate(sets):
+                release, prefix = releases[name], RELEASE_PREFIX[releases[name]]
+                talks = _talks(n_per_test_set, 10000 + 100 * k)
+                for lang in ((src,) if release == "ted_test" else (src, tgt)):
+                    setid = f"iwslt20{prefix[-2:]}-{name}"  # iwslt2017-tst2016, as the real file has
+                    content[release][f"{pair}/{prefix}.TED.{name}.{pair}.{lang}.xml"] = mteval_xml(
+                        [s[lang] for s in evaluation[name]], talks, setid, lang)
+            bundle[iwslt["bundle_member"].format(src=src, tgt=tgt)] = deterministic_tgz(content["bundle"])
+            for release in ("trnted", "ted_test"):
+                path = Path(iwslt[release].format(src=src, tgt=tgt))
+                write_bytes(path, deterministic_tgz(content[release]))
+                written.append(path)
+    write_bytes(Path(iwslt["bundle"]), deterministic_tgz(bundle))
+    return [Path(iwslt["bundle"]), *written]
+
+
 def write_mirror(
-    iwslt_root: Path,
-    train_archive: str,
-    test_archive: str,
-    pairs: list[str],
+    iwslt: dict | None,
     monolingual: dict[str, Path],
     size: WorldSize,
     seed: int,
     n_train: int,
     n_per_test_set: int,
     n_monolingual: int,
-    dev_sets: list[str],
-    test_sets: list[str],
     wmt: dict[str, dict] | None = None,
     lm: dict[str, dict] | None = None,
     lm_size: LMSize = LMSize(),
 ) -> list[Path]:
     """Write the world as local mirrors of the real sources, at the configured paths:
 
-    - `train_archive` (e.g. `2016-01/texts/<s>/<t>/<s>-<t>.tgz`) with `train.tags.<s>-<t>.{s,t}`
-      and the development sets `IWSLT16.TED.<set>.<s>-<t>.{s,t}.xml`;
-    - `test_archive` (e.g. `2016-01-test/...`) with the test sets, source side only, for both
-      directions of every pair (references come from the reverse direction, as in the real data);
+    - the IWSLT releases of `iwslt` ({pairs, dev_sets, test_sets, bundle, bundle_member, trnted,
+      ted_test}: `write_iwslt_mirror`);
     - for each data set in `wmt` ({name: {"sources": {pair: ...}, "train_sentences": n}}), its
       WMT archives (`wmt_members`; `n_train` unless it names its own number);
     - for each language in `monolingual`, a gzipped text file, one sentence a line (News Crawl);
     - for each corpus in `lm`, its language-modelling archive (`write_lm_mirror`).
     """
     wmt = wmt or {}
+    iwslt_pairs = iwslt["pairs"] if iwslt else []
     wmt_pairs = [pair for d in wmt.values() for pair in d["sources"]]
-    languages = sorted({lang for pair in [*pairs, *wmt_pairs] for lang in pair.split("-")} | set(monolingual)
+    languages = sorted({lang for pair in [*iwslt_pairs, *wmt_pairs] for lang in pair.split("-")} | set(monolingual)
                        | ({"en"} if lm else set()))
     world = World(languages, size, seed)
-    written = []
-    for a, b in sorted({tuple(sorted(d)) for d in directions(pairs)}):
-        train = world.parallel([a, b], n_train, f"train-{a}-{b}")
-        train_talks = _talks(n_train, first_talk_id=1)
-        evaluation = {
-            name: world.parallel([a, b], n_per_test_set, f"{name}-{a}-{b}") for name in dev_sets + test_sets
-        }
-        for src, tgt in ((a, b), (b, a)):
-            pair = f"{src}-{tgt}"
-            members = {
-                f"{pair}/train.tags.{pair}.{lang}": train_tags([s[lang] for s in train], train_talks, lang)
-                for lang in (src, tgt)
-            }
-            test_members = {}
-            for k, name in enumerate(dev_sets + test_sets):
-                talks = _talks(n_per_test_set, 10000 + 100 * k)
-                for lang in (src, tgt):
-                    text = mteval_xml([s[lang] for s in evaluation[name]], talks, f"iwslt2016-{name}", lang)
-                    filename = f"{pair}/IWSLT16.TED.{name}.{pair}.{lang}.xml"
-                    if name in dev_sets:
-                        members[filename] = text
-                    elif lang == src:
-                        test_members[filename] = text
-            for template, content in ((train_archive, members), (test_archive, test_members)):
-                path = iwslt_root / template.format(src=src, tgt=tgt)
-                write_bytes(path, deterministic_tgz(content))
-                written.append(path)
+    written = write_iwslt_mirror(world, iwslt, n_train, n_per_test_set) if iwslt else []
     members: dict[str, dict[str, str]] = {}
     for dataset, d in sorted(wmt.items()):
         wmt_members(world, d["sources"], d.get("train_sentences", n_train), n_per_test_set, members, dataset)
@@ -603,12 +664,10 @@ def write_mirror(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iwslt-root", type=Path, required=True, help="root of the IWSLT mirror")
-    parser.add_argument("--train-archive", required=True, help="path template, with {src} and {tgt}")
-    parser.add_argument("--test-archive", required=True, help="path template, with {src} and {tgt}")
-    parser.add_argument("--pairs", nargs="+", required=True)
-    parser.add_argument("--dev-sets", nargs="+", required=True)
-    parser.add_argument("--test-sets", nargs="+", required=True)
+    parser.add_argument("--iwslt", type=json.loads, default=None,
+                        help='{"pairs": [...], "dev_sets": [...], "test_sets": [...], "bundle": PATH of 2016-01.tgz, '
+                             '"bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz", "trnted": PATH template, '
+                             '"ted_test": PATH template} (templates with {src} and {tgt})')
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
     parser.add_argument("--wmt", type=json.loads, default={},
                         help='{"wmt16": {"train_sentences": N (optional), "sources": {"de-en": {"train": '
@@ -630,9 +689,8 @@ def main(argv: list[str] | None = None) -> None:
     lm_size = LMSize(**{f.name: getattr(args, f"lm_{f.name}") for f in dataclasses.fields(LMSize)})
     monolingual = {lang: Path(path) for lang, _, path in (m.partition(":") for m in args.monolingual)}
     for path in write_mirror(
-        args.iwslt_root, args.train_archive, args.test_archive, args.pairs, monolingual, size, args.seed,
-        args.train_sentences, args.test_set_sentences, args.monolingual_sentences, args.dev_sets, args.test_sets,
-        args.wmt, args.lm, lm_size,
+        args.iwslt, monolingual, size, args.seed, args.train_sentences, args.test_set_sentences,
+        args.monolingual_sentences, args.wmt, args.lm, lm_size,
     ):
         print(path)
 

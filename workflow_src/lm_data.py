@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from workflow_src.atomic import atomic_output, write_text
-from workflow_src.iwslt import CorpusError
+from workflow_src.archives import CorpusError
 
 
 def member_lines(archive: Path, member: str) -> Iterator[str]:
@@ -31,14 +31,14 @@ def member_lines(archive: Path, member: str) -> Iterator[str]:
                 names = {n.removeprefix("./"): n for n in z.namelist()}
                 if wanted not in names:
                     raise CorpusError(f"{archive}: no member {member}")
-                with z.open(names[wanted]) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+                with z.open(names[wanted]) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
                     yield from (line.rstrip("\n") for line in text)
             return
         with tarfile.open(archive, "r:*") as tar:
             names = {m.name.removeprefix("./"): m for m in tar.getmembers() if m.isfile()}
             if wanted not in names:
                 raise CorpusError(f"{archive}: no member {member}")
-            with io.TextIOWrapper(tar.extractfile(names[wanted]), encoding="utf-8") as text:
+            with io.TextIOWrapper(tar.extractfile(names[wanted]), encoding="utf-8", newline="\n") as text:
                 yield from (line.rstrip("\n") for line in text)
     except (tarfile.TarError, zipfile.BadZipFile, OSError) as err:
         raise CorpusError(f"{archive}: cannot read the archive: {err}") from err

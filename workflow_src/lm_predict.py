@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from workflow_src.atomic import read_lines, write_text
-from workflow_src.iwslt import CorpusError
+from workflow_src.archives import CorpusError
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.train_lm import EOS, load_language_model
 

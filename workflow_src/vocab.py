@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--input", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    with open(args.input, encoding="utf-8") as f:
+    with open(args.input, encoding="utf-8", newline="\n") as f:
         counts = count_words(f)
     write_lines(args.out, (f"{w}\t{c}" for w, c in counts))
     print(f"{args.input}: {len(counts)} types, {sum(c for _, c in counts)} tokens")
