@@ -25,7 +25,7 @@ rule benchmark_artefact:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=1,
+        gpu=BENCHMARK_GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:
@@ -47,9 +47,34 @@ rule benchmark_extra:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=1,
+        gpu=BENCHMARK_GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:
         "{PY}.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+def data_benchmark_lines():
+    if "data_lines" not in config["benchmarks"]:
+        raise ValueError("config benchmarks.data_lines: missing (the generated corpus's lines for "
+                         "results/benchmarks/data.json; config.yaml has the full size)")
+    return config["benchmarks"]["data_lines"]
+
+
+rule benchmark_data:
+    """Lines per second and peak memory of extraction, tokenisation, truecasing and BPE on a
+    generated corpus of benchmarks.data_lines lines (not part of `all`)."""
+    output:
+        "results/benchmarks/data.json",
+    params:
+        lines=lambda w: data_benchmark_lines(),
+    log:
+        "logs/benchmarks/data.log",
+    threads: config["threads"]["preprocess"]
+    resources:
+        **limits("preprocess"),
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.data_benchmark --lines {params.lines} --threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -24,6 +24,8 @@ rule bpe:
 
 
 rule bpe_counts:
+    """A BPE vocabulary: the pieces of the encoded training text with their counts, uncapped, as
+    OpenNMT's preprocess built it from BPE'd data."""
     input:
         BPE + "/train.{lang}",
     output:

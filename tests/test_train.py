@@ -1,4 +1,5 @@
-"""Training: both output layers learn, and a killed run resumes to exactly the uninterrupted result."""
+"""Training: both output layers learn, a killed run resumes to exactly the uninterrupted result, a
+finished run keeps no optimiser state and does not train again, the length limit on units."""
 
 import json
 import os
@@ -21,6 +22,7 @@ SPEC = {
     "loss_params": {}, "embeddings": None, "tied": False, "tgt_lang": "en", "device": "cpu",
     "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 32, "src_embedding": 16, "tgt_embedding": 16, "dropout": 0.2},
     "vocab": {"src_size": 300, "tgt_size": 300},
+    "data": {"max_len": 50, "max_len_unit": "word"},
     "train": {"seed": 7, "lr": 0.005, "batch_size": 4, "max_epochs": 3, "patience": 5, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
 }
 
@@ -90,6 +92,46 @@ def test_a_changed_spec_starts_over(data, tmp_path):
     result = run(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}})
     assert result.returncode == 0 and "belongs to another spec; starting over" in result.stderr
     assert [m["epoch"] for m in metrics(out)] == [1, 2]
+
+
+def test_a_finished_run_keeps_no_optimiser_state_and_a_rerun_does_not_train(data, tmp_path):
+    out = tmp_path / "m"
+    spec = {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}}
+    assert run(data, out, spec).returncode == 0
+    checkpoint = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert checkpoint["finished"] and "optimiser" not in checkpoint and "model" not in checkpoint
+    assert [r["epoch"] for r in checkpoint["history"]] == [1, 2]
+    assert (out / "model.pt").stat().st_size > 10 * (out / "checkpoint.pt").stat().st_size
+    before, weights = metrics(out), torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    for output in ("model.pt", "metrics.jsonl"):  # as Snakemake removes a job's outputs before it reruns it
+        (out / output).unlink()
+    result = run(data, out, spec)
+    assert result.returncode == 0, result.stderr
+    assert "training finished after epoch 2; not training again" in result.stderr
+    assert '"train_loss"' not in result.stderr and "resuming" not in result.stderr
+    assert metrics(out) == before
+    again = torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    assert all(torch.equal(again[key], weights[key]) for key in weights)
+    (out / "best.pt").unlink()  # nothing to write model.pt from: train again
+    result = run(data, out, spec)
+    assert result.returncode == 0 and "best.pt is gone; starting over" in result.stderr
+    assert metrics(out) == before
+
+
+def test_a_piece_length_limit_drops_the_longer_training_pairs(data, tmp_path):
+    """max_len_unit piece: OpenNMT's -src/-tgt_seq_length on the units the model reads (here words),
+    counted without </s>; the count dropped is logged and in every metrics line."""
+    max_len = 6
+    pairs = list(zip((data / "train.fr").read_text().splitlines(), (data / "train.en").read_text().splitlines()))
+    too_long = sum(1 for s, t in pairs if max(len(s.split()), len(t.split())) > max_len)
+    assert 0 < too_long < len(pairs)
+    out = tmp_path / "m"
+    result = run(data, out, {**SPEC, "data": {"max_len": max_len, "max_len_unit": "piece"},
+                             "train": {**SPEC["train"], "max_epochs": 1}})
+    assert result.returncode == 0, result.stderr
+    assert f"{len(pairs) - too_long} training pairs ({too_long} dropped: a side over 6 units, max_len_unit piece)" in result.stderr
+    [line] = metrics(out)
+    assert (line["train_pairs"], line["train_pairs_too_long"]) == (len(pairs) - too_long, too_long)
 
 
 @pytest.mark.parametrize("output_layer", ["softmax", "continuous"])

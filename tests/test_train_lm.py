@@ -1,5 +1,6 @@
 """Language-model training and next-word prediction: a tiny model learns, a killed run resumes to
-exactly the uninterrupted result, appendix A's schedule, perplexity by hand, closed vocabularies."""
+exactly the uninterrupted result, a finished one is not trained again, appendix A's schedule,
+perplexity by hand, closed vocabularies."""
 
 import json
 import math
@@ -86,6 +87,22 @@ def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
     assert (interrupted / "perplexity.json").read_text() == (whole / "perplexity.json").read_text()
     a, b = (torch.load(out / "model.pt", weights_only=False)["state_dict"] for out in (interrupted, whole))
     assert a.keys() == b.keys() and all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(corpus, tmp_path, capsys):
+    spec = {**SPEC, "max_epochs": 2}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    checkpoint = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    assert checkpoint["finished"] and "model" not in checkpoint and [r["epoch"] for r in checkpoint["history"]] == [1, 2]
+    before = {name: (tmp_path / name).read_text() for name in ("metrics.jsonl", "perplexity.json")}
+    for name in ("model.pt", *before):  # as Snakemake removes a job's outputs before it reruns it
+        (tmp_path / name).unlink()
+    capsys.readouterr()
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    err = capsys.readouterr().err
+    assert "training finished after epoch 2; not training again" in err and '"train_loss"' not in err
+    assert {name: (tmp_path / name).read_text() for name in before} == before
+    assert torch.load(tmp_path / "model.pt", weights_only=False)["epoch"] == json.loads(before["perplexity.json"])["kept_epoch"]
 
 
 def test_learning_rate_schedule_is_appendix_a():

@@ -3,11 +3,17 @@
 `python -m workflow_src.bpe --merges 32000 --train train.fr --model-prefix DIR/fr
  --encode dev.fr:DIR/dev.fr ...` learns a BPE model on the tokenized training text and writes
 each given file encoded as space-separated pieces.
+A BPE side's vocabulary is every piece of its encoded training text, uncapped (`workflow_src.vocab`
+counts them), as OpenNMT's preprocess built it from BPE'd data.
 
 Sentencepiece is parameterised by its vocabulary size, not by merges. A BPE vocabulary is the
 special pieces, every character of the training text (coverage 1.0) and one piece per merge, so
 `vocab_size = merges + characters + specials`; `hard_vocab_limit=false` lets a small corpus stop
 early when it runs out of pairs to merge.
+
+Normalisation is the identity: sentencepiece's default NFKC would rewrite characters (ﬁ → fi,
+１２ → 12, … → ...) in the pieces, hence in hypotheses, but never in the references they are
+scored against.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ def train(train_file: Path, model_prefix: Path, merges: int, threads: int = 1) -
             vocab_size=vocab_size_for_merges(lines, merges),
             hard_vocab_limit=False,
             character_coverage=1.0,
+            normalization_rule_name="identity",
             pad_id=-1,
             num_threads=threads,
             input_sentence_size=0,

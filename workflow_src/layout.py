@@ -262,6 +262,29 @@ def model_settings(config: dict, experiment: Experiment) -> dict:
     return settings
 
 
+def vocab_sizes(data: dict, experiment: Experiment) -> dict:
+    """Each side's vocabulary cap: the configured word vocabulary of a word (or embedding) side;
+    none on a BPE side, whose vocabulary is every piece of its encoded training text (the vMF
+    paper's 100,000 source merges, the joint paper's |V| of 32K, 64K, 128K)."""
+    target_words = "emb_vocab_size" if experiment.target_unit == "emb" else "tgt_vocab_size"
+    return {"src_size": None if experiment.source_unit == "bpe" else data["src_vocab_size"],
+            "tgt_size": None if experiment.target_unit == "bpe" else data[target_words]}
+
+
+MAX_LEN_UNITS = ("word", "piece")
+
+
+def length_limit(data: dict, dataset: str) -> dict:
+    """max_len and what it counts: words at tokenisation (Moses' clean-corpus-n), or the units a
+    model reads and writes, BPE pieces included, at training (OpenNMT's -src/-tgt_seq_length)."""
+    for key, expected in (("max_len", "the longest training sentence kept"), ("max_len_unit", "word or piece")):
+        if key not in data:
+            raise ValueError(f"datasets.{dataset}.{key}: missing ({expected})")
+    if data["max_len_unit"] not in MAX_LEN_UNITS:
+        raise ValueError(f"datasets.{dataset}.max_len_unit: {data['max_len_unit']!r} is not word or piece")
+    return {"max_len": data["max_len"], "max_len_unit": data["max_len_unit"]}
+
+
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
     """The full training spec of one job: the experiment plus the configured sizes and schedule."""
     experiment: Experiment = registry_experiment(name)
@@ -274,10 +297,8 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
         "model": model_settings(config, experiment),
-        # a BPE vocabulary is every piece (the joint paper's |V| of 32K, 64K, 128K)
-        "vocab": {"src_size": None if experiment.bpe else data["src_vocab_size"],
-                  "tgt_size": None if experiment.bpe else data["emb_vocab_size" if experiment.target_unit == "emb"
-                                                                else "tgt_vocab_size"]},
+        "vocab": vocab_sizes(data, experiment),
+        "data": length_limit(data, dataset),
         "train": {
             "seed": seed,
             "lr": train["lr"][experiment.lr_group or experiment.output_layer],

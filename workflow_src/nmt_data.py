@@ -31,6 +31,18 @@ def encode_file(path: Path, vocab: Vocab, eos: bool) -> list[list[int]]:
     return [vocab.encode(line, eos=eos) for line in read_lines(path)]
 
 
+def training_pairs_within(spec: dict, src: list[list[int]], tgt: list[list[int]]) -> list[int]:
+    """Indices of the training pairs a spec's length limit keeps. With `max_len_unit: piece`,
+    OpenNMT's preprocess -src_seq_length/-tgt_seq_length max_len: 0 < |src|, |tgt| <= max_len in
+    the model's own units (BPE pieces or words), <s> and </s> not counted (`tgt` ends in </s>).
+    With `word`, every pair: tokenisation already kept those of 1..max_len words."""
+    limit = spec["data"]
+    if limit["max_len_unit"] == "word":
+        return list(range(len(src)))
+    n = limit["max_len"]
+    return [i for i, (s, t) in enumerate(zip(src, tgt)) if 0 < len(s) <= n and 0 < len(t) - 1 <= n]
+
+
 def pad(sequences: list[list[int]], value: int) -> torch.Tensor:
     width = max(len(s) for s in sequences)
     return torch.tensor([s + [value] * (width - len(s)) for s in sequences], dtype=torch.long)

@@ -6,11 +6,17 @@
 
 In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
-`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds, speed, trainable parameters) and, when training ends
-(after `max_epochs` or `patience` epochs without improvement), `model.pt`, the best model.
+`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds, speed, trainable parameters,
+training pairs kept and dropped by the length limit) and, when training ends (after `max_epochs`
+or `patience` epochs without improvement), `model.pt`, the best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
-exactly where an uninterrupted one would.
+exactly where an uninterrupted one would. Once training ends, `checkpoint.pt` keeps only the
+history and a `finished` mark (no weights, no Adam state: twice the weights' size), so a rerun
+writes `model.pt` again without training.
+
+With the spec's `data.max_len_unit: piece`, training pairs with a side of more than
+`data.max_len` units (pieces or words, as the model reads them) are dropped here.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -33,7 +40,7 @@ from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.gpu import job_device
 from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, save_model, source_batch,
-                                   target_batch)
+                                   target_batch, training_pairs_within)
 from workflow_src.preprocess import postprocess
 from workflow_src.score import bleu
 
@@ -49,6 +56,24 @@ def spec_hash(spec: dict) -> str:
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def publish(kept: Path, model: Path) -> None:
+    """`model` becomes the kept epoch's file, atomically: a hard link (one copy of the weights on
+    disk), or a copy where the file system has no links."""
+    with atomic_output(model) as tmp:
+        tmp.unlink()
+        try:
+            os.link(kept, tmp)
+        except OSError:
+            shutil.copyfile(kept, tmp)
+
+
+def mark_finished(checkpoint: Path, saved: dict) -> None:
+    """Replace a finished run's checkpoint by its record without weights or optimiser state."""
+    with atomic_output(checkpoint) as tmp:
+        torch.save({key: value for key, value in saved.items() if key not in ("model", "optimiser")}
+                   | {"finished": True}, tmp)
 
 
 def initialise(model: Seq2Seq, scale: float) -> None:
@@ -91,34 +116,46 @@ def train(spec: dict, args, device: torch.device) -> None:
     src_vocab, tgt_vocab, table = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
     train_src = encode_file(args.train_src, src_vocab, eos=False)
     train_tgt = encode_file(args.train_tgt, tgt_vocab, eos=True)
+    if len(train_src) != len(train_tgt):
+        raise ValueError(f"{args.train_src} has {len(train_src)} lines, {args.train_tgt} {len(train_tgt)}")
+    kept = training_pairs_within(spec, train_src, train_tgt)
+    pairs = {"train_pairs": len(kept), "train_pairs_too_long": len(train_src) - len(kept)}
+    train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
     dev_src_lines = read_lines(args.dev_src)
     dev_src = [src_vocab.encode(line, eos=False) for line in dev_src_lines]
     dev_tgt = encode_file(args.dev_tgt, tgt_vocab, eos=True)
     dev_ref = read_lines(args.dev_ref)
     dev_src_words = read_lines(args.dev_src_words)
-    log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs")
+    log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
+        f"({pairs['train_pairs_too_long']} dropped: a side over {spec['data']['max_len']} units, "
+        f"max_len_unit {spec['data']['max_len_unit']})")
 
     torch.manual_seed(seed)
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     initialise(model, t["init_scale"])
     model.to(device)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
-    history, best, stale, start_epoch = [], -math.inf, 0, 1
+    history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if saved["spec_hash"] == spec_hash(spec):
-            model.load_state_dict(saved["model"])
-            optimiser.load_state_dict(saved["optimiser"])
+        if saved.get("finished") and not best_path.exists():
+            log(f"{checkpoint_path}: finished, but {best_path} is gone; starting over")
+        elif saved["spec_hash"] == spec_hash(spec):
             history, best, stale = saved["history"], saved["best"], saved["stale"]
-            start_epoch = saved["epoch"] + 1
-            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+            start_epoch, finished = saved["epoch"] + 1, saved.get("finished", False)
+            if finished:
+                log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
+            else:
+                model.load_state_dict(saved["model"])
+                optimiser.load_state_dict(saved["optimiser"])
+                log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
         else:
             log(f"{checkpoint_path} belongs to another spec; starting over")
 
     selection = t["selection"]
     elapsed = history[-1]["train_seconds_total"] if history else 0.0
     for epoch in range(start_epoch, t["max_epochs"] + 1):
-        if stale >= t["patience"]:
+        if finished or stale >= t["patience"]:
             break
         rng = random.Random(f"{seed}-{epoch}")
         torch.manual_seed(seed * 100003 + epoch)
@@ -146,6 +183,7 @@ def train(spec: dict, args, device: torch.device) -> None:
             "sentences_per_second": round(sentences / train_seconds, 1),
             "target_tokens_per_second": round(tokens / train_seconds, 1),
             "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            **pairs,
         }
         score = dev_bleu if selection == "bleu" else -dev_loss
         improved = score > best
@@ -157,13 +195,15 @@ def train(spec: dict, args, device: torch.device) -> None:
         record["best"] = improved
         history.append(record)
         log(json.dumps(record))
+        saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
+                 "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale}
         with atomic_output(checkpoint_path) as tmp:
-            torch.save({"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
-                        "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale}, tmp)
+            torch.save(saved, tmp)
         write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
     write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
-    with atomic_output(out_dir / "model.pt") as tmp:
-        shutil.copyfile(best_path, tmp)
+    publish(best_path, out_dir / "model.pt")
+    if not finished:
+        mark_finished(checkpoint_path, saved)
     best_epoch = max(history, key=lambda r: r["dev_bleu"] if selection == "bleu" else -r["dev_loss"])
     log(f"done: best epoch {best_epoch['epoch']} by development {selection} ({best_epoch['dev_bleu']} BLEU)")
 

@@ -47,8 +47,10 @@ dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an u
 would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
 over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
 valid_perplexity, best, seconds, tokens_per_second) and, at the end,
-`model.pt` (the kept epoch's: spec, state_dict, itos, epoch) and
+`model.pt` (the kept epoch's: spec, state_dict, itos, epoch; a hard link to `kept.pt`) and
 `perplexity.json` (its validation and test perplexity, units per layer, parameter count, and d(Lᵀ, W) of appendix B).
+Once training ends, `checkpoint.pt` keeps only the history and a `finished` mark (no weights), so a
+rerun scores `kept.pt` again without training.
 """
 
 from __future__ import annotations
@@ -57,7 +59,6 @@ import argparse
 import functools
 import json
 import random
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -74,7 +75,7 @@ from workflow_src.model.lm import LSTMLanguageModel, perplexity
 from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
 from workflow_src.model.losses import cross_entropy
 from workflow_src.subspace import embedding_output_distance
-from workflow_src.train import log, spec_hash
+from workflow_src.train import log, mark_finished, publish, spec_hash
 from workflow_src.vocab import count_words
 
 EOS = "<eos>"
@@ -244,17 +245,23 @@ def train(spec: dict, args, device: torch.device) -> None:
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
     names, loss = LOSSES[spec["loss"]]
     objective = functools.partial(loss, **spec["loss_params"]) if names else loss
-    history, best, start_epoch = [], float("inf"), 1
+    history, best, start_epoch, finished = [], float("inf"), 1, False
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if saved["spec_hash"] == spec_hash(spec):
-            model.load_state_dict(saved["model"])
+        if saved.get("finished") and not kept_path.exists():
+            log(f"{checkpoint_path}: finished, but {kept_path} is gone; starting over")
+        elif saved["spec_hash"] == spec_hash(spec):
             history, best, start_epoch = saved["history"], saved["best"], saved["epoch"] + 1
-            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+            finished = saved.get("finished", False)
+            if finished:
+                log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
+            else:
+                model.load_state_dict(saved["model"])
+                log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
         else:
             log(f"{checkpoint_path} belongs to another spec; starting over")
 
-    for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):
+    for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
         torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
         lr = learning_rate(spec, session_epoch(spec, epoch)[1])
         for group in optimiser.param_groups:
@@ -273,11 +280,13 @@ def train(spec: dict, args, device: torch.device) -> None:
                   "tokens_per_second": round(train_data.numel() / seconds, 1)}
         history.append(record)
         log(json.dumps(record))
+        saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(), "history": history,
+                 "best": best}
         with atomic_output(checkpoint_path) as tmp:
-            torch.save({"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
-                        "history": history, "best": best}, tmp)
+            torch.save(saved, tmp)
         write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
 
+    write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
     model, _ = load_language_model(kept_path, device)
     kept_epoch = history[-1] if spec["keep"] == "last" else min(history, key=lambda r: r["valid_perplexity"])
     result = {
@@ -291,9 +300,10 @@ def train(spec: dict, args, device: torch.device) -> None:
         "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
                        "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
     }
-    with atomic_output(out_dir / "model.pt") as tmp:
-        shutil.copyfile(kept_path, tmp)
+    publish(kept_path, out_dir / "model.pt")
     write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
+    if not finished:
+        mark_finished(checkpoint_path, saved)
     log(f"done: {json.dumps(result)}")
 
 
