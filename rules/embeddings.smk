@@ -1,3 +1,97 @@
+# -- one truecaser per language, shared by its parallel text and its embedding corpus ----------
+TOKENIZED = "results/data/{dataset}/{src}-{tgt}/tokenized"
+
+
+def monolingual_inputs(lang):
+    """(resource files, `PATH` or `PATH::MEMBER` arguments) of the corpus `monolingual.<lang>.use` names."""
+    from workflow_src.embeddings import monolingual_sources
+
+    specs = [spec.partition("::") for spec in monolingual_sources(config, lang)]
+    files = [resource(key) for key, _, _ in specs]
+    return files, " ".join(shlex.quote(path + (f"::{member}" if member else "")) for path, (_, _, member) in zip(files, specs))
+
+
+def truecaser_text(lang):
+    """What the truecaser of `lang` learns from: its tokenized monolingual corpus when
+    `monolingual.<lang>` is configured, else the tokenized training side of every parallel
+    corpus in that language (each corpus once, whichever its direction)."""
+    if lang in config["monolingual"]:
+        return [f"results/embeddings/{lang}/tokenized.txt"]
+    files, seen = [], set()
+    for name, d in config["datasets"].items():
+        for p in d.get("pairs", []) if d["kind"] != "lm" else []:
+            if lang in p.split("-") and (name, frozenset(p.split("-"))) not in seen:
+                seen.add((name, frozenset(p.split("-"))))
+                files.append(f"results/data/{name}/{p}/tokenized/train.{lang}")
+    if not files:
+        raise ValueError(f"no text to learn the truecaser of {lang!r} from: neither monolingual.{lang} "
+                         f"nor a parallel data set in that language is configured")
+    return files
+
+
+rule tokenize_parallel:
+    """Moses tokenization of every split of a pair (sacremoses, tokenizer.perl without escaping)."""
+    input:
+        expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
+        expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
+    output:
+        temp(expand(TOKENIZED + "/{split}.{src}", split=SPLITS, allow_missing=True)),
+        temp(expand(TOKENIZED + "/{split}.{tgt}", split=SPLITS, allow_missing=True)),
+    params:
+        raw=RAW,
+        out=TOKENIZED,
+    resources:
+        **limits("preprocess"),
+    log:
+        "logs/data/{dataset}/{src}-{tgt}/tokenize.log",
+    threads: config["threads"]["preprocess"]
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
+        "--out-dir {params.out:q} --threads {threads} > {log:q} 2>&1"
+
+
+rule tokenize_monolingual:
+    """The monolingual corpus `monolingual.<lang>.use` names, read and tokenized (blank lines dropped)."""
+    input:
+        lambda w: monolingual_inputs(w.lang)[0],
+    output:
+        tokenized=temp("results/embeddings/{lang}/tokenized.txt"),
+        stats="results/embeddings/{lang}/tokenized.txt.stats.json",
+    params:
+        sources=lambda w: monolingual_inputs(w.lang)[1],
+        limit=lambda w: (f"--max-sentences {config['monolingual'][w.lang]['max_sentences']}"
+                         if config["monolingual"][w.lang]["max_sentences"] else ""),
+    resources:
+        **limits("preprocess"),
+    log:
+        "logs/embeddings/{lang}/tokenize.log",
+    threads: config["threads"]["preprocess"]
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.preprocess tokenize-monolingual --lang {wildcards.lang} --input {params.sources} "
+        "--out {output.tokenized:q} {params.limit} --threads {threads} > {log:q} 2>&1"
+
+
+rule truecase_model:
+    """truecase.perl's model of one language, learnt once and used by all its text."""
+    input:
+        lambda w: truecaser_text(w.lang),
+    output:
+        "results/truecase/{lang}.model",
+    resources:
+        **limits("preprocess"),
+    log:
+        "logs/truecase/{lang}.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "{PY}.preprocess truecaser --input {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+# -- target embeddings -------------------------------------------------------------------------
 rule train_embeddings:
     """word2vec or fasttext vectors of one language, L2-normalised, in .vec format."""
     input:
@@ -19,12 +113,14 @@ rule train_embeddings:
 
 
 rule target_table:
-    """The target table of a continuous model: specials, then its target vocabulary's vectors."""
+    """The target table of a continuous model (specials, then its target vocabulary's vectors),
+    and the share of the target vocabulary without a vector."""
     input:
         vectors="results/embeddings/{tgt}/{kind}.vec",
         counts="results/data/{dataset}/{src}-{tgt}/vocab/{tgt}.tsv",
     output:
-        "results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec",
+        table="results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec",
+        coverage="results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec.coverage.json",
     params:
         size=lambda w: config["datasets"][w.dataset]["emb_vocab_size"],
     log:
@@ -33,4 +129,4 @@ rule target_table:
         "../envs/embeddings.yaml"
     shell:
         "{PY}.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
-        "--out {output:q} > {log:q} 2>&1"
+        "--out {output.table:q} > {log:q} 2>&1"

@@ -43,3 +43,20 @@ def test_vectors_are_normalised_know_eos_and_cluster_synonyms(corpus, tmp_path, 
 def test_unknown_backend_names_the_setting(corpus):
     with pytest.raises(ValueError, match=r"embeddings\.fasttext\.backend"):
         train_vectors("fasttext", corpus[1], {**SETTINGS["fasttext"], "backend": "glove"}, threads=1, seed=1)
+
+
+def test_table_writes_the_share_of_the_target_vocabulary_without_a_vector(tmp_path, capsys):
+    import json
+
+    from workflow_src.embeddings import main
+
+    write_vec(tmp_path / "v.vec", ["the", "cat", "</s>", "dog"], normalise(np.eye(4)))
+    (tmp_path / "vocab.tsv").write_text("the\t9\ncat\t5\nzebu\t4\ndog\t1\n")
+    main(["table", "--vectors", str(tmp_path / "v.vec"), "--vocab", str(tmp_path / "vocab.tsv"), "--size", "2",
+          "--out", str(tmp_path / "table.vec")])
+    report = json.loads((tmp_path / "table.vec.coverage.json").read_text())
+    assert report["target_types"] == 4 and report["with_vector"] == 3 and report["without_vector_share"] == 0.25
+    assert report["tokens_without_vector_share"] == round(4 / 19, 6)
+    assert report["most_frequent_without_vector"] == [["zebu", 4]]
+    assert json.loads(capsys.readouterr().out)["coverage"] == report
+    assert read_vec(tmp_path / "table.vec")[0][-2:] == ["the", "cat"]

@@ -12,7 +12,12 @@ vector a continuous-output decoder can predict.
 frequent training words that have a vector (vMF paper §4.1: the others become `<unk>`). `<unk>`
 is the normalised mean of the vectors of words in the embedding vocabulary but outside this
 target vocabulary; `<pad>` is zero; a special token without a trained vector (`<s>`, or `</s>`
-in vectors trained elsewhere) gets a fixed random unit vector.
+in vectors trained elsewhere) gets a fixed random unit vector. Beside the table it writes
+`<out>.coverage.json`, the share of the target vocabulary that has no vector (`coverage`).
+
+`monolingual_sources(config, lang)` names the corpus the vectors of a language are trained on:
+`monolingual.<lang>.corpora[monolingual.<lang>.use]`, a list of source keys (`KEY` or
+`KEY::MEMBER`, a member of an archive).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, write_text
 from workflow_src.vocab import EOS, PAD, SPECIALS, UNK, read_counts
 
 
@@ -67,7 +72,7 @@ class _EndOfLineCorpus:
         self.path = path
 
     def __iter__(self):
-        with open(self.path, encoding="utf-8") as f:
+        with open(self.path, encoding="utf-8", newline="\n") as f:
             for line in f:
                 yield line.split() + [EOS]
 
@@ -100,6 +105,40 @@ def train_vectors(kind: str, corpus: Path, params: dict, threads: int, seed: int
     else:
         model = Word2Vec(_EndOfLineCorpus(corpus), **common)
     return list(model.wv.index_to_key), model.wv.vectors
+
+
+def monolingual_sources(config: dict, lang: str) -> list[str]:
+    if lang not in config["monolingual"]:
+        raise ValueError(f"monolingual: no corpus configured for {lang!r}, needed for its target embeddings")
+    m = config["monolingual"][lang]
+    if m["use"] not in m["corpora"]:
+        raise ValueError(f"monolingual.{lang}.use: {m['use']!r} is not one of monolingual.{lang}.corpora "
+                         f"({', '.join(m['corpora'])})")
+    return list(m["corpora"][m["use"]])
+
+
+def coverage(has_vector, counts: list[tuple[str, int]], size: int, examples: int = 20) -> dict:
+    """How much of the training target vocabulary (`counts`, most frequent first; specials left
+    out) has no vector: as a share of its types, of its `size` most frequent types (the target
+    vocabulary were every word to have a vector) and of its tokens; and the most frequent
+    words without one."""
+    counts = [(w, c) for w, c in counts if w not in SPECIALS]
+    missing = [(w, c) for w, c in counts if w not in has_vector]
+    top_missing = sum(1 for w, _ in counts[:size] if w not in has_vector)
+    tokens = sum(c for _, c in counts)
+
+    def share(part, whole):
+        return round(part / whole, 6) if whole else 0.0
+
+    return {
+        "target_types": len(counts),
+        "with_vector": len(counts) - len(missing),
+        "without_vector_share": share(len(missing), len(counts)),
+        "most_frequent_types": min(size, len(counts)),
+        "most_frequent_without_vector_share": share(top_missing, min(size, len(counts))),
+        "tokens_without_vector_share": share(sum(c for _, c in missing), tokens),
+        "most_frequent_without_vector": [[w, c] for w, c in missing[:examples]],
+    }
 
 
 def target_table(
@@ -156,9 +195,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.kind}: {len(words)} vectors of dimension {vectors.shape[1]}", file=sys.stderr)
     else:
         words, vectors = read_vec(args.vectors)
-        table_words, table, report = target_table(words, vectors, read_counts(args.vocab), args.size, args.seed)
+        counts = read_counts(args.vocab)
+        table_words, table, report = target_table(words, vectors, counts, args.size, args.seed)
         write_vec(args.out, table_words, table)
-        print(json.dumps(report, indent=2))
+        covered = coverage(set(words), counts, args.size)
+        write_text(args.out.with_name(args.out.name + ".coverage.json"), json.dumps(covered, indent=2) + "\n")
+        print(json.dumps({**report, "coverage": covered}, indent=2))
 
 
 if __name__ == "__main__":

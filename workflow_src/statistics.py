@@ -1,8 +1,9 @@
 """The statistics of every prepared corpus beside what the papers state about it.
 
 `python -m workflow_src.statistics --stats JSON --data-note TEXT --out-prefix results/data_statistics`
-reads each corpus's `stats.json` (written by `preprocess` and `lm_data`) and writes one table:
-corpus, pair or language, quantity, the paper's statement, ours and their ratio.
+reads each corpus's `stats.json` (written by `preprocess` and `lm_data`; for `coverage`, the
+`<table>.coverage.json` of `embeddings table`) and writes one table: corpus, pair or language,
+quantity, the paper's statement, ours and their ratio.
 """
 
 from __future__ import annotations
@@ -49,8 +50,15 @@ def quantities(kind: str, pair: str, stats, path: str) -> dict[str, float]:
     if kind == "lm":
         return {"training tokens": stats["train"]["tokens"], "validation tokens": stats["valid"]["tokens"],
                 "test tokens": stats["test"]["tokens"], "vocabulary": stats["vocabulary"]}
+    if kind == "coverage":
+        vectors = Path(path).name.split(".")[0]
+        return {f"target types without a {vectors} vector (share)": stats["without_vector_share"],
+                f"{stats['most_frequent_types']} most frequent target types without a {vectors} vector (share)":
+                    stats["most_frequent_without_vector_share"],
+                f"training target tokens without a {vectors} vector (share)": stats["tokens_without_vector_share"]}
     lang = pair
-    return {"sentences": stats["sentences"], "tokens": stats[f"tokens_{lang}"], "types": stats[f"types_{lang}"]}
+    return {"sentences": stats["sentences"], "tokens": stats[f"tokens_{lang}"], "types": stats[f"types_{lang}"],
+            "lines with undecodable bytes": stats.get("undecodable_lines", 0)}
 
 
 def build(corpora: list[list[str]]) -> tuple[list[str], list[dict]]:
@@ -71,7 +79,7 @@ def build(corpora: list[list[str]]) -> tuple[list[str], list[dict]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", type=json.loads, required=True,
-                        help='[[kind (parallel, lm, monolingual, bpe<merges>), corpus, pair or language ("-"), '
+                        help='[[kind (parallel, lm, monolingual, coverage, bpe<merges>), corpus, pair or language ("-"), '
                              'stats.json (for bpe, the piece counts)], ...]')
     parser.add_argument("--data-note", required=True)
     parser.add_argument("--out-prefix", type=Path, required=True)
@@ -79,7 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     columns, rows = build(args.corpora)
     prefix = args.out_prefix
     footer = ["Ours: after extraction and cleaning (training pairs), tokenized and truecased (types); "
-              "LM tokens count one end of sentence per line."]
+              "LM tokens count one end of sentence per line. Monolingual: the embedding corpus "
+              "(monolingual.<lang>.use), blank lines dropped, truecased with the language's shared model. "
+              "Without a vector: shares of the training target vocabulary that the embeddings lack."]
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
                 "Corpus statistics", args.data_note, columns, rows, footer)
 
