@@ -1,21 +1,36 @@
 """Reproduce four papers on escaping the softmax bottleneck, from raw data to tables.
 
-    snakemake --cores 8 --resources gpu=1 all                  # the papers' setup (config.yaml)
-    snakemake --configfile config.demo.yaml --cores 2 all       # the embedded demo, on CPU
-    snakemake results/table1.csv                                # one table and what it needs
+    snakemake all --cores 8                                     # the papers' setup (config.yaml), one GPU
+    snakemake all --configfile config.demo.yaml --cores 2       # the embedded demo, on CPU, under demo/
+    snakemake results/table1.csv --cores 8                      # one table and what it needs
+    snakemake tying --cores 8                                   # one paper (vmf, synmargin, joint, tying)
+
+Targets go first: --resources and --configfile take several values and swallow a target after them.
 """
 
 from snakemake.utils import min_version
 
-from workflow_src.config_check import check as check_config
+from workflow_src.config_check import check as check_config, select_papers
 
 min_version("9.0")
 
 # config.yaml unless --configfile names another: the two are never merged, so the demo cannot
-# inherit a full-scale setting it forgot to set.
-if not config:
+# inherit a full-scale setting it forgot to set. `--config key=value` still applies on top.
+if not workflow.config_settings.configfiles:
 
     configfile: "config.yaml"
+
+
+# `--config papers=[tying,joint]`: only those papers, with the settings the config file gives them.
+if isinstance(config.get("papers"), list):
+    config["papers"] = select_papers(config["papers"], workflow.configfiles)
+
+
+# The demo (and any config that sets `workdir`) writes its own tree: toy outputs never sit at the
+# paths of the full run, however .snakemake/ is cleaned or results/ copied.
+if "workdir" in config:
+
+    workdir: config["workdir"]
 
 
 # One line naming the key, the value and what was expected (Snakemake's validate dumps the schema).
@@ -39,3 +54,13 @@ include: "rules/demo.smk"
 rule all:
     input:
         all_targets(),
+
+
+# `snakemake vmf`, `snakemake tying`, ...: one paper's artefacts and what they need.
+for _paper in config["papers"]:
+
+    rule:
+        name:
+            _paper
+        input:
+            paper_targets(_paper),

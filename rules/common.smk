@@ -1,8 +1,9 @@
 import json
+import os
 import re
 import shlex
 
-from workflow_src import layout, registry, render
+from workflow_src import layout, registry, render, sources
 
 # Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
@@ -12,7 +13,6 @@ PY = "python -m workflow_src"
 
 
 wildcard_constraints:
-    mirror=r"[^/]+",
     dataset=r"[a-z0-9]+",
     src=r"[a-z]{2}",
     tgt=r"[a-z]{2}",
@@ -30,6 +30,12 @@ def limits(kind):
     """mem_mb and runtime of a kind of job (config job_resources), times the attempt on retries."""
     values = config["job_resources"][kind]
     return {name: (lambda wildcards, attempt, value=value: value * attempt) for name, value in values.items()}
+
+
+# A training, decoding or benchmark job holds one of `--resources gpu=N` unless the config runs
+# it on the CPU (the demo), where the slot would only serialise jobs that share no device.
+GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
+BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else 1
 
 
 # Light jobs run where Snakemake runs, also under a cluster executor (compute nodes often have no
@@ -51,47 +57,38 @@ localrules:
 
 
 # -- sources -----------------------------------------------------------------------------------
-def mirror_base(mirror):
-    if mirror not in config["mirrors"]:
-        raise ValueError(f"mirrors: no mirror named {mirror!r} (configured: {', '.join(config['mirrors'])})")
-    return config["mirrors"][mirror].rstrip("/")
+def source(key):
+    """The `sources` entry of a downloaded file (its path under resources/)."""
+    return sources.entry(config, key)
 
 
-def is_local(base):
-    return "://" not in base or base.startswith("file://")
+def source_urls(key):
+    return sources.urls(config, key)
 
 
-def source_url(wildcards):
-    return f"{mirror_base(wildcards.mirror)}/{wildcards.path}"
+is_local = sources.is_local
 
 
-def local_mirror_file(wildcards):
-    """A local mirror's file is an input, so a rule that makes the mirror (the demo) runs first."""
-    base = mirror_base(wildcards.mirror)
-    return [f"{base.removeprefix('file://')}/{wildcards.path}"] if is_local(base) else []
+def local_mirror_files(wildcards):
+    """A source whose every URL is a local file (the demo world, a local mirror) takes one as its
+    input, so that the rule which writes it runs first: the first that exists, else the first."""
+    urls = source_urls(wildcards.source)
+    if not all(map(is_local, urls)):
+        return []
+    files = [url.removeprefix("file://") for url in urls]
+    return next(([f] for f in files if os.path.exists(f)), files[:1])
 
 
-def resource(mirror, path):
-    return f"resources/{mirror}/{path}"
+def resource(key):
+    source(key)
+    return f"resources/{key}"
 
 
 def iwslt_archives(dataset, pair):
-    """The archives one direction needs: its train/dev bundle, its test bundle, and the reverse
-    direction's test bundle (which holds the test references)."""
-    d = config["datasets"][dataset]
+    """[(resource path, nested member or None)] one direction reads, in search order."""
     src, tgt = pair.split("-")
-    return [
-        resource(d["mirror"], d["train_archive"].format(src=src, tgt=tgt)),
-        resource(d["mirror"], d["test_archive"].format(src=src, tgt=tgt)),
-        resource(d["mirror"], d["test_archive"].format(src=tgt, tgt=src)),
-    ]
-
-
-def monolingual_resource(lang):
-    if lang not in config["monolingual"]:
-        raise ValueError(f"monolingual: no corpus configured for {lang!r}, needed for its target embeddings")
-    m = config["monolingual"][lang]
-    return resource(m["mirror"], m["path"])
+    return [(resource(a["source"].format(src=src, tgt=tgt)), a["member"].format(src=src, tgt=tgt) if "member" in a else None)
+            for a in config["datasets"][dataset]["archives"]]
 
 
 def pair(wildcards):
@@ -149,13 +146,20 @@ def artefact_outputs(paper, artefact_id):
     return [f"results/{paper}/{artefact_id}.{ext}" for ext in extensions]
 
 
-def all_targets():
+def paper_targets(paper):
+    """Every configured artefact of one paper, and the extras it reports."""
     targets = []
-    for paper, artefact_id in layout.configured_artefacts(config):
+    for name, artefact_id in layout.configured_artefacts(config):
+        if name != paper:
+            continue
         outputs = artefact_outputs(paper, artefact_id)
         targets += outputs
         if paper == "vmf":  # the user's paper: results/table1.csv etc. name its artefacts too
             targets += [path.replace("results/vmf/", "results/") for path in outputs]
-    if "vmf" in config["papers"]:
+    if paper == "vmf":
         targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
-    return targets + ["results/data_statistics.csv"]
+    return targets
+
+
+def all_targets():
+    return [target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]

@@ -4,25 +4,28 @@ SPLITS = ["train", "dev", "test"]
 
 
 rule download:
-    """Fetch one source file (resumable, retried, md5-checked when a checksum is configured)."""
+    """Fetch one source: its mirrors in order, the first that is the archive it claims and matches
+    its md5 wins (resumable, retried); the log names the URL used."""
     output:
-        "resources/{mirror}/{path}",
+        "resources/{source}",
     input:
-        local_mirror_file,
+        local_mirror_files,
     params:
-        url=source_url,
+        urls=lambda w: " ".join(f"--url {shlex.quote(url)}" for url in source_urls(w.source)),
+        check=lambda w: (f"--md5 {source(w.source)['md5']}" if "md5" in source(w.source)
+                         else f"--no-md5-reason {shlex.quote(source(w.source)['no_md5_reason'])}"),
+        local=" ".join(f"--local-copy {shlex.quote(d)}" for d in config["download"].get("local_copies", [])),
         retry=f"--retries {config['download']['retries']} --backoff {config['download']['backoff']}",
-        md5=lambda w: f"--md5 {config['checksums'][f'{w.mirror}/{w.path}']}" if f"{w.mirror}/{w.path}" in config["checksums"] else "",
     log:
-        "logs/download/{mirror}/{path}.log",
+        "logs/download/{source}.log",
     wildcard_constraints:
-        mirror="|".join(re.escape(name) for name in config["mirrors"]),
+        source="|".join(re.escape(key) for key in config["sources"]) or "^$",
     resources:
         downloads=1,
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.download --url {params.url:q} --out {output:q} {params.md5} {params.retry} > {log:q} 2>&1"
+        "{PY}.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
 
 
 def extraction(wildcards):
@@ -31,24 +34,27 @@ def extraction(wildcards):
     p = pair(wildcards)
     if d["kind"] == "iwslt":
         archives = iwslt_archives(wildcards.dataset, p)
-        command = (f"iwslt --pair {p} --archives {' '.join(shlex.quote(a) for a in archives)} "
+        specs = " ".join(shlex.quote(f"{path}::{member}" if member else path) for path, member in archives)
+        command = (f"iwslt --pair {p} --archives {specs} "
                    f"--dev-sets {' '.join(d['dev_sets'])} --test-sets {' '.join(d['test_sets'])}")
-        return archives, command
+        return sorted({path for path, _ in archives}), command
     if p not in d["sources"]:
         raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
-    local = {split: [{**{k: v for k, v in e.items() if k != "mirror"}, "archive": resource(e["mirror"], e["archive"])}
-                     for e in entries] for split, entries in d["sources"][p].items()}
+    local = {split: [{**e, "archive": resource(e["archive"])} for e in entries]
+             for split, entries in d["sources"][p].items()}
     archives = sorted({e["archive"] for entries in local.values() for e in entries})
     return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))}"
 
 
 rule extract:
-    """Plain parallel text from a data set's archives: train, dev and test (iwslt or wmt layout)."""
+    """Plain parallel text from a data set's archives: train, dev and test (iwslt or wmt layout),
+    with where each split came from and the undecodable lines counted in stats.json."""
     input:
         lambda w: extraction(w)[0],
     output:
         expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
         expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        stats=RAW + "/stats.json",
     params:
         command=lambda w: extraction(w)[1],
         out=RAW,
@@ -59,35 +65,38 @@ rule extract:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.{params.command} --out-dir {params.out:q} > {log:q} 2>&1"
+        "{PY}.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule preprocess_parallel:
-    """Moses tokenization and truecasing (sacremoses); training pairs over max_len dropped."""
+    """Truecasing with each language's shared model (sacremoses, use_known); training pairs over
+    max_len words (when max_len_unit is word; pieces are limited at training) or max_ratio dropped."""
     input:
-        expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        truecase_src="results/truecase/{src}.model",
+        truecase_tgt="results/truecase/{tgt}.model",
     output:
         expand(TOK + "/{split}.{src}", split=SPLITS, allow_missing=True),
         expand(TOK + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
-        truecase_models=[TOK + "/truecase.{src}", TOK + "/truecase.{tgt}"],
         stats=TOK + "/stats.json",
     params:
-        raw=RAW,
+        tokenized="results/data/{dataset}/{src}-{tgt}/tokenized",
         out=TOK,
-        max_len=lambda w: config["datasets"][w.dataset]["max_len"],
+        max_len=lambda w: (f"--max-len {config['datasets'][w.dataset]['max_len']}"
+                           if config["datasets"][w.dataset]["max_len_unit"] == "word" else ""),
         max_ratio=lambda w: (f"--max-ratio {config['datasets'][w.dataset]['max_ratio']}"
                              if config["datasets"][w.dataset]["max_ratio"] else ""),
     resources:
         **limits("preprocess"),
     log:
         "logs/data/{dataset}/{src}-{tgt}/preprocess.log",
-    threads: config["threads"]["preprocess"]
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
-        "--out-dir {params.out:q} --max-len {params.max_len} {params.max_ratio} --threads {threads} > {log:q} 2>&1"
+        "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
+        "--out-dir {params.out:q} --truecase-model-src {input.truecase_src:q} --truecase-model-tgt {input.truecase_tgt:q} "
+        "{params.max_len} {params.max_ratio} > {log:q} 2>&1"
 
 
 rule word_counts:
@@ -105,26 +114,24 @@ rule word_counts:
 
 
 rule monolingual_corpus:
-    """Tokenized, truecased monolingual text for the target embeddings of one language."""
+    """The embedding corpus of one language: its tokenized monolingual text, truecased with the
+    language's shared model (the one its parallel text uses)."""
     input:
-        lambda w: monolingual_resource(w.lang),
+        tokenized="results/embeddings/{lang}/tokenized.txt",
+        reading="results/embeddings/{lang}/tokenized.txt.stats.json",
+        truecase_model="results/truecase/{lang}.model",
     output:
         corpus="results/embeddings/{lang}/corpus.txt",
         stats="results/embeddings/{lang}/corpus.txt.stats.json",
-        truecase_model="results/embeddings/{lang}/truecase.{lang}",
-    params:
-        limit=lambda w: (f"--max-sentences {config['monolingual'][w.lang]['max_sentences']}"
-                         if config["monolingual"][w.lang]["max_sentences"] else ""),
     resources:
         **limits("preprocess"),
     log:
         "logs/embeddings/{lang}/corpus.log",
-    threads: config["threads"]["preprocess"]
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input:q} --out {output.corpus:q} "
-        "--truecase-model {output.truecase_model:q} {params.limit} --threads {threads} > {log:q} 2>&1"
+        "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input.tokenized:q} "
+        "--truecase-model {input.truecase_model:q} --out {output.corpus:q} > {log:q} 2>&1"
 
 
 def datasets_of_kind(kind):
@@ -134,7 +141,7 @@ def datasets_of_kind(kind):
 rule extract_lm:
     """A language-modelling corpus (PTB, WikiText-2): its splits as plain text, and statistics."""
     input:
-        lambda w: resource(config["datasets"][w.dataset]["mirror"], config["datasets"][w.dataset]["archive"]),
+        lambda w: resource(config["datasets"][w.dataset]["archive"]),
     output:
         expand("results/data/{dataset}/{split}.txt", split=["train", "valid", "test"], allow_missing=True),
         stats="results/data/{dataset}/stats.json",
@@ -163,8 +170,12 @@ def statistics_corpora():
             corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
             corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
                         for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
-    corpora += [["monolingual", "news crawl", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
-                for lang in config["monolingual"]]
+    corpora += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
+                for lang, m in config["monolingual"].items()]
+    # the share of each target vocabulary without a vector, wherever the target side has embeddings
+    corpora += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
+                for name, d in config["datasets"].items() if "emb_vocab_size" in d
+                for p in d["pairs"] if p.split("-")[1] in config["monolingual"] for kind in config["embeddings"]]
     return corpora
 
 

@@ -17,7 +17,7 @@ rule decode:
     threads: config["threads"]["train"]
     resources:
         **limits("decode"),
-        gpu=1,
+        gpu=GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:

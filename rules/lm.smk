@@ -46,7 +46,7 @@ rule train_lm:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=1,
+        gpu=GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:

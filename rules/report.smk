@@ -6,13 +6,25 @@ def data_note(paper, artefact_id):
     if "demo" in config:
         return (f"synthetic demo world (config.demo.yaml, seed {config['demo']['seed']}), not the paper's data: "
                 "the paper's numbers are shown for the layout only, and differences are not comparable")
-    return "; ".join(f"{name} from {', '.join(sorted(dataset_mirrors(d)))}" for name, d in config["datasets"].items())
+    return "; ".join(f"{name}: {d['note']}" if "note" in d else f"{name} from {', '.join(sorted(dataset_hosts(d)))}"
+                     for name, d in config["datasets"].items())
 
 
-def dataset_mirrors(d):
-    if d["kind"] in ("iwslt", "lm"):
-        return {config["mirrors"][d["mirror"]]}
-    return {config["mirrors"][e["mirror"]] for splits in d["sources"].values() for es in splits.values() for e in es}
+def dataset_sources(d):
+    """The `sources` keys a data set reads (every direction)."""
+    if d["kind"] == "lm":
+        return {d["archive"]}
+    if d["kind"] == "iwslt":
+        return {a["source"].format(src=s, tgt=t) for a in d["archives"] for p in d["pairs"] for s, t in [p.split("-")]}
+    return {e["archive"] for splits in d["sources"].values() for es in splits.values() for e in es}
+
+
+def dataset_hosts(d):
+    """Where a data set's files come from: the host (or local directory) of each source's first URL."""
+    from urllib.parse import urlparse
+
+    return {urlparse(url).netloc or url.rsplit("/", 1)[0]
+            for key in dataset_sources(d) for url in source_urls(key)[:1]}
 
 
 def artefact_inputs(wildcards):

@@ -112,7 +112,7 @@ rule neighbours:
     threads: config["threads"]["train"]
     resources:
         **limits("decode"),
-        gpu=1,
+        gpu=GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:

@@ -17,7 +17,7 @@ rule train:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=1,
+        gpu=GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:

@@ -8,7 +8,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, unpinned
 from tests.test_train import SPEC, data, metrics, run  # noqa: F401  (data: the training fixture)
 from tests.test_workflow import read_csv, snakemake
 from workflow_src import demo_world, layout, registry, render
@@ -18,6 +18,7 @@ from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.nmt_data import load_model
 from workflow_src.papers import joint
 from workflow_src.score import bleu
+from workflow_src.sources import local_path
 
 
 def test_sampling_follows_section_4_2():
@@ -47,7 +48,8 @@ def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
                         "dropout": 0.0, "input_feed": False},
               "architectures": {"joint": {"hidden": 16, "tgt_embedding": 16, "dropout": 0.3}},
               "datasets": {"wmt17": {"src_vocab_size": 50, "tgt_vocab_size": 50, "emb_vocab_size": 50,
-                                     "bpe_merges": {"src": 10, "tgt": 10}, "bpe_sizes": {"32k": 300}}},
+                                     "bpe_merges": {"src": 10, "tgt": 10}, "bpe_sizes": {"32k": 300},
+                                     "max_len": 50, "max_len_unit": "piece"}},
               "train": {"device": "cpu", "lr": {"joint": 1e-3}, "batch_size": 4, "max_epochs": 1, "patience": 1,
                         "selection": "bleu", "clip": 5.0, "init_scale": 0.1}}
     spec = layout.resolve_spec(config, "wmt17", "de-en", joint.name("32k", "joint", 512, layers=3), 1)
@@ -150,7 +152,8 @@ def joint_run(tmp_path_factory):
     wmt17 = config["datasets"]["wmt17"]
     pairs = ["de-en", "en-de"]
     config["mirrors"] = {name: str(workdir / "mirror" / name) for name in ("statmt", "statmt-www")}
-    sources = {pair: {split: [{**e, "archive": f"{config['mirrors'][e['mirror']]}/{e['archive']}"} for e in entries]
+    unpinned(config)  # the archives are generated, not the real ones
+    sources = {pair: {split: [{**e, "archive": local_path(config, e["archive"])} for e in entries]
                       for split, entries in wmt17["sources"][pair].items()} for pair in pairs}
     world = demo_world.World(["de", "en"], demo_world.WorldSize(nouns=60, verbs=15, adjectives=10, names=10,
                                                                 two_clause_rate=0, pp_rate=0.1), seed=3)
@@ -159,7 +162,6 @@ def joint_run(tmp_path_factory):
                                     "src_vocab_size": 500, "tgt_vocab_size": 500, "emb_vocab_size": 500,
                                     "bpe_merges": {"src": 100, "tgt": 100}, "bpe_sizes": {"32k": 100, "64k": 150, "128k": 200}}}
     config["monolingual"] = {}
-    config["checksums"] = {}  # the archives are generated, not the real ones
     config["threads"] = {"preprocess": 1, "embeddings": 1, "train": 1}
     config["model"] = {**demo["model"], "hidden": 32, "src_embedding": 16, "tgt_embedding": 16}
     config["architectures"] = {"joint": {"encoder_layers": 2, "decoder_layers": 2, "hidden": 32, "src_embedding": 16,

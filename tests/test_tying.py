@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, real_fixture
+from tests.conftest import REPO, real_fixture, unpinned
 from tests.test_real_data import pack_tgz
 from tests.test_workflow import snakemake
 from workflow_src import layout, registry
@@ -44,7 +44,8 @@ def tying_run(tmp_path_factory):
         for split, data in wikitext.items():
             z.writestr(f"wikitext-2/wiki.{split}.tokens", data)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["mirrors"] = {"mikolov": str(mirror / "mikolov"), "smerity": str(mirror / "smerity")}
+    config["mirrors"] = {"mikolov": str(mirror / "mikolov"), "smerity": str(mirror / "smerity"), "metamind": str(mirror / "absent")}
+    unpinned(config)  # samples packed in the real layouts, not the real archives
     config["datasets"] = {name: config["datasets"][name] for name in ("ptb", "wikitext2")}
     config["monolingual"] = {}
     config["threads"] = {"preprocess": 1, "embeddings": 1, "train": 1}

@@ -19,9 +19,12 @@ from workflow_src.papers import joint, tying
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
 
-def snakemake(workdir: Path, *args: str, check=True) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, check=True, as_typed=False) -> subprocess.CompletedProcess:
+    """Snakemake on `workdir` (--directory); `as_typed`: started in `workdir` instead, as a user
+    types it, so that a config's `workdir` applies (--directory overrides it)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    result = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, env=env)
+    where = [] if as_typed else ["--directory", str(workdir)]
+    result = subprocess.run([*SNAKEMAKE, *where, *args], capture_output=True, text=True, env=env, cwd=workdir)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return result
@@ -44,12 +47,14 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
             assert layout.score_path("iwslt16", pair, experiment, 1) in planned
     assert layout.score_path("iwslt16", "fr-en", "bpe2bpe-ce", 1, search="beam5") in planned
     assert "results/benchmarks/vmf/table4.json" in planned and "results/vmf/figure2.png" in planned
-    assert "resources/wit3/2016-01/texts/fr/en/fr-en.tgz" in planned
-    assert "resources/wit3/2016-01-test/texts/en/fr/en-fr.tgz" in planned  # fr-en references
-    assert "resources/statmt-www/wmt13/training-parallel-europarl-v7.tgz" in planned
+    assert "resources/iwslt16/2016-01.tgz" in planned
+    assert "resources/wit3/2017-01-trnted/texts/fr/en/fr-en.tgz" in planned  # tst2015
+    assert "resources/wit3/2017-01-ted-test/texts/en/fr/en-fr.tgz" in planned  # tst2016's fr-en references
+    assert "resources/wmt13/training-parallel-europarl-v7.tgz" in planned
+    assert "resources/wmt15/wiki-titles.tgz" in planned
     assert layout.score_path("wmt16", "de-en", "bpe2emb-fasttext-tied-nllvmf_reg1reg2", 1, metric="meteor") in planned
     assert "results/embeddings/en/fasttext.vec" in planned
-    assert not any(p.startswith("results/demo") for p in planned)
+    assert not any(p.startswith(("demo/", "mirror/")) for p in planned)
     # the syn-margin paper: 4 seeds per system, every margin of the grid, the vMF paper's jobs shared
     for row in registry.artefact("synmargin", "table1").rows:
         for seed in (1, 2, 3, 4):
@@ -103,12 +108,22 @@ def test_bad_config_key_is_named(tmp_path):
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """The embedded demo, run once in a fresh directory exactly as scripts/demo.sh runs it."""
+    """The embedded demo, run once in a fresh directory exactly as scripts/demo.sh runs it; its
+    outputs are in its own tree, demo/."""
     workdir = tmp_path_factory.mktemp("demo")
     started = time.time()
-    snakemake(workdir, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "all")
+    snakemake(workdir, "all", "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", as_typed=True)
     print(f"demo: {time.time() - started:.0f} s on {os.cpu_count()} CPUs")
-    return workdir
+    return workdir / "demo"
+
+
+def test_after_the_demo_the_full_run_still_plans_every_job(demo):
+    """Toy outputs never stand for the full run's: a dry run of config.yaml beside the demo plans
+    the training jobs all the same."""
+    assert not (demo.parent / "results").exists() and not (demo.parent / "resources").exists()
+    dry_run = snakemake(demo.parent, "vmf", "--configfile", str(REPO / "config.yaml"), "-n").stdout
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", dry_run, re.MULTILINE))
+    assert int(jobs["train"]) > 100 and int(jobs["download"]) > 5, jobs
 
 
 def demo_config():

@@ -56,3 +56,16 @@ def check(config: dict, schema_path: str | Path) -> None:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ConfigError(f"config: {found[0]}{more}")
+
+
+def select_papers(names: list, configfiles: list) -> dict:
+    """The `papers` settings of the named papers, read from the last config file that has them
+    (`--config papers=[...]` replaced the block with the list of names)."""
+    blocks = [yaml.safe_load(Path(path).read_text()).get("papers") for path in configfiles]
+    papers = next((block for block in reversed(blocks) if isinstance(block, dict)), None)
+    if papers is None:
+        raise ConfigError("config: papers: a list of paper names needs a config file whose `papers` block sets them")
+    unknown = [name for name in names if name not in papers]
+    if unknown:
+        raise ConfigError(f"config: papers: {', '.join(map(str, unknown))} not configured (configured: {', '.join(papers)})")
+    return {name: papers[name] for name in names}
