@@ -151,7 +151,7 @@ def joint_run(tmp_path_factory):
     demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
     wmt17 = config["datasets"]["wmt17"]
     pairs = ["de-en", "en-de"]
-    config["mirrors"] = {name: str(workdir / "mirror" / name) for name in ("statmt", "statmt-www")}
+    config["mirrors"] |= {name: str(workdir / "mirror" / name) for name in ("statmt", "statmt-www")}
     unpinned(config)  # the archives are generated, not the real ones
     sources = {pair: {split: [{**e, "archive": local_path(config, e["archive"])} for e in entries]
                       for split, entries in wmt17["sources"][pair].items()} for pair in pairs}
