@@ -8,6 +8,8 @@
 Targets go first: --resources and --configfile take several values and swallow a target after them.
 """
 
+import os
+
 from snakemake.utils import min_version
 
 from workflow_src.config_check import check as check_config, select_papers
@@ -27,10 +29,18 @@ if isinstance(config.get("papers"), list):
 
 
 # The demo (and any config that sets `workdir`) writes its own tree: toy outputs never sit at the
-# paths of the full run, however .snakemake/ is cleaned or results/ copied.
-if "workdir" in config:
+# paths of the full run, however .snakemake/ is cleaned or results/ copied. --directory overrides
+# it. A cluster job reads this file again in the directory it was submitted from: it follows the
+# main process to the tree that process settled on (sbatch passes the environment on).
+if "workdir" in config and workflow.is_main_process:
+    if workflow.overwrite_workdir is None:
 
-    workdir: config["workdir"]
+        workdir: config["workdir"]
+
+    os.environ["SOFTMAX_REPRO_WORKDIR"] = os.getcwd()
+elif "workdir" in config and "SOFTMAX_REPRO_WORKDIR" in os.environ:
+
+    workdir: os.environ["SOFTMAX_REPRO_WORKDIR"]
 
 
 # One line naming the key, the value and what was expected (Snakemake's validate dumps the schema).
