@@ -47,6 +47,38 @@ elif "workdir" in config and "SOFTMAX_REPRO_WORKDIR" in os.environ:
 check_config(config, workflow.source_path("schemas/config.schema.yaml"))
 
 
+wildcard_constraints:
+    dataset=r"[a-z0-9]+",
+    src=r"[a-z]{2}",
+    tgt=r"[a-z]{2}",
+    lang=r"[a-z]{2}",
+    split=r"train|dev|test",
+    experiment=r"[A-Za-z0-9_.\-]+(@[a-z0-9_]+=[0-9.e\-]+)?",
+    seed=r"\d+",
+    kind=r"word2vec|fasttext",
+    merges=r"\d+",
+    search=r"greedy|beam\d+",
+    corpus=r"[a-z0-9]+",
+
+
+# Light jobs run where Snakemake runs, also under a cluster executor (compute nodes often have no
+# network, and a queue round trip costs more than these jobs).
+localrules:
+    download,
+    demo_world,
+    vmf_shortcut,
+    word_counts,
+    bpe_counts,
+    target_table,
+    render_table,
+    render_figure,
+    data_statistics,
+    bleu,
+    wordnet,
+    lm_phrases,
+    lm_partition,
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/embeddings.smk"

@@ -1,15 +1,3 @@
-def benchmark_experiments(paper, artefact_id):
-    a = registry.artefact(paper, artefact_id)
-    if isinstance(a, (registry.ParameterTable, registry.SamplingTable)):
-        return [row.experiment for row in a.rows]
-    return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
-
-
-def benchmark_kind(paper, artefact_id):
-    a = registry.artefact(paper, artefact_id)
-    return {registry.ParameterTable: "output-layers", registry.SamplingTable: "sampling"}.get(type(a), "throughput")
-
-
 rule benchmark_artefact:
     """Model size and training speed behind an artefact (vMF Table 4, Figure 1 left, joint Table 4)."""
     output:
@@ -29,7 +17,7 @@ rule benchmark_artefact:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "python -m workflow_src.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
@@ -51,15 +39,8 @@ rule benchmark_extra:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "python -m workflow_src.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
-
-
-def data_benchmark_lines():
-    if "data_lines" not in config["benchmarks"]:
-        raise ValueError("config benchmarks.data_lines: missing (the generated corpus's lines for "
-                         "results/benchmarks/data.json; config.yaml has the full size)")
-    return config["benchmarks"]["data_lines"]
 
 
 rule benchmark_data:
@@ -77,4 +58,4 @@ rule benchmark_data:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.data_benchmark --lines {params.lines} --threads {threads} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.data_benchmark --lines {params.lines} --threads {threads} --out {output:q} > {log:q} 2>&1"

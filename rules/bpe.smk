@@ -1,4 +1,3 @@
-BPE = "results/data/{dataset}/{src}-{tgt}/bpe{merges}"
 
 
 rule bpe:
@@ -6,10 +5,11 @@ rule bpe:
     input:
         expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{lang}", split=SPLITS, allow_missing=True),
     output:
-        model=BPE + "/{lang}.model",
-        encoded=expand(BPE + "/{split}.{lang}", split=SPLITS, allow_missing=True),
+        model="results/data/{dataset}/{src}-{tgt}/bpe{merges}/{lang}.model",
+        encoded=expand("results/data/{dataset}/{src}-{tgt}/bpe{merges}/{split}.{lang}", split=SPLITS, allow_missing=True),
     params:
-        prefix=BPE + "/{lang}",
+        prefix=lambda w, output: output.model.removesuffix(".model"),
+        train=lambda w, input: input[0],
         jobs=lambda w, input, output: " ".join(f"{i}:{o}" for i, o in zip(input, output.encoded)),
     resources:
         **limits("preprocess"),
@@ -19,7 +19,7 @@ rule bpe:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.bpe --merges {wildcards.merges} --train {input[0]:q} --model-prefix {params.prefix:q} "
+        "python -m workflow_src.bpe --merges {wildcards.merges} --train {params.train:q} --model-prefix {params.prefix:q} "
         "--encode {params.jobs} --threads {threads} > {log:q} 2>&1"
 
 
@@ -27,12 +27,12 @@ rule bpe_counts:
     """A BPE vocabulary: the pieces of the encoded training text with their counts, uncapped, as
     OpenNMT's preprocess built it from BPE'd data."""
     input:
-        BPE + "/train.{lang}",
+        "results/data/{dataset}/{src}-{tgt}/bpe{merges}/train.{lang}",
     output:
-        BPE + "/vocab.{lang}.tsv",
+        "results/data/{dataset}/{src}-{tgt}/bpe{merges}/vocab.{lang}.tsv",
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.vocab.{lang}.log",
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"

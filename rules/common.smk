@@ -4,26 +4,11 @@ import re
 import shlex
 
 from workflow_src import layout, registry, render, sources
+from workflow_src.embeddings import monolingual_sources
 
 # Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
 shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
-
-PY = "python -m workflow_src"
-
-
-wildcard_constraints:
-    dataset=r"[a-z0-9]+",
-    src=r"[a-z]{2}",
-    tgt=r"[a-z]{2}",
-    lang=r"[a-z]{2}",
-    split=r"train|dev|test",
-    experiment=r"[A-Za-z0-9_.\-]+(@[a-z0-9_]+=[0-9.e\-]+)?",
-    seed=r"\d+",
-    kind=r"word2vec|fasttext",
-    merges=r"\d+",
-    search=r"greedy|beam\d+",
-    corpus=r"[a-z0-9]+",
 
 
 def limits(kind):
@@ -36,24 +21,6 @@ def limits(kind):
 # it on the CPU (the demo), where the slot would only serialise jobs that share no device.
 GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
 BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else 1
-
-
-# Light jobs run where Snakemake runs, also under a cluster executor (compute nodes often have no
-# network, and a queue round trip costs more than these jobs).
-localrules:
-    download,
-    demo_world,
-    vmf_shortcut,
-    word_counts,
-    bpe_counts,
-    target_table,
-    render_table,
-    render_figure,
-    data_statistics,
-    bleu,
-    wordnet,
-    lm_phrases,
-    lm_partition,
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -71,7 +38,7 @@ is_local = sources.is_local
 
 def local_mirror_files(wildcards):
     """A source whose every URL is a local file (the demo world, a local mirror) takes one as its
-    input, so that the rule which writes it runs first: the first that exists, else the first."""
+    input, so that the job writing it runs first (the first that exists, else the first)."""
     urls = source_urls(wildcards.source)
     if not all(map(is_local, urls)):
         return []
@@ -163,3 +130,211 @@ def paper_targets(paper):
 
 def all_targets():
     return [target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]
+
+
+# -- helpers of rules/benchmark.smk -----------------------------------------------------------------
+def benchmark_experiments(paper, artefact_id):
+    a = registry.artefact(paper, artefact_id)
+    if isinstance(a, (registry.ParameterTable, registry.SamplingTable)):
+        return [row.experiment for row in a.rows]
+    return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
+
+
+def benchmark_kind(paper, artefact_id):
+    a = registry.artefact(paper, artefact_id)
+    return {registry.ParameterTable: "output-layers", registry.SamplingTable: "sampling"}.get(type(a), "throughput")
+
+
+def data_benchmark_lines():
+    if "data_lines" not in config["benchmarks"]:
+        raise ValueError("config benchmarks.data_lines: missing (the generated corpus's lines for "
+                         "results/benchmarks/data.json; config.yaml has the full size)")
+    return config["benchmarks"]["data_lines"]
+
+
+# -- helpers of rules/data.smk -----------------------------------------------------------------
+SPLITS = ["train", "dev", "test"]
+
+
+def extraction(wildcards):
+    """(archives, the extraction tool and its arguments) of one pair of one data set."""
+    d = config["datasets"][wildcards.dataset]
+    p = pair(wildcards)
+    if d["kind"] == "iwslt":
+        archives = iwslt_archives(wildcards.dataset, p)
+        specs = " ".join(shlex.quote(f"{path}::{member}" if member else path) for path, member in archives)
+        command = (f"iwslt --pair {p} --archives {specs} "
+                   f"--dev-sets {' '.join(d['dev_sets'])} --test-sets {' '.join(d['test_sets'])}")
+        return sorted({path for path, _ in archives}), command
+    if p not in d["sources"]:
+        raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
+    local = {split: [{**e, "archive": resource(e["archive"])} for e in entries]
+             for split, entries in d["sources"][p].items()}
+    archives = sorted({e["archive"] for entries in local.values() for e in entries})
+    return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))}"
+
+
+def datasets_of_kind(kind):
+    return [name for name, d in config["datasets"].items() if d["kind"] == kind]
+
+
+def statistics_corpora():
+    """[kind, corpus, pair or language, stats.json] of every configured corpus."""
+    corpora = []
+    for name, d in config["datasets"].items():
+        if d["kind"] == "lm":
+            corpora.append(["lm", name, "-", f"results/data/{name}/stats.json"])
+        else:
+            corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
+            corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
+                        for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
+    corpora += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
+                for lang, m in config["monolingual"].items()]
+    # the share of each target vocabulary without a vector, wherever the target side has embeddings
+    corpora += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
+                for name, d in config["datasets"].items() if "emb_vocab_size" in d
+                for p in d["pairs"] if p.split("-")[1] in config["monolingual"] for kind in config["embeddings"]]
+    return corpora
+
+
+# -- helpers of rules/demo.smk -----------------------------------------------------------------
+def demo_file(key):
+    """Where the demo world writes the file of a source: its one local URL."""
+    urls = source_urls(key)
+    if len(urls) != 1 or not is_local(urls[0]):
+        raise ValueError(f"sources.{key}: a demo source has exactly one URL, a local path (found {urls})")
+    return urls[0].removeprefix("file://")
+
+
+def demo_iwslt():
+    """The IWSLT layout the demo world writes: the 2016-01 bundle with its nested per-direction
+    archives, and the IWSLT 2017 archives (local path templates with {src} and {tgt}); None
+    without an iwslt data set."""
+    d = next((d for d in config["datasets"].values() if d["kind"] == "iwslt"), None)
+    if d is None:
+        return None
+    bundle, trnted, ted_test = d["archives"][:3]
+    root = config["mirrors"]["demo"].rstrip("/")
+    return {"pairs": d["pairs"], "dev_sets": d["dev_sets"], "test_sets": d["test_sets"],
+            "bundle": demo_file(bundle["source"]), "bundle_member": bundle["member"],
+            "trnted": f"{root}/{trnted['source']}", "ted_test": f"{root}/{ted_test['source']}"}
+
+
+def demo_mirror_files():
+    """Every file the demo world writes for the configured data sets and corpora."""
+    from workflow_src.demo_world import iwslt_mirror_paths
+
+    iwslt = demo_iwslt()
+    files = [str(path) for path in iwslt_mirror_paths(iwslt)] if iwslt else []
+    files += [e["archive"] for d in demo_wmt().values() for splits in d["sources"].values()
+              for entries in splits.values() for e in entries]
+    files += [corpus["archive"] for corpus in demo_lm().values()]
+    files += [demo_file(key) for lang in config["monolingual"] for key in monolingual_sources(config, lang)]
+    return sorted(set(files))
+
+
+def demo_wmt():
+    """{data set: {sources: {pair: {split: [member entries with local archive paths]}}, train_sentences}}
+    of the WMT data sets; a data set's training sentences are `demo.wmt_train_sentences[name]`,
+    else `demo.train_sentences`."""
+    sizes = config["demo"].get("wmt_train_sentences", {})
+    return {name: {"train_sentences": sizes.get(name, config["demo"]["train_sentences"]),
+                   "sources": {p: {split: [{**e, "archive": demo_file(e["archive"])} for e in entries]
+                                   for split, entries in splits.items()}
+                               for p, splits in d["sources"].items()}}
+            for name, d in config["datasets"].items() if d["kind"] == "wmt"}
+
+
+def demo_lm():
+    """{name: {format, archive (local path), members}} of the language-modelling data sets;
+    the format (ptb or wikitext) by the data set's name."""
+    return {name: {"format": "wikitext" if name.startswith("wikitext") else "ptb",
+                   "archive": demo_file(d["archive"]), "members": d["members"]}
+            for name, d in config["datasets"].items() if d["kind"] == "lm"}
+
+
+# -- helpers of rules/embeddings.smk -----------------------------------------------------------------
+def monolingual_inputs(lang):
+    """(resource files, `PATH` or `PATH::MEMBER` arguments) of the corpus `monolingual.<lang>.use` names."""
+    from workflow_src.embeddings import monolingual_sources
+
+    specs = [spec.partition("::") for spec in monolingual_sources(config, lang)]
+    files = [resource(key) for key, _, _ in specs]
+    return files, " ".join(shlex.quote(path + (f"::{member}" if member else "")) for path, (_, _, member) in zip(files, specs))
+
+
+def truecaser_text(lang):
+    """What the truecaser of `lang` learns from: its tokenized monolingual corpus when
+    `monolingual.<lang>` is configured, else the tokenized training side of every parallel
+    corpus in that language (each corpus once, whichever its direction)."""
+    if lang in config["monolingual"]:
+        return [f"results/embeddings/{lang}/tokenized.txt"]
+    files, seen = [], set()
+    for name, d in config["datasets"].items():
+        for p in d.get("pairs", []) if d["kind"] != "lm" else []:
+            if lang in p.split("-") and (name, frozenset(p.split("-"))) not in seen:
+                seen.add((name, frozenset(p.split("-"))))
+                files.append(f"results/data/{name}/{p}/tokenized/train.{lang}")
+    if not files:
+        raise ValueError(f"no text to learn the truecaser of {lang!r} from: neither monolingual.{lang} "
+                         f"nor a parallel data set in that language is configured")
+    return files
+
+
+# -- helpers of rules/lm.smk -----------------------------------------------------------------
+def lm_corpus(wildcards):
+    """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
+    data = layout.lm_data_dir(wildcards.dataset)
+    files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
+    base = registry.Corpus(wildcards.dataset, "").base
+    if base != wildcards.dataset:
+        files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
+    return files
+
+
+# -- helpers of rules/report.smk -----------------------------------------------------------------
+def data_note(paper, artefact_id):
+    """Where an artefact's numbers come from, printed with it (today: every configured corpus)."""
+    if "demo" in config:
+        return (f"synthetic demo world (config.demo.yaml, seed {config['demo']['seed']}), not the paper's data: "
+                "the paper's numbers are shown for the layout only, and differences are not comparable")
+    return "; ".join(f"{name}: {d['note']}" if "note" in d else f"{name} from {', '.join(sorted(dataset_hosts(d)))}"
+                     for name, d in config["datasets"].items())
+
+
+def dataset_sources(d):
+    """The `sources` keys a data set reads (every direction)."""
+    if d["kind"] == "lm":
+        return {d["archive"]}
+    if d["kind"] == "iwslt":
+        return {a["source"].format(src=s, tgt=t) for a in d["archives"] for p in d["pairs"] for s, t in [p.split("-")]}
+    return {e["archive"] for splits in d["sources"].values() for es in splits.values() for e in es}
+
+
+def dataset_hosts(d):
+    """Where a data set's files come from: the host (or local directory) of each source's first URL."""
+    from urllib.parse import urlparse
+
+    return {urlparse(url).netloc or url.rsplit("/", 1)[0]
+            for key in dataset_sources(d) for url in source_urls(key)[:1]}
+
+
+def artefact_inputs(wildcards):
+    a = registry.artefact(wildcards.paper, wildcards.artefact)
+    return layout.inputs(a, layout.context(config, wildcards.paper, wildcards.artefact), wildcards.paper, wildcards.artefact)
+
+
+RENDER = (
+    "python -m workflow_src.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "
+    "--data-note {params.data:q} --out-prefix results/{wildcards.paper}/{wildcards.artefact} > {log:q} 2>&1"
+)
+
+
+# -- helpers of rules/score.smk -----------------------------------------------------------------
+def meteor_bins_panel(w):
+    """The panel of an artefact that scores METEOR by frequency bin on this job's pair."""
+    panels = [p for p in registry.artefact(w.paper, w.artefact).panels
+              if isinstance(p, registry.MeteorByFrequency) and p.column.dataset == w.dataset and p.column.pair == pair(w)]
+    if not panels or w.tgt not in panels[0].parameters:
+        raise ValueError(f"{w.paper} {w.artefact}: no METEOR parameters for {w.dataset} {pair(w)}")
+    return panels[0]

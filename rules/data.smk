@@ -1,8 +1,3 @@
-RAW = "results/data/{dataset}/{src}-{tgt}/raw"
-TOK = "results/data/{dataset}/{src}-{tgt}/tok"
-SPLITS = ["train", "dev", "test"]
-
-
 rule download:
     """Fetch one source: its mirrors in order, the first that is the archive it claims and matches
     its md5 wins (resumable, retried); the log names the URL used."""
@@ -25,25 +20,7 @@ rule download:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
-
-
-def extraction(wildcards):
-    """(archives, the extraction tool and its arguments) of one pair of one data set."""
-    d = config["datasets"][wildcards.dataset]
-    p = pair(wildcards)
-    if d["kind"] == "iwslt":
-        archives = iwslt_archives(wildcards.dataset, p)
-        specs = " ".join(shlex.quote(f"{path}::{member}" if member else path) for path, member in archives)
-        command = (f"iwslt --pair {p} --archives {specs} "
-                   f"--dev-sets {' '.join(d['dev_sets'])} --test-sets {' '.join(d['test_sets'])}")
-        return sorted({path for path, _ in archives}), command
-    if p not in d["sources"]:
-        raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
-    local = {split: [{**e, "archive": resource(e["archive"])} for e in entries]
-             for split, entries in d["sources"][p].items()}
-    archives = sorted({e["archive"] for entries in local.values() for e in entries})
-    return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))}"
+        "python -m workflow_src.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
 
 
 rule extract:
@@ -52,12 +29,12 @@ rule extract:
     input:
         lambda w: extraction(w)[0],
     output:
-        expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
-        stats=RAW + "/stats.json",
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        stats="results/data/{dataset}/{src}-{tgt}/raw/stats.json",
     params:
         command=lambda w: extraction(w)[1],
-        out=RAW,
+        out=lambda w, output: os.path.dirname(output.stats),
     resources:
         **limits("preprocess"),
     log:
@@ -65,7 +42,7 @@ rule extract:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
+        "python -m workflow_src.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule preprocess_parallel:
@@ -77,12 +54,12 @@ rule preprocess_parallel:
         truecase_src="results/truecase/{src}.model",
         truecase_tgt="results/truecase/{tgt}.model",
     output:
-        expand(TOK + "/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand(TOK + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
-        stats=TOK + "/stats.json",
+        expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{src}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        stats="results/data/{dataset}/{src}-{tgt}/tok/stats.json",
     params:
-        tokenized="results/data/{dataset}/{src}-{tgt}/tokenized",
-        out=TOK,
+        tokenized=lambda w, input: os.path.dirname(input[0]),
+        out=lambda w, output: os.path.dirname(output.stats),
         max_len=lambda w: (f"--max-len {config['datasets'][w.dataset]['max_len']}"
                            if config["datasets"][w.dataset]["max_len_unit"] == "word" else ""),
         max_ratio=lambda w: (f"--max-ratio {config['datasets'][w.dataset]['max_ratio']}"
@@ -94,7 +71,7 @@ rule preprocess_parallel:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
+        "python -m workflow_src.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
         "--out-dir {params.out:q} --truecase-model-src {input.truecase_src:q} --truecase-model-tgt {input.truecase_tgt:q} "
         "{params.max_len} {params.max_ratio} > {log:q} 2>&1"
 
@@ -102,7 +79,7 @@ rule preprocess_parallel:
 rule word_counts:
     """Training word counts of one side: the word vocabulary, and frequencies for analysis."""
     input:
-        TOK + "/train.{lang}",
+        "results/data/{dataset}/{src}-{tgt}/tok/train.{lang}",
     output:
         "results/data/{dataset}/{src}-{tgt}/vocab/{lang}.tsv",
     log:
@@ -110,7 +87,7 @@ rule word_counts:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule monolingual_corpus:
@@ -130,12 +107,8 @@ rule monolingual_corpus:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess monolingual --lang {wildcards.lang} --input {input.tokenized:q} "
+        "python -m workflow_src.preprocess monolingual --lang {wildcards.lang} --input {input.tokenized:q} "
         "--truecase-model {input.truecase_model:q} --out {output.corpus:q} > {log:q} 2>&1"
-
-
-def datasets_of_kind(kind):
-    return [name for name, d in config["datasets"].items() if d["kind"] == kind]
 
 
 rule extract_lm:
@@ -157,26 +130,7 @@ rule extract_lm:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
-
-
-def statistics_corpora():
-    """[kind, corpus, pair or language, stats.json] of every configured corpus."""
-    corpora = []
-    for name, d in config["datasets"].items():
-        if d["kind"] == "lm":
-            corpora.append(["lm", name, "-", f"results/data/{name}/stats.json"])
-        else:
-            corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
-            corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
-                        for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
-    corpora += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
-                for lang, m in config["monolingual"].items()]
-    # the share of each target vocabulary without a vector, wherever the target side has embeddings
-    corpora += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
-                for name, d in config["datasets"].items() if "emb_vocab_size" in d
-                for p in d["pairs"] if p.split("-")[1] in config["monolingual"] for kind in config["embeddings"]]
-    return corpora
+        "python -m workflow_src.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
 
 
 rule data_statistics:
@@ -195,5 +149,5 @@ rule data_statistics:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
+        "python -m workflow_src.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
         "--out-prefix results/data_statistics > {log:q} 2>&1"

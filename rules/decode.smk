@@ -1,13 +1,13 @@
 rule decode:
     """Decode the test set (greedy / nearest neighbour, or beam search), <unk> replaced, detokenized."""
     input:
-        model=MODEL + "/model.pt",
+        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
         src=lambda w: side_files(w, "src")["test"],
         src_words="results/data/{dataset}/{src}-{tgt}/tok/test.{src}",
         dictionary="results/align/{dataset}/{src}-{tgt}/dict.tsv",
     output:
-        tok=MODEL + "/test.{search}.hyp.tok",
-        detok=MODEL + "/test.{search}.hyp",
+        tok="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
+        detok="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
     params:
         device=config["train"]["device"],
         batch_size=config["decode"]["batch_size"],
@@ -21,7 +21,7 @@ rule decode:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
+        "python -m workflow_src.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
         "--dictionary {input.dictionary:q} --tgt-lang {wildcards.tgt} --out-tok {output.tok:q} "
         "--out {output.detok:q} --device {params.device} --batch-size {params.batch_size} "
         "--beam {params.beam} --threads {threads} > {log:q} 2>&1"

@@ -1,45 +1,17 @@
 # -- one truecaser per language, shared by its parallel text and its embedding corpus ----------
-TOKENIZED = "results/data/{dataset}/{src}-{tgt}/tokenized"
-
-
-def monolingual_inputs(lang):
-    """(resource files, `PATH` or `PATH::MEMBER` arguments) of the corpus `monolingual.<lang>.use` names."""
-    from workflow_src.embeddings import monolingual_sources
-
-    specs = [spec.partition("::") for spec in monolingual_sources(config, lang)]
-    files = [resource(key) for key, _, _ in specs]
-    return files, " ".join(shlex.quote(path + (f"::{member}" if member else "")) for path, (_, _, member) in zip(files, specs))
-
-
-def truecaser_text(lang):
-    """What the truecaser of `lang` learns from: its tokenized monolingual corpus when
-    `monolingual.<lang>` is configured, else the tokenized training side of every parallel
-    corpus in that language (each corpus once, whichever its direction)."""
-    if lang in config["monolingual"]:
-        return [f"results/embeddings/{lang}/tokenized.txt"]
-    files, seen = [], set()
-    for name, d in config["datasets"].items():
-        for p in d.get("pairs", []) if d["kind"] != "lm" else []:
-            if lang in p.split("-") and (name, frozenset(p.split("-"))) not in seen:
-                seen.add((name, frozenset(p.split("-"))))
-                files.append(f"results/data/{name}/{p}/tokenized/train.{lang}")
-    if not files:
-        raise ValueError(f"no text to learn the truecaser of {lang!r} from: neither monolingual.{lang} "
-                         f"nor a parallel data set in that language is configured")
-    return files
 
 
 rule tokenize_parallel:
     """Moses tokenization of every split of a pair (sacremoses, tokenizer.perl without escaping)."""
     input:
-        expand(RAW + "/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand(RAW + "/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}", split=SPLITS, allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}", split=SPLITS, allow_missing=True),
     output:
-        temp(expand(TOKENIZED + "/{split}.{src}", split=SPLITS, allow_missing=True)),
-        temp(expand(TOKENIZED + "/{split}.{tgt}", split=SPLITS, allow_missing=True)),
+        temp(expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}", split=SPLITS, allow_missing=True)),
+        temp(expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}", split=SPLITS, allow_missing=True)),
     params:
-        raw=RAW,
-        out=TOKENIZED,
+        raw=lambda w, input: os.path.dirname(input[0]),
+        out=lambda w, output: os.path.dirname(output[0]),
     resources:
         **limits("preprocess"),
     log:
@@ -48,7 +20,7 @@ rule tokenize_parallel:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
+        "python -m workflow_src.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
         "--out-dir {params.out:q} --threads {threads} > {log:q} 2>&1"
 
 
@@ -71,7 +43,7 @@ rule tokenize_monolingual:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess tokenize-monolingual --lang {wildcards.lang} --input {params.sources} "
+        "python -m workflow_src.preprocess tokenize-monolingual --lang {wildcards.lang} --input {params.sources} "
         "--out {output.tokenized:q} {params.limit} --threads {threads} > {log:q} 2>&1"
 
 
@@ -88,7 +60,7 @@ rule truecase_model:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.preprocess truecaser --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.preprocess truecaser --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # -- target embeddings -------------------------------------------------------------------------
@@ -108,7 +80,7 @@ rule train_embeddings:
     conda:
         "../envs/embeddings.yaml"
     shell:
-        "{PY}.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
+        "python -m workflow_src.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
         "--params {params.settings:q} --threads {threads} > {log:q} 2>&1"
 
 
@@ -128,5 +100,5 @@ rule target_table:
     conda:
         "../envs/embeddings.yaml"
     shell:
-        "{PY}.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
+        "python -m workflow_src.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
         "--out {output.table:q} > {log:q} 2>&1"

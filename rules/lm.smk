@@ -1,16 +1,3 @@
-LM = "results/lm/{dataset}/{experiment}/seed{seed}"
-
-
-def lm_corpus(wildcards):
-    """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
-    data = layout.lm_data_dir(wildcards.dataset)
-    files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
-    base = registry.Corpus(wildcards.dataset, "").base
-    if base != wildcards.dataset:
-        files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
-    return files
-
-
 rule lm_partition:
     """One of two equal line ranges of a language-modelling corpus's training text (tying Table 2)."""
     input:
@@ -25,7 +12,7 @@ rule lm_partition:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
+        "python -m workflow_src.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
         "--out-dir results/data/{wildcards.corpus}part{wildcards.part} > {log:q} 2>&1"
 
 
@@ -34,13 +21,13 @@ rule train_lm:
     input:
         unpack(lm_corpus),
     output:
-        model=LM + "/model.pt",
-        metrics=LM + "/metrics.jsonl",
-        perplexity=LM + "/perplexity.json",
+        model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
+        metrics="results/lm/{dataset}/{experiment}/seed{seed}/metrics.jsonl",
+        perplexity="results/lm/{dataset}/{experiment}/seed{seed}/perplexity.json",
     params:
         spec=lambda w: json.dumps(layout.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
         inputs=lambda w, input: cli_args(dict(input.items())),
-        out_dir=LM,
+        out_dir=lambda w, output: os.path.dirname(output.model),
     log:
         "logs/lm/{dataset}/{experiment}/seed{seed}.log",
     threads: config["threads"]["train"]
@@ -50,7 +37,7 @@ rule train_lm:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "python -m workflow_src.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
 
 
@@ -64,17 +51,21 @@ rule lm_phrases:
     wildcard_constraints:
         paper=r"[a-z]+",
         artefact=r"table\d+",
+    log:
+        "logs/{paper}/{artefact}.phrases.log",
+    conda:
+        "../envs/text.yaml"
     shell:
-        "printf '%s\\n' {params.lines} > {output:q}"
+        "printf '%s\\n' {params.lines} > {output:q} 2> {log:q}"
 
 
 rule lm_next_words:
     """A language model's top next-word predictions after each phrase of a table."""
     input:
-        model=LM + "/model.pt",
+        model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
         phrases="results/{paper}/{artefact}.phrases.tsv",
     output:
-        LM + "/{paper}-{artefact}.next_words.json",
+        "results/lm/{dataset}/{experiment}/seed{seed}/{paper}-{artefact}.next_words.json",
     params:
         top=lambda w: registry.artefact(w.paper, w.artefact).top,
     wildcard_constraints:
@@ -85,4 +76,4 @@ rule lm_next_words:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} --out {output:q} > {log:q} 2>&1"

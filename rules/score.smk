@@ -1,32 +1,32 @@
 rule bleu:
     """sacrebleu on detokenized output against the untokenized references, with its signature."""
     input:
-        hyp=MODEL + "/test.{search}.hyp",
+        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
         ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
     output:
-        MODEL + "/test.{search}.bleu.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.bleu.json",
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu.log",
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule bleu_tokenized:
     """BLEU as multi-bleu.perl computes it (the joint paper): sacrebleu without a tokenizer of its
     own, on the tokenized (de-BPE'd) output against the tokenized references."""
     input:
-        hyp=MODEL + "/test.{search}.hyp.tok",
+        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
         ref="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
     output:
-        MODEL + "/test.{search}.bleu_tok.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.bleu_tok.json",
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu_tok.log",
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.score bleu --tokenize none --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.score bleu --tokenize none --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule wordnet:
@@ -38,17 +38,17 @@ rule wordnet:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
+        "python -m workflow_src.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
 
 
 rule meteor:
     """METEOR of detokenized output against the references (nltk's, or the official jar when configured)."""
     input:
-        hyp=MODEL + "/test.{search}.hyp",
+        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
         ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
         wordnet=lambda w: ["resources/nltk_data/corpora/wordnet"] if w.tgt == "en" and not config["scoring"]["meteor_jar"] else [],
     output:
-        MODEL + "/test.{search}.meteor.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.meteor.json",
     params:
         options=lambda w, input: (f"--jar {shlex.quote(config['scoring']['meteor_jar'])}" if config["scoring"]["meteor_jar"]
                                   else "--nltk-data resources/nltk_data" if input.wordnet else ""),
@@ -59,28 +59,19 @@ rule meteor:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
+        "python -m workflow_src.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
         "--out {output:q} > {log:q} 2>&1"
-
-
-def meteor_bins_panel(w):
-    """The panel of an artefact that scores METEOR by frequency bin on this job's pair."""
-    panels = [p for p in registry.artefact(w.paper, w.artefact).panels
-              if isinstance(p, registry.MeteorByFrequency) and p.column.dataset == w.dataset and p.column.pair == pair(w)]
-    if not panels or w.tgt not in panels[0].parameters:
-        raise ValueError(f"{w.paper} {w.artefact}: no METEOR parameters for {w.dataset} {pair(w)}")
-    return panels[0]
 
 
 rule meteor_by_frequency:
     """METEOR by output-frequency bin over the model's BPE pieces, with an artefact's parameters."""
     input:
-        hyp=MODEL + "/test.{search}.hyp.tok",
+        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
         ref=lambda w: side_files(w, "tgt")["test"],
         model=lambda w: side_files(w, "tgt")["model"],
         counts=lambda w: side_files(w, "tgt")["vocab"],
     output:
-        MODEL + "/{paper}-{artefact}.{search}.meteor_bins.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/{paper}-{artefact}.{search}.meteor_bins.json",
     params:
         parameters=lambda w: " ".join(map(str, meteor_bins_panel(w).parameters[w.tgt])),
         bins=lambda w: " ".join(meteor_bins_panel(w).bins),
@@ -92,18 +83,18 @@ rule meteor_by_frequency:
     conda:
         "../envs/text.yaml"
     shell:
-        "{PY}.meteor bins --hyp {input.hyp:q} --ref-pieces {input.ref:q} --sentencepiece-model {input.model:q} "
+        "python -m workflow_src.meteor bins --hyp {input.hyp:q} --ref-pieces {input.ref:q} --sentencepiece-model {input.model:q} "
         "--counts {input.counts:q} --parameters {params.parameters} --bins {params.bins} --out {output:q} > {log:q} 2>&1"
 
 
 rule neighbours:
     """Where a continuous model's teacher-forced test predictions land among the target vectors."""
     input:
-        model=MODEL + "/model.pt",
+        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
         src=lambda w: side_files(w, "src")["test"],
         tgt="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
     output:
-        MODEL + "/test.neighbours.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.neighbours.json",
     params:
         device=config["train"]["device"],
         batch_size=config["decode"]["batch_size"],
@@ -116,16 +107,16 @@ rule neighbours:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
+        "python -m workflow_src.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
         "--batch-size {params.batch_size} --threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
 rule representations:
     """The pieces nearest to an artefact's query words among a softmax model's input and output representations."""
     input:
-        MODEL + "/model.pt",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
     output:
-        MODEL + "/{paper}-{artefact}.representations.json",
+        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/{paper}-{artefact}.representations.json",
     params:
         queries=lambda w: " ".join(shlex.quote(q) for q in (layout.context(config, w.paper, w.artefact).queries
                                                             or registry.artefact(w.paper, w.artefact).queries)),
@@ -138,4 +129,4 @@ rule representations:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.representations --model {input:q} --queries {params.queries} --top {params.top} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.representations --model {input:q} --queries {params.queries} --top {params.top} --out {output:q} > {log:q} 2>&1"

@@ -1,4 +1,3 @@
-MODEL = "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}"
 
 
 rule train:
@@ -6,12 +5,12 @@ rule train:
     input:
         unpack(train_inputs),
     output:
-        model=MODEL + "/model.pt",
-        metrics=MODEL + "/metrics.jsonl",
+        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
+        metrics="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/metrics.jsonl",
     params:
         spec=lambda w: json.dumps(spec(w)),
         inputs=lambda w, input: cli_args(dict(input.items())),
-        out_dir=MODEL,
+        out_dir=lambda w, output: os.path.dirname(output.model),
     log:
         "logs/train/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.log",
     threads: config["threads"]["train"]
@@ -21,5 +20,5 @@ rule train:
     conda:
         "../envs/torch.yaml"
     shell:
-        "{PY}.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "python -m workflow_src.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
