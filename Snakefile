@@ -30,17 +30,21 @@ if isinstance(config.get("papers"), list):
 
 # The demo (and any config that sets `workdir`) writes its own tree: toy outputs never sit at the
 # paths of the full run, however .snakemake/ is cleaned or results/ copied. --directory overrides
-# it. A cluster job reads this file again in the directory it was submitted from: it follows the
-# main process to the tree that process settled on (sbatch passes the environment on).
-if "workdir" in config and workflow.is_main_process:
-    if workflow.overwrite_workdir is None:
+# it. A cluster job reads this file again where it was submitted from, without --directory: it
+# follows the main process to the tree that process settled on (envvars passes the variable on).
+if workflow.is_main_process:
+    if "workdir" in config and workflow.overwrite_workdir is None:
 
         workdir: config["workdir"]
 
     os.environ["SOFTMAX_REPRO_WORKDIR"] = os.getcwd()
-elif "workdir" in config and "SOFTMAX_REPRO_WORKDIR" in os.environ:
+else:
 
     workdir: os.environ["SOFTMAX_REPRO_WORKDIR"]
+
+
+envvars:
+    "SOFTMAX_REPRO_WORKDIR",
 
 
 # One line naming the key, the value and what was expected (Snakemake's validate dumps the schema).

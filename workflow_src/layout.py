@@ -1,6 +1,6 @@
 """Where every artefact lives, and what each table needs: shared by the Snakefile and the tools.
 
-    resources/<mirror>/<path>                           downloads
+    resources/<source key>                              downloads (config `sources`)
     results/data/<dataset>/<pair>/raw/<split>.<lang>    extracted text
     results/data/<dataset>/<pair>/tok/<split>.<lang>    tokenized, truecased, cleaned
     results/data/<dataset>/<pair>/vocab/<lang>.tsv      training word counts
