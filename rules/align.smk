@@ -1,8 +1,8 @@
 rule align_dictionary:
     """Word-align the training corpus, symmetrise, keep each source word's most frequent translation."""
     input:
-        src="results/data/{dataset}/{src}-{tgt}/tok/train.{src}",
-        tgt="results/data/{dataset}/{src}-{tgt}/tok/train.{tgt}",
+        src=lambda w: training_files(w, "word", "src")["train"],
+        tgt=lambda w: training_files(w, "word", "tgt")["train"],
     output:
         "results/align/{dataset}/{src}-{tgt}/dict.tsv",
     params:

@@ -1,16 +1,15 @@
 
 
 rule bpe:
-    """A sentencepiece BPE model per language with the configured merges, and the encoded text."""
+    """A sentencepiece BPE model of one language with the configured merges, learnt on the training
+    text (once per corpus: layout.training_pair), and that text encoded."""
     input:
-        expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{lang}", split=SPLITS, allow_missing=True),
+        "results/data/{dataset}/{src}-{tgt}/tok/train.{lang}",
     output:
         model="results/data/{dataset}/{src}-{tgt}/bpe{merges}/{lang}.model",
-        encoded=expand("results/data/{dataset}/{src}-{tgt}/bpe{merges}/{split}.{lang}", split=SPLITS, allow_missing=True),
+        encoded="results/data/{dataset}/{src}-{tgt}/bpe{merges}/train.{lang}",
     params:
         prefix=lambda w, output: output.model.removesuffix(".model"),
-        train=lambda w, input: input[0],
-        jobs=lambda w, input, output: " ".join(f"{i}:{o}" for i, o in zip(input, output.encoded)),
     resources:
         **limits("preprocess"),
     log:
@@ -19,8 +18,27 @@ rule bpe:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.bpe --merges {wildcards.merges} --train {params.train:q} --model-prefix {params.prefix:q} "
-        "--encode {params.jobs} --threads {threads} > {log:q} 2>&1"
+        "python -m workflow_src.bpe --merges {wildcards.merges} --train {input:q} --model-prefix {params.prefix:q} "
+        "--encode {input:q}:{output.encoded:q} --threads {threads} > {log:q} 2>&1"
+
+
+rule bpe_encode:
+    """A direction's development or test set encoded with its corpus's BPE model."""
+    input:
+        model=lambda w: layout.corpus_bpe_file(config, w.dataset, pair(w), w.merges, f"{w.lang}.model"),
+        text="results/data/{dataset}/{src}-{tgt}/tok/{split}.{lang}",
+    output:
+        "results/data/{dataset}/{src}-{tgt}/bpe{merges}/{split}.{lang}",
+    params:
+        prefix=lambda w, input: input.model.removesuffix(".model"),
+    wildcard_constraints:
+        split="dev|test",
+    log:
+        "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.{split}.{lang}.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.bpe --model-prefix {params.prefix:q} --encode {input.text:q}:{output:q} > {log:q} 2>&1"
 
 
 rule bpe_counts:

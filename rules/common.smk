@@ -156,22 +156,26 @@ def data_benchmark_lines():
 SPLITS = ["train", "dev", "test"]
 
 
-def extraction(wildcards):
-    """(archives, the extraction tool and its arguments) of one pair of one data set."""
+def extraction(wildcards, splits):
+    """(archives, the extraction tool and its arguments) of some splits of one pair of one data set."""
     d = config["datasets"][wildcards.dataset]
     p = pair(wildcards)
     if d["kind"] == "iwslt":
         archives = iwslt_archives(wildcards.dataset, p)
         specs = " ".join(shlex.quote(f"{path}::{member}" if member else path) for path, member in archives)
-        command = (f"iwslt --pair {p} --archives {specs} "
-                   f"--dev-sets {' '.join(d['dev_sets'])} --test-sets {' '.join(d['test_sets'])}")
+        command = (f"iwslt --pair {p} --archives {specs} --dev-sets {' '.join(d['dev_sets'])} "
+                   f"--test-sets {' '.join(d['test_sets'])} --splits {' '.join(splits)}")
         return sorted({path for path, _ in archives}), command
     if p not in d["sources"]:
         raise ValueError(f"datasets.{wildcards.dataset}.sources: no entry for the pair {p}")
-    local = {split: [{**e, "archive": resource(e["archive"])} for e in entries]
-             for split, entries in d["sources"][p].items()}
+    local = {split: [{**e, "archive": resource(e["archive"])} for e in d["sources"][p][split]] for split in splits}
     archives = sorted({e["archive"] for entries in local.values() for e in entries})
-    return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))}"
+    return archives, f"wmt --pair {p} --sources {shlex.quote(json.dumps(local))} --splits {' '.join(splits)}"
+
+
+def training_files(wildcards, unit, side):
+    """A pair's training-side file of one unit ('word' or 'bpe') and side, where its corpus keeps it."""
+    return layout.unit_files(wildcards.dataset, pair(wildcards), unit, side, config)
 
 
 def datasets_of_kind(kind):
@@ -185,8 +189,8 @@ def statistics_corpora():
         if d["kind"] == "lm":
             corpora.append(["lm", name, "-", f"results/data/{name}/stats.json"])
         else:
-            corpora += [["parallel", name, p, f"results/data/{name}/{p}/tok/stats.json"] for p in d["pairs"]]
-            corpora += [[f"bpe{merges}", name, p, f"results/data/{name}/{p}/bpe{merges}/vocab.{lang}.tsv"]
+            corpora += [["parallel", name, p, layout.parallel_stats_paths(config, name, p)] for p in d["pairs"]]
+            corpora += [[f"bpe{merges}", name, p, layout.corpus_bpe_file(config, name, p, merges, f"vocab.{lang}.tsv")]
                         for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
     corpora += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
                 for lang, m in config["monolingual"].items()]
@@ -269,12 +273,12 @@ def truecaser_text(lang):
     corpus in that language (each corpus once, whichever its direction)."""
     if lang in config["monolingual"]:
         return [f"results/embeddings/{lang}/tokenized.txt"]
-    files, seen = [], set()
+    files = []
     for name, d in config["datasets"].items():
         for p in d.get("pairs", []) if d["kind"] != "lm" else []:
-            if lang in p.split("-") and (name, frozenset(p.split("-"))) not in seen:
-                seen.add((name, frozenset(p.split("-"))))
-                files.append(f"results/data/{name}/{p}/tokenized/train.{lang}")
+            path = f"results/data/{name}/{layout.training_pair(config, name, p)}/tokenized/train.{lang}"
+            if lang in p.split("-") and path not in files:
+                files.append(path)
     if not files:
         raise ValueError(f"no text to learn the truecaser of {lang!r} from: neither monolingual.{lang} "
                          f"nor a parallel data set in that language is configured")

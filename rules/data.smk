@@ -23,22 +23,43 @@ rule download:
         "python -m workflow_src.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
 
 
-rule extract:
-    """Plain parallel text from a data set's archives: train, dev and test (iwslt or wmt layout),
-    with where each split came from and the undecodable lines counted in stats.json."""
+rule extract_train:
+    """A pair's training text from its data set's archives (iwslt or wmt layout), with where it came
+    from and the undecodable lines counted; both directions of a corpus use one (layout.training_pair)."""
     input:
-        lambda w: extraction(w)[0],
+        lambda w: extraction(w, ["train"])[0],
     output:
-        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}", split=SPLITS, allow_missing=True),
-        stats="results/data/{dataset}/{src}-{tgt}/raw/stats.json",
+        "results/data/{dataset}/{src}-{tgt}/raw/train.{src}",
+        "results/data/{dataset}/{src}-{tgt}/raw/train.{tgt}",
+        stats="results/data/{dataset}/{src}-{tgt}/raw/train.stats.json",
     params:
-        command=lambda w: extraction(w)[1],
+        command=lambda w: extraction(w, ["train"])[1],
         out=lambda w, output: os.path.dirname(output.stats),
     resources:
         **limits("preprocess"),
     log:
-        "logs/data/{dataset}/{src}-{tgt}/extract.log",
+        "logs/data/{dataset}/{src}-{tgt}/extract.train.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
+
+
+rule extract_evaluation:
+    """A direction's development and test sets, with where they came from."""
+    input:
+        lambda w: extraction(w, ["dev", "test"])[0],
+    output:
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}", split=["dev", "test"], allow_missing=True),
+        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}", split=["dev", "test"], allow_missing=True),
+        stats="results/data/{dataset}/{src}-{tgt}/raw/evaluation.stats.json",
+    params:
+        command=lambda w: extraction(w, ["dev", "test"])[1],
+        out=lambda w, output: os.path.dirname(output.stats),
+    resources:
+        **limits("preprocess"),
+    log:
+        "logs/data/{dataset}/{src}-{tgt}/extract.evaluation.log",
     conda:
         "../envs/text.yaml"
     shell:
@@ -46,17 +67,17 @@ rule extract:
 
 
 rule preprocess_parallel:
-    """Truecasing with each language's shared model (sacremoses, use_known); training pairs over
-    max_len words (when max_len_unit is word; pieces are limited at training) or max_ratio dropped."""
+    """One split truecased with each language's shared model (sacremoses, use_known); training pairs
+    over max_len words (when max_len_unit is word; pieces are limited at training) or max_ratio dropped."""
     input:
-        expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        "results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}",
+        "results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}",
         truecase_src="results/truecase/{src}.model",
         truecase_tgt="results/truecase/{tgt}.model",
     output:
-        expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand("results/data/{dataset}/{src}-{tgt}/tok/{split}.{tgt}", split=SPLITS, allow_missing=True),
-        stats="results/data/{dataset}/{src}-{tgt}/tok/stats.json",
+        "results/data/{dataset}/{src}-{tgt}/tok/{split}.{src}",
+        "results/data/{dataset}/{src}-{tgt}/tok/{split}.{tgt}",
+        stats="results/data/{dataset}/{src}-{tgt}/tok/stats.{split}.json",
     params:
         tokenized=lambda w, input: os.path.dirname(input[0]),
         out=lambda w, output: os.path.dirname(output.stats),
@@ -67,13 +88,13 @@ rule preprocess_parallel:
     resources:
         **limits("preprocess"),
     log:
-        "logs/data/{dataset}/{src}-{tgt}/preprocess.log",
+        "logs/data/{dataset}/{src}-{tgt}/preprocess.{split}.log",
     conda:
         "../envs/text.yaml"
     shell:
         "python -m workflow_src.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
         "--out-dir {params.out:q} --truecase-model-src {input.truecase_src:q} --truecase-model-tgt {input.truecase_tgt:q} "
-        "{params.max_len} {params.max_ratio} > {log:q} 2>&1"
+        "--splits {wildcards.split} --stats {output.stats:q} {params.max_len} {params.max_ratio} > {log:q} 2>&1"
 
 
 rule word_counts:

@@ -2,26 +2,26 @@
 
 
 rule tokenize_parallel:
-    """Moses tokenization of every split of a pair (sacremoses, tokenizer.perl without escaping)."""
+    """Moses tokenization of one split of a pair (sacremoses, tokenizer.perl without escaping)."""
     input:
-        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}", split=SPLITS, allow_missing=True),
-        expand("results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}", split=SPLITS, allow_missing=True),
+        "results/data/{dataset}/{src}-{tgt}/raw/{split}.{src}",
+        "results/data/{dataset}/{src}-{tgt}/raw/{split}.{tgt}",
     output:
-        temp(expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}", split=SPLITS, allow_missing=True)),
-        temp(expand("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}", split=SPLITS, allow_missing=True)),
+        temp("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{src}"),
+        temp("results/data/{dataset}/{src}-{tgt}/tokenized/{split}.{tgt}"),
     params:
         raw=lambda w, input: os.path.dirname(input[0]),
         out=lambda w, output: os.path.dirname(output[0]),
     resources:
         **limits("preprocess"),
     log:
-        "logs/data/{dataset}/{src}-{tgt}/tokenize.log",
+        "logs/data/{dataset}/{src}-{tgt}/tokenize.{split}.log",
     threads: config["threads"]["preprocess"]
     conda:
         "../envs/text.yaml"
     shell:
         "python -m workflow_src.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
-        "--out-dir {params.out:q} --threads {threads} > {log:q} 2>&1"
+        "--out-dir {params.out:q} --splits {wildcards.split} --threads {threads} > {log:q} 2>&1"
 
 
 rule tokenize_monolingual:
@@ -89,7 +89,7 @@ rule target_table:
     and the share of the target vocabulary without a vector."""
     input:
         vectors="results/embeddings/{tgt}/{kind}.vec",
-        counts="results/data/{dataset}/{src}-{tgt}/vocab/{tgt}.tsv",
+        counts=lambda w: training_files(w, "word", "tgt")["vocab"],
     output:
         table="results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec",
         coverage="results/data/{dataset}/{src}-{tgt}/emb/{kind}.vec.coverage.json",

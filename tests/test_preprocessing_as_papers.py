@@ -95,3 +95,22 @@ def test_the_data_benchmark_reports_rates_and_memory_of_every_stage(tmp_path):
         assert stage["lines_per_second"] > 0 and stage["peak_rss_mb"] >= stage["baseline_rss_mb"] > 0, name
     assert 500 < report["stages"]["bpe"]["pieces"]["en"] <= 500 + 200  # merges, characters, specials
     assert [p.name for p in out.parent.iterdir()] == ["data.json"]  # the work folder is gone
+
+
+def test_both_directions_of_a_wmt_corpus_share_its_training_text_and_bpe():
+    """en-de and de-en (en-fi and fi-en) read the same training members the other way round: the
+    direction `pairs` names first holds the training side; evaluation sets stay per direction."""
+    assert layout.training_pair(FULL, "wmt17", "de-en") == "en-de" == layout.training_pair(FULL, "wmt17", "en-de")
+    assert layout.training_pair(FULL, "wmt17", "fi-en") == "en-fi"
+    assert layout.training_pair(FULL, "iwslt16", "en-fr") == "en-fr"  # IWSLT: an archive per direction
+    assert layout.training_pair(FULL, "wmt16", "de-en") == "de-en"
+    files = layout.unit_files("wmt17", "de-en", "bpe", "tgt", FULL, "32k")
+    assert files["train"] == "results/data/wmt17/en-de/bpe32000/train.en"
+    assert files["model"] == "results/data/wmt17/en-de/bpe32000/en.model"
+    assert files["test"] == "results/data/wmt17/de-en/bpe32000/test.en"
+    # a corpus that reads other members in one direction is not shared
+    config = json.loads(json.dumps(FULL))
+    config["datasets"]["wmt17"]["sources"]["de-en"]["train"] = config["datasets"]["wmt17"]["sources"]["de-en"]["train"][:1]
+    assert layout.training_pair(config, "wmt17", "de-en") == "de-en" and layout.training_pair(config, "wmt17", "en-de") == "en-de"
+    headlines = next(e for e in FULL["datasets"]["wmt17"]["sources"]["fi-en"]["train"] if "delimited" in e)
+    assert layout.swapped(headlines)["source_column"] == headlines["target_column"] == 2

@@ -234,6 +234,11 @@ def run_with(tmp_path: Path, config: dict, *targets: str, check=True):
     return snakemake(tmp_path, *targets, "--configfile", str(tmp_path / "config.yaml"), "--cores", "2", check=check)
 
 
+def rows_of(workdir: Path) -> dict:
+    with open(workdir / "results/data_statistics.csv") as f:
+        return {(r["corpus"], r["pair or language"], r["quantity"]): r for r in csv.DictReader(f)}
+
+
 def test_every_corpus_is_fetched_through_the_mirror_and_prepared(mirror, server, tmp_path):
     config = config_for(server, mirror)
     real_iwslt17 = [f"resources/wit3/2017-01-ted-test/texts/{n[:2]}/{n[3:5]}/{n}" for n in IWSLT17]
@@ -249,19 +254,26 @@ def test_every_corpus_is_fetched_through_the_mirror_and_prepared(mirror, server,
     dev_log = (logs / f"{WMT}/dev.tgz.log").read_text()
     assert "resuming" in dev_log and "verified" in dev_log  # the cut-off transfer resumed, then matched
     # IWSLT16 de-en: train and dev from the bundle, tst2015 from trnted, tst2016 the real release
-    stats = json.loads((tmp_path / "results/data/iwslt16/de-en/raw/stats.json").read_text())
+    iwslt = tmp_path / "results/data/iwslt16/de-en/raw"
+    stats = json.loads((iwslt / "evaluation.stats.json").read_text())
     test_from = " ".join(stats["splits"]["test"]["from"])
     assert "2017-01-trnted" in test_from and "IWSLT17.TED.tst2016.de-en.de.xml" in test_from
     assert "IWSLT17.TED.tst2016.en-de.en.xml" in test_from  # references: the reverse direction's source side
     assert stats["splits"]["test"]["segments"] == 20 + 1133 and stats["undecodable_lines"] == 0
-    assert "2016-01.tgz::2016-01/texts/de/en/de-en.tgz" in " ".join(stats["splits"]["train"]["from"])
+    train = json.loads((iwslt / "train.stats.json").read_text())
+    assert "2016-01.tgz::2016-01/texts/de/en/de-en.tgz" in " ".join(train["splits"]["train"]["from"])
+    # WMT17 de-en reads en-de's training members the other way round: one extraction, tokenisation
+    # and truecasing of them serves both directions; the evaluation sets are each direction's own
+    assert not (tmp_path / "results/data/wmt17/de-en/raw/train.de").exists()
+    assert (tmp_path / "results/data/wmt17/de-en/tok/test.de").exists()
+    assert int(rows_of(tmp_path)[("wmt17", "de-en", "training pairs")]["ours"]) == \
+        int(rows_of(tmp_path)[("wmt17", "en-de", "training pairs")]["ours"])
     # the quirks: News Commentary's lone \r and Europarl's U+0085 stay inside their lines
-    raw = tmp_path / "results/data/wmt17/de-en/raw"
+    raw = tmp_path / "results/data/wmt17/en-de/raw"
     lines = {lang: (raw / f"train.{lang}").read_bytes().split(b"\n") for lang in ("de", "en")}
     assert len(lines["de"]) == len(lines["en"]) == 240 + 1  # Europarl and News Commentary, one line each
     assert NEL in lines["de"][7].decode() and not any(b"\r" in line for line in lines["de"] + lines["en"])
-    with open(tmp_path / "results/data_statistics.csv") as f:
-        rows = {(r["corpus"], r["pair or language"], r["quantity"]): r for r in csv.DictReader(f)}
+    rows = rows_of(tmp_path)
     assert rows[("wmt17", "en-fi", "training pairs before cleaning")]["ours"] == "240"  # Europarl v8 + `|||` headlines
     assert rows[("wmt17", "en-fi", "training pairs")]["paper"] == "2500000"
     assert int(rows[("wmt17", "en-de", "test pairs")]["ours"]) == 30

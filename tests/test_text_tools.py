@@ -152,3 +152,17 @@ def test_length_ratio_cleaning():
     assert keep_pair("a b c d", "x", 10, max_ratio=None)
     assert keep_pair(" ".join(["w"] * 80), " ".join(["w"] * 70), None)  # the limit counts pieces, at training
     assert not keep_pair("", "x", None)
+
+
+def test_bpe_encodes_evaluation_sets_with_the_corpus_model(tmp_path):
+    """The evaluation sets of each direction are encoded with the model learnt once per corpus."""
+    train = tmp_path / "train.en"
+    train.write_text("the walking talker walked .\nthe talking walker talked .\n" * 20)
+    (tmp_path / "test.en").write_text("the walker talked .\n")
+    bpe.main(["--merges", "10", "--train", str(train), "--model-prefix", str(tmp_path / "bpe" / "en"),
+              "--encode", f"{train}:{tmp_path / 'bpe' / 'train.en'}"])
+    bpe.main(["--model-prefix", str(tmp_path / "bpe" / "en"), "--encode", f"{tmp_path / 'test.en'}:{tmp_path / 'bpe' / 'test.en'}"])
+    pieces = (tmp_path / "bpe" / "test.en").read_text().split()
+    assert bpe.decode(pieces) == "the walker talked ." and set(pieces) <= set((tmp_path / "bpe" / "train.en").read_text().split())
+    with pytest.raises(SystemExit):
+        bpe.main(["--train", str(train), "--model-prefix", str(tmp_path / "other")])  # --train without --merges

@@ -89,7 +89,11 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
             assert layout.hypothesis_path("wmt17", "de-en", experiment, 1, "beam5", tokenized=True) in planned
     assert layout.representations_path(registry.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
     assert "results/benchmarks/joint/table4.json" in planned
-    assert "results/data/wmt17/fi-en/bpe128000/train.fi" in planned and "results/joint/figure2.png" in planned
+    assert "results/joint/figure2.png" in planned
+    # both directions of a WMT17 corpus read one extraction, tokenisation and BPE of its training
+    # text, in the folder of the direction `pairs` names first; evaluation sets stay per direction
+    assert "results/data/wmt17/en-fi/bpe128000/train.fi" in planned and "results/data/wmt17/fi-en/bpe128000/test.fi" in planned
+    assert not any(p.startswith("results/data/wmt17/fi-en/") and "/train." in p for p in planned)
     # Figure 3: METEOR by frequency bin of every model it shows (each candidate d_j), both directions of de-en
     for pair in ("en-de", "de-en"):
         for experiment in ("bpe32k-nmt", "bpe32k-tied", "bpe32k-joint512", "bpe32k-joint2048", "bpe32k-joint4096"):

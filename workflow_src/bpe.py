@@ -1,8 +1,9 @@
 """Byte-pair encoding with sentencepiece, one model per language.
 
 `python -m workflow_src.bpe --merges 32000 --train train.fr --model-prefix DIR/fr
- --encode dev.fr:DIR/dev.fr ...` learns a BPE model on the tokenized training text and writes
-each given file encoded as space-separated pieces.
+ --encode train.fr:DIR/train.fr ...` learns a BPE model on the tokenized training text and writes
+each given file encoded as space-separated pieces; without `--merges` and `--train` it encodes
+with the model `DIR/fr.model` (the evaluation sets of each direction, with the corpus's model).
 A BPE side's vocabulary is every piece of its encoded training text, uncapped (`workflow_src.vocab`
 counts them), as OpenNMT's preprocess built it from BPE'd data.
 
@@ -71,13 +72,18 @@ def decode(pieces: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--merges", type=int, required=True)
-    parser.add_argument("--train", type=Path, required=True)
-    parser.add_argument("--model-prefix", type=Path, required=True)
+    parser.add_argument("--merges", type=int, help="learn a model with this many merges (with --train)")
+    parser.add_argument("--train", type=Path, help="the tokenized training text to learn it from")
+    parser.add_argument("--model-prefix", type=Path, required=True, help="PREFIX.model: the model learnt, or used")
     parser.add_argument("--encode", nargs="*", default=[], metavar="IN:OUT")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
-    processor = train(args.train, args.model_prefix, args.merges, args.threads)
+    if (args.train is None) != (args.merges is None):
+        parser.error("--train and --merges go together (without both, --model-prefix names an existing model)")
+    if args.train:
+        processor = train(args.train, args.model_prefix, args.merges, args.threads)
+    else:
+        processor = spm.SentencePieceProcessor(model_file=str(args.model_prefix.with_suffix(".model")))
     print(f"{args.model_prefix}: {processor.get_piece_size()} pieces")
     for job in args.encode:
         src, dst = job.split(":")

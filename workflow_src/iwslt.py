@@ -142,8 +142,9 @@ def evaluation_patterns(src: str, tgt: str, name: str) -> tuple[str, str, str]:
     return xml(f"{src}-{tgt}", src), xml(f"{src}-{tgt}", tgt), xml(f"{tgt}-{src}", tgt)
 
 
-def needed_patterns(src: str, tgt: str, sets: Iterable[str]) -> list[str]:
-    return [*train_patterns(src, tgt).values(), *(p for name in sets for p in evaluation_patterns(src, tgt, name))]
+def needed_patterns(src: str, tgt: str, sets: Iterable[str], train: bool = True) -> list[str]:
+    return [*(train_patterns(src, tgt).values() if train else ()),
+            *(p for name in sets for p in evaluation_patterns(src, tgt, name))]
 
 
 def extract_train(archives: ArchiveSet, src: str, tgt: str, undecodable: Undecodable
@@ -183,21 +184,26 @@ def write_stats(path: Path, splits: dict[str, tuple[int, list[str]]], undecodabl
     write_text(path, json.dumps(stats, indent=2) + "\n")
 
 
-def extract(pair: str, specs: list[str], dev_sets: list[str], test_sets: list[str], out_dir: Path, stats: Path) -> None:
+def extract(pair: str, specs: list[str], dev_sets: list[str], test_sets: list[str], out_dir: Path, stats: Path,
+            splits: tuple[str, ...] = ("train", "dev", "test")) -> None:
+    """Write `splits` of the pair: the training text, and the evaluation sets named for dev and test."""
     src, tgt = pair.split("-")
     out_dir.mkdir(parents=True, exist_ok=True)
     undecodable = Undecodable()
+    sets = {"dev": dev_sets, "test": test_sets}
+    evaluation = [split for split in ("dev", "test") if split in splits]
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".extract-") as workdir:
-        archives = ArchiveSet(specs, needed_patterns(src, tgt, dev_sets + test_sets), Path(workdir))
-        splits = {"train": extract_train(archives, src, tgt, undecodable)}
-        for split, names in (("dev", dev_sets), ("test", test_sets)):
-            sets = [extract_evaluation_set(archives, src, tgt, name, undecodable) for name in names]
-            splits[split] = [seg for segments, _ in sets for seg in segments], [m for _, members in sets for m in members]
-    for split, (segments, _) in splits.items():
+        patterns = needed_patterns(src, tgt, [name for split in evaluation for name in sets[split]], "train" in splits)
+        archives = ArchiveSet(specs, patterns, Path(workdir))
+        extracted = {"train": extract_train(archives, src, tgt, undecodable)} if "train" in splits else {}
+        for split in evaluation:
+            found = [extract_evaluation_set(archives, src, tgt, name, undecodable) for name in sets[split]]
+            extracted[split] = [seg for segments, _ in found for seg in segments], [m for _, members in found for m in members]
+    for split, (segments, _) in extracted.items():
         write_lines(out_dir / f"{split}.{src}", (s for s, _ in segments))
         write_lines(out_dir / f"{split}.{tgt}", (t for _, t in segments))
         print(f"{pair} {split}: {len(segments)} segments")
-    write_stats(stats, {split: (len(segments), sources) for split, (segments, sources) in splits.items()}, undecodable)
+    write_stats(stats, {split: (len(segments), sources) for split, (segments, sources) in extracted.items()}, undecodable)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -209,8 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-sets", nargs="+", required=True)
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument("--splits", nargs="+", choices=("train", "dev", "test"), default=("train", "dev", "test"))
     args = parser.parse_args(argv)
-    extract(args.pair, args.archives, args.dev_sets, args.test_sets, args.out_dir, args.stats)
+    extract(args.pair, args.archives, args.dev_sets, args.test_sets, args.out_dir, args.stats, tuple(args.splits))
 
 
 if __name__ == "__main__":

@@ -58,16 +58,52 @@ def bpe_merges(config: dict, dataset: str, side: str, bpe: str | None = None) ->
     return d["bpe_sizes"][bpe]
 
 
+def swapped(entry: dict) -> dict:
+    """A training corpus entry read the other way round."""
+    if "delimited" in entry:
+        return {**entry, "source_column": entry["target_column"], "target_column": entry["source_column"]}
+    return {**entry, "source": entry["target"], "target": entry["source"]}
+
+
+def training_pair(config: dict, dataset: str, pair: str) -> str:
+    """The direction whose folder holds a pair's training text, vocabularies and BPE models: the
+    first of the pair and its reverse in `pairs` when both read the same training members the
+    other way round (WMT17 en-de and de-en), so that they are extracted, tokenized, truecased
+    and segmented once; else the pair itself (IWSLT's directions have archives of their own)."""
+    d = config["datasets"][dataset]
+    reverse = "-".join(reversed(pair.split("-")))
+    sources = d.get("sources", {})
+    if d["kind"] != "wmt" or reverse not in d["pairs"] or pair not in sources or reverse not in sources:
+        return pair
+    if [swapped(e) for e in sources[pair]["train"]] != sources[reverse]["train"]:
+        return pair
+    return next(p for p in d["pairs"] if p in (pair, reverse))
+
+
 def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict, bpe: str | None = None) -> dict[str, str]:
-    """The token files and vocabulary a model reads for one side ('src' or 'tgt') in one unit."""
-    base = data_dir(dataset, pair)
+    """The token files and vocabulary a model reads for one side ('src' or 'tgt') in one unit:
+    its training text, vocabulary and BPE model from the corpus's `training_pair`, its
+    evaluation sets from its own direction."""
+    base, corpus = data_dir(dataset, pair), data_dir(dataset, training_pair(config, dataset, pair))
     lang = pair.split("-")[0 if side == "src" else 1]
     if unit == "bpe":
-        folder = f"{base}/bpe{bpe_merges(config, dataset, side, bpe)}"
-        return {split: f"{folder}/{split}.{lang}" for split in ("train", "dev", "test")} | {
-            "vocab": f"{folder}/vocab.{lang}.tsv", "model": f"{folder}/{lang}.model"}
-    return {split: f"{base}/tok/{split}.{lang}" for split in ("train", "dev", "test")} | {
-        "vocab": f"{base}/vocab/{lang}.tsv"}
+        folder = f"bpe{bpe_merges(config, dataset, side, bpe)}"
+        return {"train": f"{corpus}/{folder}/train.{lang}", "dev": f"{base}/{folder}/dev.{lang}",
+                "test": f"{base}/{folder}/test.{lang}", "vocab": f"{corpus}/{folder}/vocab.{lang}.tsv",
+                "model": f"{corpus}/{folder}/{lang}.model"}
+    return {"train": f"{corpus}/tok/train.{lang}", "dev": f"{base}/tok/dev.{lang}", "test": f"{base}/tok/test.{lang}",
+            "vocab": f"{corpus}/vocab/{lang}.tsv"}
+
+
+def corpus_bpe_file(config: dict, dataset: str, pair: str, merges: int | str, name: str) -> str:
+    """A file of the BPE with `merges` learnt on the pair's corpus: `<lang>.model`, `vocab.<lang>.tsv`."""
+    return f"{data_dir(dataset, training_pair(config, dataset, pair))}/bpe{merges}/{name}"
+
+
+def parallel_stats_paths(config: dict, dataset: str, pair: str) -> list[str]:
+    """The cleaning counts of a pair's train, dev and test splits (train: its corpus's)."""
+    return [f"{data_dir(dataset, training_pair(config, dataset, pair) if split == 'train' else pair)}/tok/stats.{split}.json"
+            for split in ("train", "dev", "test")]
 
 
 def metrics_path(job: Job) -> str:

@@ -102,8 +102,8 @@ def tokenize_monolingual(lang: str, sources: list[str], out: Path, max_sentences
     return stats
 
 
-def tokenize_parallel(pair: str, raw_dir: Path, out_dir: Path, threads: int = 1) -> None:
-    for split in SPLITS:
+def tokenize_parallel(pair: str, raw_dir: Path, out_dir: Path, threads: int = 1, splits: Iterable[str] = SPLITS) -> None:
+    for split in splits:
         for lang in pair.split("-"):
             write_lines(out_dir / f"{split}.{lang}", tokenize_all(stream_lines(raw_dir / f"{split}.{lang}"), lang, threads))
 
@@ -157,12 +157,14 @@ class SideStats:
 
 
 def preprocess_parallel(pair: str, tokenized_dir: Path, out_dir: Path, truecasers: dict[str, MosesTruecaser],
-                        max_len: int | None, max_ratio: float | None = None) -> dict:
-    """Truecase every tokenized split of a pair with the language's shared truecaser and clean
-    the training pairs, line by line; returns (and writes to stats.json) the counts."""
+                        max_len: int | None, max_ratio: float | None = None, splits: Iterable[str] = SPLITS,
+                        stats_path: Path | None = None) -> dict:
+    """Truecase the tokenized `splits` of a pair with each language's shared truecaser and clean
+    the training pairs, line by line; returns (and writes to `stats_path`, by default
+    `out_dir/stats.json`) the counts."""
     src_lang, tgt_lang = pair.split("-")
     stats = {}
-    for split in SPLITS:
+    for split in splits:
         counts = {"sentences_raw": 0, "sentences": 0}
         sides = {src_lang: SideStats(), tgt_lang: SideStats()}
         with atomic_output(out_dir / f"{split}.{src_lang}") as s_tmp, atomic_output(out_dir / f"{split}.{tgt_lang}") as t_tmp, \
@@ -184,7 +186,7 @@ def preprocess_parallel(pair: str, tokenized_dir: Path, out_dir: Path, truecaser
                 sides[tgt_lang].add(t)
         stats[split] = {**counts, **{f"tokens_{lang}": side.tokens for lang, side in sides.items()},
                         **{f"types_{lang}": len(side.types) for lang, side in sides.items()}}
-    write_text(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+    write_text(stats_path or out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
     return stats
 
 
@@ -221,6 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     tp.add_argument("--raw-dir", type=Path, required=True)
     tp.add_argument("--out-dir", type=Path, required=True)
     tp.add_argument("--threads", type=int, default=1)
+    tp.add_argument("--splits", nargs="+", choices=SPLITS, default=SPLITS)
     tm = sub.add_parser("tokenize-monolingual")
     tm.add_argument("--lang", required=True)
     tm.add_argument("--input", nargs="+", required=True, help="PATH (plain or .gz) or ARCHIVE::MEMBER, in order")
@@ -239,6 +242,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-len", type=int, default=None,
                    help="drop training pairs with a side longer (words); none when the limit counts pieces at training")
     p.add_argument("--max-ratio", type=float, default=None, help="drop training pairs whose length ratio exceeds it")
+    p.add_argument("--splits", nargs="+", choices=SPLITS, default=SPLITS)
+    p.add_argument("--stats", type=Path, default=None, help="the counts (default: OUT_DIR/stats.json)")
     m = sub.add_parser("monolingual")
     m.add_argument("--lang", required=True)
     m.add_argument("--input", type=Path, required=True, help="tokenized text")
@@ -250,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     d.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "tokenize-parallel":
-        tokenize_parallel(args.pair, args.raw_dir, args.out_dir, args.threads)
+        tokenize_parallel(args.pair, args.raw_dir, args.out_dir, args.threads, args.splits)
     elif args.command == "tokenize-monolingual":
         print(json.dumps(tokenize_monolingual(args.lang, args.input, args.out, args.max_sentences, args.threads), indent=2))
     elif args.command == "truecaser":
@@ -259,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
         src, tgt = args.pair.split("-")
         truecasers = {src: load_truecaser(args.truecase_model_src), tgt: load_truecaser(args.truecase_model_tgt)}
         print(json.dumps(preprocess_parallel(args.pair, args.tokenized_dir, args.out_dir, truecasers,
-                                             args.max_len, args.max_ratio), indent=2))
+                                             args.max_len, args.max_ratio, args.splits, args.stats), indent=2))
     elif args.command == "monolingual":
         print(json.dumps(preprocess_monolingual(args.lang, args.input, args.out, load_truecaser(args.truecase_model)), indent=2))
     else:

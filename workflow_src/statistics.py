@@ -67,8 +67,11 @@ def build(corpora: list[list[str]]) -> tuple[list[str], list[dict]]:
     for kind, corpus, pair, path in corpora:
         key = ("monolingual" if kind == "monolingual" else corpus, pair)
         stated = STATED.get(key, {})
-        data = Path(path).read_text()
-        stats = data.splitlines() if kind.startswith("bpe") else json.loads(data)
+        if kind == "parallel":  # a stats file per split: the training text's is the corpus's
+            stats = {split: counts for part in path for split, counts in json.loads(Path(part).read_text()).items()}
+        else:
+            data = Path(path).read_text()
+            stats = data.splitlines() if kind.startswith("bpe") else json.loads(data)
         for quantity, ours in quantities(kind, pair, stats, path).items():
             paper, source = stated.get(quantity, (None, ""))
             rows.append({"corpus": corpus, "pair or language": pair, "quantity": quantity, "paper": paper,
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", type=json.loads, required=True,
                         help='[[kind (parallel, lm, monolingual, coverage, bpe<merges>), corpus, pair or language ("-"), '
-                             'stats.json (for bpe, the piece counts)], ...]')
+                             'stats.json (for bpe, the piece counts; for parallel, a list: one per split)], ...]')
     parser.add_argument("--data-note", required=True)
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -144,14 +144,19 @@ def read_evaluation(members: Members, entries: list[dict]) -> list[tuple[str, st
     return segments
 
 
-def extract(pair: str, sources: dict[str, list[dict]], out_dir: Path, stats: Path) -> None:
+def extract(pair: str, sources: dict[str, list[dict]], out_dir: Path, stats: Path,
+            splits: tuple[str, ...] = ("train", "dev", "test")) -> None:
+    """Write `splits` of the pair (the training text is shared by both directions of a corpus, the
+    evaluation sets are not: they are extracted by separate jobs)."""
     src, tgt = pair.split("-")
     out_dir.mkdir(parents=True, exist_ok=True)
+    sources = {split: entries for split, entries in sources.items() if split in splits}
     counts = {}
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".extract-") as workdir:
         members = Members(sources, Path(workdir))
-        counts["train"] = write_train(members, sources["train"], out_dir / f"train.{src}", out_dir / f"train.{tgt}")
-        for split in ("dev", "test"):
+        if "train" in splits:
+            counts["train"] = write_train(members, sources["train"], out_dir / f"train.{src}", out_dir / f"train.{tgt}")
+        for split in (name for name in ("dev", "test") if name in splits):
             segments = read_evaluation(members, sources[split])
             write_lines(out_dir / f"{split}.{src}", (s for s, _ in segments))
             write_lines(out_dir / f"{split}.{tgt}", (t for _, t in segments))
@@ -171,8 +176,9 @@ def main(argv: list[str] | None = None) -> None:
                              '"test": [...]}')
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument("--splits", nargs="+", choices=("train", "dev", "test"), default=("train", "dev", "test"))
     args = parser.parse_args(argv)
-    extract(args.pair, args.sources, args.out_dir, args.stats)
+    extract(args.pair, args.sources, args.out_dir, args.stats, tuple(args.splits))
 
 
 if __name__ == "__main__":
