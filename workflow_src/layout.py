@@ -73,7 +73,7 @@ def training_pair(config: dict, dataset: str, pair: str) -> str:
     d = config["datasets"][dataset]
     reverse = "-".join(reversed(pair.split("-")))
     sources = d.get("sources", {})
-    if d["kind"] != "wmt" or reverse not in d["pairs"] or pair not in sources or reverse not in sources:
+    if d.get("kind") != "wmt" or reverse not in d.get("pairs", ()) or pair not in sources or reverse not in sources:
         return pair
     if [swapped(e) for e in sources[pair]["train"]] != sources[reverse]["train"]:
         return pair
