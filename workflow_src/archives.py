@@ -9,12 +9,15 @@ counted and the first is named in the statistics.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
+
+from workflow_src.atomic import write_text
 
 UNDECODABLE_POLICY = "replace"
 MEMBER_SEPARATOR = "::"  # `ARCHIVE::MEMBER`: a member of an archive, named in a command line
@@ -91,3 +94,13 @@ def extract_members(archive: Path, select: Callable[[str], bool], into: Path, la
                     yield member_name(info.name), copy(tar.extractfile(info), info.name)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
         raise CorpusError(f"{label}: cannot read the archive: {err}") from err
+
+
+# -- statistics --------------------------------------------------------------------------------
+def write_stats(path: Path, splits: dict[str, tuple[int, list[str]]], undecodable: Undecodable) -> None:
+    """{"splits": {split: {"segments", "from": [archive:member, ...]}}, "undecodable_lines",
+    "first_undecodable", "policy"}."""
+    stats = {"splits": {split: {"segments": n, "from": sources} for split, (n, sources) in splits.items()},
+             "undecodable_lines": undecodable.lines, "first_undecodable": undecodable.first,
+             "policy": UNDECODABLE_POLICY}
+    write_text(path, json.dumps(stats, indent=2) + "\n")

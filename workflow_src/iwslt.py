@@ -2,7 +2,7 @@
 
 `python -m workflow_src.iwslt --pair fr-en --archives SPEC [SPEC ...] --dev-sets tst2013 tst2014
  --test-sets tst2015 tst2016 --out-dir DIR --stats PATH` writes `DIR/{train,dev,test}.{src,tgt}`,
-one segment a line, untokenized, and the statistics (`write_stats`) to PATH.
+one segment a line, untokenized, and the statistics (`archives.write_stats`) to PATH.
 
 A SPEC is an archive `PATH` (.tgz, .tar.*, .zip) or `PATH::MEMBER`, an archive inside one (the
 2016-01 bundle's `2016-01/texts/<s>/<t>/<s>-<t>.tgz`). Archives are searched in the given order:
@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import re
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable
 
-from workflow_src.archives import (UNDECODABLE_POLICY, CorpusError, Undecodable, clean_line, decoded_lines,
-                                   extract_members, member_name)
-from workflow_src.atomic import write_lines, write_text
+from workflow_src.archives import (MEMBER_SEPARATOR, CorpusError, Undecodable, clean_line, decoded_lines,
+                                   extract_members, member_name, write_stats)
+from workflow_src.atomic import write_lines
 
 METADATA_TAGS = ("url", "talkid", "title", "description", "keywords", "speaker", "reviewer", "translator")
 METADATA_LINE = re.compile(r"^\s*<(%s)[\s>]" % "|".join(re.escape(t) for t in METADATA_TAGS))
@@ -56,7 +55,7 @@ class ArchiveSet:
             self._search(spec, wanted, workdir)
 
     def _search(self, spec: str, wanted: dict[str, re.Pattern], workdir: Path) -> None:
-        path, _, inner = spec.partition("::")
+        path, _, inner = spec.partition(MEMBER_SEPARATOR)
         archive = Path(path)
         if inner:  # copied out under a name that ends as the member's does, so a .zip stays one
             with contextlib.closing(extract_members(archive, lambda name: name == member_name(inner), workdir, path)) as it:
@@ -173,15 +172,6 @@ def extract_evaluation_set(archives: ArchiveSet, src: str, tgt: str, name: str, 
     texts = ["\n".join(decoded_lines(file, label, undecodable)) for file, label in ((src_file, src_name), (ref_file, ref_name))]
     pairs = pair_segments(parse_mteval_xml(texts[0], src_name), parse_mteval_xml(texts[1], ref_name), src_name, ref_name)
     return pairs, [src_name, ref_name]
-
-
-def write_stats(path: Path, splits: dict[str, tuple[int, list[str]]], undecodable: Undecodable) -> None:
-    """{"splits": {split: {"segments", "from": [archive:member, ...]}}, "undecodable_lines",
-    "first_undecodable", "policy"}."""
-    stats = {"splits": {split: {"segments": n, "from": sources} for split, (n, sources) in splits.items()},
-             "undecodable_lines": undecodable.lines, "first_undecodable": undecodable.first,
-             "policy": UNDECODABLE_POLICY}
-    write_text(path, json.dumps(stats, indent=2) + "\n")
 
 
 def extract(pair: str, specs: list[str], dev_sets: list[str], test_sets: list[str], out_dir: Path, stats: Path,

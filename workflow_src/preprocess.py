@@ -37,7 +37,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesTokenizer, MosesTruecaser
 
-from workflow_src.archives import MEMBER_SEPARATOR, UNDECODABLE_POLICY, Undecodable, split_lines
+from workflow_src.archives import MEMBER_SEPARATOR, UNDECODABLE_POLICY, Undecodable, member_name, split_lines
 from workflow_src.atomic import atomic_output, read_lines, stream_lines, write_lines, write_text
 
 SPLITS = ("train", "dev", "test")
@@ -81,7 +81,7 @@ def read_source(spec: str, report: Undecodable | None = None) -> Iterator[str]:
         return
     with tarfile.open(path, "r|*") as archive:
         for info in archive:
-            if info.name == member:
+            if member_name(info.name) == member_name(member):
                 f = archive.extractfile(info)
                 if f is None:
                     raise ValueError(f"{path}: {member} is not a regular file")

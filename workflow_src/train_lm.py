@@ -70,7 +70,7 @@ from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
 from workflow_src.gpu import job_device
-from workflow_src.iwslt import CorpusError
+from workflow_src.archives import CorpusError
 from workflow_src.model.lm import LSTMLanguageModel, perplexity
 from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
 from workflow_src.model.losses import cross_entropy

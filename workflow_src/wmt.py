@@ -1,7 +1,7 @@
 """Extract WMT corpora from their archives into plain parallel text.
 
 `python -m workflow_src.wmt --pair de-en --sources JSON --out-dir DIR --stats PATH` writes
-`DIR/{train,dev,test}.{src,tgt}` and the statistics (`iwslt.write_stats`) to PATH; `--sources`
+`DIR/{train,dev,test}.{src,tgt}` and the statistics (`archives.write_stats`) to PATH; `--sources`
 lists, per split, archives (tar or zip) and their members.
 
 Training corpora, concatenated in the given order, are either two plain-text members, one line a
@@ -30,9 +30,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from workflow_src.archives import CorpusError, Undecodable, clean_line, decoded_lines, extract_members, member_name
+from workflow_src.archives import (CorpusError, Undecodable, clean_line, decoded_lines, extract_members, member_name,
+                                   write_stats)
 from workflow_src.atomic import atomic_output, write_lines
-from workflow_src.iwslt import pair_segments, write_stats
+from workflow_src.iwslt import pair_segments
 
 DOC = re.compile(r'<doc\b[^>]*\bdocid="([^"]*)"', re.IGNORECASE)
 SEG = re.compile(r'<seg\b[^>]*\bid="?([^">\s]+)"?[^>]*>(.*)</seg>', re.IGNORECASE)
