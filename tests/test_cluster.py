@@ -79,18 +79,19 @@ def reference(tmp_path_factory):
     return workdir
 
 
-def wait_for(path: Path, process: subprocess.Popen, seconds: float = 600) -> None:
+def wait_for(path: Path, process: subprocess.Popen, seconds: float = 600, poll: float = 0.2) -> None:
     deadline = time.time() + seconds
     while not path.exists():
         assert process.poll() is None, f"snakemake ended before {path} appeared:\n{process.stdout.read()[-3000:]}"
         assert time.time() < deadline, f"{path} did not appear"
-        time.sleep(0.2)
+        time.sleep(poll)
 
 
 def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(reference, tmp_path):
     process = start(tmp_path, slice_config(["word2word-ce"]), "--cores", "2", "--retries", "1", "results/table1.csv")
-    wait_for(tmp_path / MODEL / "checkpoint.pt", process)
-    time.sleep(1.0)  # into the second epoch
+    # Kill the moment epoch 1's checkpoint appears: epoch 2 then has about 1.5 s to go here, and
+    # a fixed sleep first raced it on a faster machine (the first run finished before the kill).
+    wait_for(tmp_path / MODEL / "checkpoint.pt", process, poll=0.02)
     killed = subprocess.run(["pkill", "-KILL", "-f", f"workflow_src.train .*{MODEL}"], check=False).returncode == 0
     out, _ = process.communicate(timeout=1800)
     assert process.returncode == 0, out[-4000:]
