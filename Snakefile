@@ -76,6 +76,8 @@ localrules:
     target_table,
     render_table,
     render_figure,
+    deviations,
+    claims,
     data_statistics,
     bleu,
     wordnet,

@@ -125,11 +125,20 @@ def paper_targets(paper):
             targets += [path.replace("results/vmf/", "results/") for path in outputs]
     if paper == "vmf":
         targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
+    targets += [f"results/{paper}/deviations.{ext}" for ext in ("csv", "md", "html")]
     return targets
 
 
 def all_targets():
-    return [target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]
+    return ([target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]
+            + [f"results/claims.{ext}" for ext in ("csv", "md", "html")])
+
+
+def claims_tables():
+    """The table CSVs of this run that the configured papers' claims decide by."""
+    from workflow_src.claims import table_paths
+
+    return table_paths(layout.configured_artefacts(config))
 
 
 # -- helpers of rules/benchmark.smk -----------------------------------------------------------------

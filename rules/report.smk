@@ -60,3 +60,43 @@ rule vmf_shortcut:
         "../envs/text.yaml"
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
+
+
+rule deviations:
+    """A paper's deviations ledger (its module's DEVIATIONS), which its tables' footers cite."""
+    output:
+        csv="results/{paper}/deviations.csv",
+        md="results/{paper}/deviations.md",
+        html=report("results/{paper}/deviations.html", caption="../report/deviations.rst", category="{paper}",
+                    labels={"artefact": "deviations"}),
+    params:
+        data=lambda w: data_note(w.paper, "deviations"),
+    wildcard_constraints:
+        paper=r"[a-z]+",
+    log:
+        "logs/render/{paper}/deviations.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.deviations --paper {wildcards.paper} --data-note {params.data:q} "
+        "--out-prefix results/{wildcards.paper}/deviations > {log:q} 2>&1"
+
+
+rule claims:
+    """Each paper's headline claims, decided by the statistics of the tables this run builds."""
+    input:
+        claims_tables(),
+    output:
+        csv="results/claims.csv",
+        md="results/claims.md",
+        html=report("results/claims.html", caption="../report/claims.rst", category="Claims"),
+    params:
+        papers=list(config["papers"]),
+        notes=json.dumps({paper: data_note(paper, "claims") for paper in config["papers"]}),
+    log:
+        "logs/render/claims.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.claims --papers {params.papers} --tables {input:q} --data-notes {params.notes:q} "
+        "--out-prefix results/claims > {log:q} 2>&1"

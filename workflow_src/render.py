@@ -21,7 +21,7 @@ import json
 import statistics
 from pathlib import Path
 
-from workflow_src import analysis, layout, registry, significance
+from workflow_src import analysis, deviations, layout, registry, significance
 from workflow_src.atomic import read_lines, write_text
 
 
@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         columns, rows, footer = score_table(artefact, ctx)
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
+    footer = [*footer, *deviations.footer(args.paper, args.artefact)]
     prefix = args.out_prefix
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
                 title, args.data_note, columns, rows, footer)

@@ -10,6 +10,8 @@ computes it (the `bleu_tok` metric: sacrebleu with `tokenize none`), of beam-sea
 size 5, OpenNMT-py's default; the paper does not give its size).
 """
 
+from workflow_src.claims import Check, Claim
+from workflow_src.deviations import Deviation
 from workflow_src.registry import (Column, Experiment, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
                                    ScoreAgainst, ScoreTable, System)
 
@@ -185,3 +187,67 @@ ARTEFACTS = {
             METEOR_PARAMETERS, search=SEARCH) for column in (EN_DE, DE_EN)),
     ),
 }
+
+BLEU_ARTEFACTS = ("table2", "table3", "table5", "figure2", "figure3")
+DEVIATIONS = (
+    Deviation("D1", "encoder direction", "a unidirectional encoder (the parameter counts of Tables 2, 3 and 5, and the released "
+              "default)", "unidirectional for the joint paper's models (`encoder_bidirectional: false`); the vMF "
+              "models keep their bidirectional encoder", "the paper's parameter counts imply it",
+              "parameter counts as printed (Table 5 adds 4.2M per depth)", "model.encoder_bidirectional",
+              ("table1", *BLEU_ARTEFACTS), "faithful"),
+    Deviation("D2", "learning-rate decay", "Adam 1e-3; the released OpenNMT-py code halves the rate once validation "
+              "perplexity rises", "OpenNMT's halving", "the paper trained with that code", "none against the paper",
+              "train.lr_decay", ("table1", *BLEU_ARTEFACTS), "faithful"),
+    Deviation("D3", "loss normalisation", "silent; the released code divides the summed loss by the number of "
+              "sentences", "per sentence for the joint paper's models (`token` averages per target token)",
+              "what clipping at 5 acts on depends on it", "none against the released code",
+              "train.loss_normalisation", ("table1", *BLEU_ARTEFACTS), "faithful"),
+    Deviation("D4", "Table 4 architecture", "the joint paper's 2 × 512 models", "benchmarked at the joint "
+              "architecture (`architectures.joint`), not the vMF sizes", "the table measures the joint paper's models",
+              "none", "architectures.joint", ("table4",), "faithful"),
+    Deviation("D5", "Table 4 speed", "absolute target tokens per second on their GPU", "measured on the user's "
+              "device, beside the paper's as ratios to NMT", "speed depends on the device", "compare ratios",
+              "benchmarks.sampling_vocab", ("table4",)),
+    Deviation("D6", "beam size", "silent", "beam 5 (OpenNMT-py's default)", "the paper does not give it",
+              "small; wider beams change BLEU by tenths", "workflow_src/papers/joint.py:SEARCH", BLEU_ARTEFACTS),
+    Deviation("D7", "WMT17 cleaning", "training pairs up to 50 pieces (§4.2); no ratio filter stated",
+              "also a source/target length ratio of at most 9 (clean-corpus-n.perl's usual)",
+              "CommonCrawl and Rapid hold misaligned pairs", "a few percent fewer training pairs",
+              "datasets.wmt17.max_ratio", ("table1", *BLEU_ARTEFACTS)),
+    Deviation("D8", "significance test", "*, †, ‡ at p < .05, .01, .001; the test is not named",
+              "sacrebleu's paired bootstrap (1000 resamples) against the block's NMT", "the usual test for BLEU",
+              "marks may differ where p is near a level", "workflow_src/significance.py:difference_p",
+              ("table2", "table3", "table5")),
+    Deviation("D9", "choice of d_j", "chosen on the validation set among 512, 2048, 4096", "the d_j with the best "
+              "development BLEU (beam search)", "the paper does not name the validation measure", "none expected",
+              "workflow_src/papers/joint.py:JOINT_DIMS", ("table2", "figure3")),
+    Deviation("D10", "METEOR matching (Figure 3)", "Meteor's exact, stem, synonym and paraphrase modules",
+              "exact matches of BPE pieces only", "stems, synonyms and paraphrases are not defined for pieces, and the "
+              "paper does not say how it applied them", "lower METEOR than the jar's on words",
+              "workflow_src/meteor.py:binned_meteor", ("figure3",)),
+    Deviation("D11", "METEOR aligner (Figure 3)", "Meteor's search for the alignment with the fewest chunks",
+              "greedy, longest runs of matches first", "no installable jar offers δ with function-word lists",
+              "the fragmentation penalty can be slightly higher", "workflow_src/meteor.py:align", ("figure3",)),
+)
+
+
+def joint_beats(bpe: str, column: Column, than: str, test: str = "levels") -> Check:
+    return Check("table2", f"{column.name} ours", name(bpe, "joint", 512), than=name(bpe, than), test=test)
+
+
+CLAIMS = (
+    Claim("C1", "NMT-joint beats NMT and NMT-tied at 32K on De→En", "Table 2 test BLEU (tokenized)",
+          "18.11 against 15.85 (‡) and 16.51",
+          (joint_beats("32k", DE_EN, "nmt"), joint_beats("32k", DE_EN, "tied", test="spread"))),
+    Claim("C2", "NMT-joint beats NMT at 32K in every direction", "Table 2 test BLEU (tokenized), Δ against NMT",
+          "En→Fi 13.03 / 12.68, Fi→En 10.19 / 9.42, En→De 19.79 / 18.46, De→En 18.11 / 15.85",
+          tuple(joint_beats("32k", column, "nmt") for column in DIRECTIONS)),
+    Claim("C3", "The full joint layer (Eq. 15, d_j = 2048) beats NMT in the De→En 32K ablation",
+          "Table 3 test BLEU (tokenized), Δ against NMT", "18.11 against 15.85",
+          (Check("table3", f"{DE_EN.name} ours", name("32k", "joint", 2048), than=name("32k", "nmt"), test="levels"),)),
+    Claim("C4", "NMT-joint (d_j = 512) beats NMT at every depth from 1 to 4 on De→En 32K",
+          "Table 5 test BLEU (tokenized), Δ against NMT of the same depth",
+          "16.93 / 16.49, 17.54 / 15.85, 17.83 / 17.71, 18.13 / 17.74",
+          tuple(Check("table5", f"{DE_EN.name} ours", name("32k", "joint", 512, layers), than=name("32k", "nmt", layers=layers),
+                      test="levels") for layers in DEPTHS)),
+)

@@ -7,6 +7,10 @@ model here is tied, with fastText targets; the margin λ of the margin losses is
 development set from the configured grid (`tune: {gamma: [...]}`), as the paper did.
 """
 
+import dataclasses
+
+from workflow_src.claims import Check, Claim
+from workflow_src.deviations import Deviation
 from workflow_src.papers import vmf
 from workflow_src.registry import (Column, Experiment, Figure, NeighbourTable, Row, ScoreTable, System, Throughput)
 
@@ -91,3 +95,42 @@ ARTEFACTS = {
             ("accuracy@10 (%)", (34.77, 33.85, 33.42, 35.49, 35.6)))},
     ),
 }
+
+DEVIATIONS = (
+    dataclasses.replace(vmf.IWSLT_TEST, artefacts=("table1", "table2")),
+    Deviation("D2", "Figure 2", "training instances per second on their GPU", "throughput of each loss's model at "
+              "`benchmarks:` sizes on the user's device", "times depend on the device", "compare the losses' ratios",
+              "benchmarks", ("figure2",)),
+    Deviation("D3", "Table 2 decoding", "silent on whether predictions are teacher-forced or decoded",
+              "teacher-forced: each predicted embedding û is made from the reference prefix and compared with that "
+              "position's target", "similarity to the target and accuracy@k need the prediction and the target at "
+              "the same position, which only teacher forcing guarantees", "higher accuracy than free decoding would "
+              "give; the losses' order is what the table compares", "workflow_src/neighbours.py:neighbour_statistics",
+              ("table2",)),
+    Deviation("D4", "margin λ grid", "λ tuned on the development set; the values tried are not given",
+              "0.2, 0.5, 0.8, each for every seed; the best mean development BLEU wins (the row's note says which)",
+              "the paper does not list its grid", "a finer grid could find a slightly better λ",
+              "papers.synmargin.table1.tune", ("table1", "table2")),
+    Deviation("D5", "significance test", "significant gains marked; the test is not named",
+              "paired bootstrap over the test sentences, 1000 resamples, each system's BLEU the mean over its seeds, "
+              "p < 0.05", "Koehn's test, extended to several seeds", "marks may differ where p is near 0.05",
+              "workflow_src/significance.py:paired_bootstrap_p", ("table1",)),
+    Deviation("D6", "dropout", "none (§4)", "none: the same jobs as the vMF paper's models", "the paper is explicit",
+              "none", "model.dropout", ("table1", "table2", "figure2"), "faithful"),
+)
+
+CLAIMS = (
+    Claim("C1", "Synthetic negatives beat the most-informative negative (p < 0.05): SMP on fr-en, SMD on de-en",
+          "Table 1 test BLEU, paired bootstrap (†)", "fr-en SMP 32.3∗† against 32.0; de-en SMD 25.4∗†‡ against 25.1 "
+          "(SMP on de-en, 25.3∗‡, carries no †)",
+          (Check("table1", f"{IWSLT[0].name} ours", SMP, than=MOST_INFORMATIVE, test="marks", mark="†"),
+           Check("table1", f"{IWSLT[1].name} ours", SMD, than=MOST_INFORMATIVE, test="marks", mark="†"))),
+    Claim("C2", "SMD beats vMF (p < 0.05) on fr-en and de-en", "Table 1 test BLEU, paired bootstrap",
+          "fr-en 32.0∗ against 31.8; de-en 25.4∗†‡ against 25.0",
+          tuple(Check("table1", f"{c.name} ours", SMD, than=VMF, test="marks", mark="*") for c in IWSLT)),
+    Claim("C3", "SMP beats vMF (p < 0.05) on fr-en", "Table 1 test BLEU, paired bootstrap", "32.3∗† against 31.8",
+          (Check("table1", f"{IWSLT[0].name} ours", SMP, than=VMF, test="marks", mark="*"),)),
+    Claim("C4", "SMP beats the tied softmax baseline on fr-en",
+          "Table 1 test BLEU, mean ± sd over seeds", "32.3 ± 0.2 against 31.3 ± 0.9",
+          (Check("table1", f"{IWSLT[0].name} ours", SMP, than="word2word-fasttext-tied-ce"),)),
+)

@@ -7,6 +7,8 @@ The appendix's settings per size live here, as the paper gives them; what it lea
 widths' owner for toy runs, epochs, the gamma of AL within its range) is in config `lm:`.
 """
 
+from workflow_src.claims import Check, Claim
+from workflow_src.deviations import Deviation
 from workflow_src.registry import (Corpus, Figure, LanguageModel, NextWordTable, PerplexityCurves, PerplexityTable, Row,
                                    SubspaceSweep, System)
 
@@ -171,3 +173,56 @@ ARTEFACTS = {
         },
     ),
 }
+
+PERPLEXITY_ARTEFACTS = ("table1", "table2", "table3", "figure2")
+DEVIATIONS = (
+    Deviation("D1", "AL's prediction", "ŷ = softmax(Wh/τ), no output bias (Eq. 3.1)", "no output bias in AL's ŷ",
+              "the paper's equation", "none against the paper", "workflow_src/model/lm_losses.py:augmented_loss",
+              PERPLEXITY_ARTEFACTS, "faithful"),
+    Deviation("D2", "Figure 1 training", "b = 0 (§4), trained to the minimum training loss possible",
+              "no output bias, trained until the convergence criterion recorded in metrics.jsonl is met; the last "
+              "model is measured", "the paper's setting", "none against the paper",
+              "workflow_src/papers/tying.py:SUBSPACE", ("figure1",), "faithful"),
+    Deviation("D3", "AL weight γ", "a range: 0.5-0.8 on PTB, 1.0-1.5 on WikiText-2", "chosen on validation "
+              "perplexity within the ranges", "the paper tuned it", "none against the paper", "lm.gamma",
+              PERPLEXITY_ARTEFACTS, "faithful"),
+    Deviation("D4", "Table 4 context", "predictions of the models reading the test text", "each phrase is read in "
+              "its test-set context (the state carried from the preceding text)", "the paper's setting",
+              "none against the paper", "workflow_src/lm_predict.py:predict", ("table4",), "faithful"),
+    Deviation("D5", "dropout", "\"dropout probabilities\" 0.7 / 0.5 / 0.35 (PTB) and 0.8 / 0.6 (WikiText-2)",
+              "read as keep probabilities: drop 0.3 / 0.5 / 0.65 and 0.2 / 0.4", "they match Zaremba et al.'s "
+              "TensorFlow keep_prob; as drop probabilities the small model would drop 70%",
+              "none if the reading is right", "workflow_src/papers/tying.py:DROPOUT", PERPLEXITY_ARTEFACTS),
+    Deviation("D6", "epochs", "not given", "each schedule runs until the rate is about 5% of its start: "
+              "33 / 38 / 99 epochs", "the paper is silent", "little: the decayed rate barely moves the model",
+              "lm.max_epochs", PERPLEXITY_ARTEFACTS),
+    Deviation("D7", "model selection", "a fixed schedule; no early stopping implied", "the epoch with the best "
+              "validation perplexity (almost always the last)", "the paper is silent",
+              "small", "workflow_src/registry.py:LanguageModel", PERPLEXITY_ARTEFACTS),
+    Deviation("D8", "batch size and init range", "not stated", "Zaremba et al.'s: batch 20; uniform init "
+              "0.1 / 0.05 / 0.04", "the VD-LSTM follows Zaremba et al.", "none expected", "lm.batch_size",
+              PERPLEXITY_ARTEFACTS),
+    Deviation("D9", "Figure 1 grid and schedule", "no grid or schedule given", "β in 0, 0.1, ..., 1 and τ in "
+              "1, 2, 3, 5, 10, 20; the small models' schedule", "the paper is silent", "the curve's shape, not its "
+              "points", "papers.tying.figure1.sweep", ("figure1",)),
+    Deviation("D10", "Table 3", "other papers' results beside the large VD-LSTM+REAL", "only the large "
+              "VD-LSTM+REAL is run; the other rows are copied from the paper and marked so", "they are other papers' "
+              "models", "none on our row", "workflow_src/papers/tying.py:reported", ("table3",)),
+)
+
+
+def lowers(table: str, column: str, variant: str, size: str = "small") -> Check:
+    return Check(table, f"{column} ours", name(size, variant), than=name(size, "vd"), lower_is_better=True)
+
+
+CLAIMS = (
+    Claim("C1", "REAL lowers small-model PTB test perplexity against VD-LSTM", "Table 1 PTB test perplexity",
+          "82.7 against 87.3", (lowers("table1", "PTB test", "real"),)),
+    Claim("C2", "RE lowers medium-model WikiText-2 test perplexity against VD-LSTM", "Table 1 Wikitext-2 test perplexity",
+          "87.7 against 95.3", (lowers("table1", "Wikitext-2 test", "re", "medium"),)),
+    Claim("C3", "REAL lowers small-model test perplexity on both halves of WikiText-2", "Table 2 test perplexity",
+          "138.4 against 148.6, and 140.6 against 148.0",
+          tuple(lowers("table2", f"{corpus.name} test", "real") for corpus in PARTITIONS)),
+    Claim("C4", "d(Lᵀ, W) falls below 0.2 at β = 1", "Figure 1 (a) subspace distance", "about 0.06",
+          (Check("figure1", "d ours", f"{SUBSPACE}@beta=1", threshold=0.2, lower_is_better=True),)),
+)
