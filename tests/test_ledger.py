@@ -122,3 +122,14 @@ def test_the_ledger_renders(tmp_path):
 def test_a_bad_ledger_fails_with_its_entry():
     with pytest.raises(ValueError, match="D3.*state"):
         deviations.Deviation("D3", "t", "p", "o", "w", "e", "train.clip", state="fixed")
+
+
+@pytest.mark.parametrize("paper", registry.PAPERS)
+def test_the_papers_docs_list_their_ledger_and_claims(paper):
+    from workflow_src import claims
+
+    page = (REPO / "docs" / f"{paper}.md").read_text()
+    for d in deviations.ledger(paper):
+        assert f"- {d.id} {d.topic} ({d.state}): `{d.setting}`" in page, f"docs/{paper}.md does not list {d.id}"
+    for c in claims.paper_claims(paper):
+        assert f"- {c.id} {c.statement}" in page, f"docs/{paper}.md does not list claim {c.id}"
