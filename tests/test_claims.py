@@ -69,9 +69,9 @@ def test_bootstrap_levels_decide_by_the_sign_of_a_significant_difference():
 def test_missing_inputs_are_inconclusive_with_the_reason():
     assert claims.decide(SPREAD, None, "not built").reason == "not built"
     empty = table(("a", "", "", "", "", ""), ("b", "31.0", "0.1", "1 2", "", ""))
-    empty[0]["note"] = "fr-en: pair fr-en not configured"
+    empty[0]["note"] = "decoded with beam size 5; fr-en: pair fr-en not configured; de-en: chosen among 3"
     outcome = claims.decide(SPREAD, empty)
-    assert outcome.verdict == INCONCLUSIVE and "not configured" in outcome.reason
+    assert outcome.verdict == INCONCLUSIVE and outcome.reason.endswith("(fr-en: pair fr-en not configured)")
     assert "no row c" in claims.decide(Check("table1", "fr-en ours", "c", than="b"), empty).reason
 
 

@@ -236,3 +236,17 @@ def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
         assert max(sizes) - min(sizes) <= 1 and bins["high"]["reference_function_words"] > bins["low"]["reference_function_words"]
         assert bins["high"]["score"] > 0
         assert result["parameters"]["delta"] == 0 and result["parameters"]["alpha"] == joint.METEOR_PARAMETERS[pair[-2:]][0]
+
+
+def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
+    """`all` builds the joint ledger and the claims; Table 2's footer cites the ledger's entries for it."""
+    ledger = read_csv(joint_run / "results/joint/deviations.csv")
+    assert [r["id"] for r in ledger] == [f"D{i}" for i in range(1, len(joint.DEVIATIONS) + 1)]
+    cited = [d.id for d in joint.DEVIATIONS if "table2" in d.artefacts]
+    assert f"Deviations: see deviations.md, entries {', '.join(cited)}." in (joint_run / "results/joint/table2.md").read_text()
+    claims = {r["id"]: r for r in read_csv(joint_run / "results/claims.csv")}
+    assert set(claims) == {f"joint:{c.id}" for c in joint.CLAIMS}
+    assert all(r["verdict"] in ("reproduced", "not reproduced", "inconclusive") and r["data"] for r in claims.values())
+    # En→Fi and Fi→En are not configured here: C2 cannot be decided, and says so
+    assert claims["joint:C2"]["verdict"] == "inconclusive" and "not configured" in claims["joint:C2"]["decided by"]
+    assert "De→En ours" not in claims["joint:C1"]["ours"] and "against" in claims["joint:C1"]["ours"]

@@ -30,6 +30,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 from pathlib import Path
 
 from workflow_src.atomic import write_text
@@ -90,6 +91,12 @@ def number(text: str | None) -> float | None:
 
 def find_row(table: list[dict], check: Check, name: str) -> dict | None:
     return next((r for r in table if r.get(check.key) == name), None)
+
+
+def column_note(row: dict, check: Check) -> str:
+    """The parts of a row's note about the check's column ("De→En: ..."), else 'not computed'."""
+    parts = [part for part in row.get("note", "").split("; ") if part.startswith(f"{check.stem}:")]
+    return "; ".join(parts) or "not computed"
 
 
 def seed_count(row: dict) -> int:
@@ -161,7 +168,7 @@ def decide(check: Check, table: list[dict] | None, missing: str = "") -> Outcome
         if name is not None and row is None:
             return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no row {name} (not selected in the config)")
         if name is not None and number(row.get(check.ours)) is None:
-            return Outcome(INCONCLUSIVE, "", f"{check.artefact}, {name}: no '{check.ours}' ({row.get('note') or 'not computed'})")
+            return Outcome(INCONCLUSIVE, "", f"{check.artefact}, {name}: no '{check.ours}' ({column_note(row, check)})")
     if check.test == "marks":
         return by_marks(check, a, b)
     if check.test == "levels":
@@ -227,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-notes", type=json.loads, required=True, help="JSON: paper -> its data note")
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
-    tables = {path: read_table(Path(path)) for path in args.tables if path}
+    tables = {os.path.normpath(path): read_table(Path(path)) for path in args.tables if path}
     rows = claim_rows(args.papers, tables, args.data_notes)
     notes = sorted(set(args.data_notes.values()))
     data_note = notes[0] if len(notes) == 1 else "per row (the CSV's data column)"
