@@ -180,3 +180,12 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
         model.zero_grad()
         model.decoder.embed(tgt).sum().backward()
         assert (model.word_vectors.grad[~input_rows] == 0).all() and model.word_vectors.grad[input_rows].abs().sum() > 0
+
+
+def test_fp32_cpu_training_steps_are_bit_for_bit_the_recorded_ones():
+    """The speed work (host-side token positions, no per-step syncs, shared tables) changes no fp32
+    CPU number: tests/fixed_step_reference.json was recorded before it (tests/fixed_step.py)."""
+    from tests import fixed_step
+
+    recorded = json.loads((REPO / "tests" / "fixed_step_reference.json").read_text())
+    assert fixed_step.reference() == recorded
