@@ -37,9 +37,9 @@ def batches(seed: int, steps: int = 3):
     return out
 
 
-def seq2seq_losses(kind: str, step=None) -> list[str]:
-    """Summed losses of three Adam steps; `step(model, batch)` -> (loss sum, tokens) replaces
-    `model.loss` where a test gives one."""
+def seq2seq_losses(kind: str, step=None, steps: int = 3, repeat: int = 1) -> list[str]:
+    """Summed losses of `steps` Adam steps (the batches repeated `repeat` times); `step(model,
+    batch)` -> (loss sum, tokens) replaces `model.loss` where a test gives one."""
     torch.manual_seed(11)
     table = torch.nn.functional.normalize(torch.randn(VOCAB, DIM), dim=-1)
     table[0] = 0
@@ -47,7 +47,7 @@ def seq2seq_losses(kind: str, step=None) -> list[str]:
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=0.01)
     model.train()
     losses = []
-    for batch in batches(5):
+    for batch in batches(5, steps) * repeat:
         loss, n = step(model, batch) if step else model.loss(*batch, 0)
         optimiser.zero_grad()
         (loss / n).backward()

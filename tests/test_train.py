@@ -189,3 +189,69 @@ def test_fp32_cpu_training_steps_are_bit_for_bit_the_recorded_ones():
 
     recorded = json.loads((REPO / "tests" / "fixed_step_reference.json").read_text())
     assert fixed_step.reference() == recorded
+
+
+@pytest.mark.parametrize("kind", ["softmax", "tied_nllvmf"])
+def test_bf16_autocast_on_the_cpu_learns_as_fp32_does(kind):
+    """train.precision bf16 (autocast, here on the CPU) reaches the same order of loss as fp32 on
+    a tiny task, and the loss itself comes out in fp32."""
+    from tests import fixed_step
+    from workflow_src import precision
+
+    def bf16_step(model, batch):
+        with precision.autocast("bf16", torch.device("cpu")):
+            loss, n = model.loss(*batch, 0)
+        assert loss.dtype == torch.float32
+        return loss, n
+
+    fp32 = [float.fromhex(x) for x in fixed_step.seq2seq_losses(kind, steps=4, repeat=25)]
+    bf16 = [float.fromhex(x) for x in fixed_step.seq2seq_losses(kind, bf16_step, steps=4, repeat=25)]
+    assert bf16 != fp32  # autocast did change the arithmetic
+    assert sum(bf16[-4:]) < 0.8 * sum(bf16[:4])  # it learns
+    assert 0.7 < sum(bf16[-4:]) / sum(fp32[-4:]) < 1.4
+
+
+def test_log_cm_is_float64_and_unchanged_under_bf16_autocast():
+    from workflow_src.model.vmf import log_cm
+    from workflow_src.precision import autocast
+
+    kappa = torch.tensor([0.5, 3.0, 40.0, 200.0])
+    expected = log_cm(300, kappa.double())
+    with autocast("bf16", torch.device("cpu")):
+        assert torch.equal(log_cm(300, kappa.double()), expected)
+        assert torch.equal(log_cm(300, kappa), expected.float())
+
+
+def test_precision_resolves_to_fp32_on_the_cpu_unless_asked():
+    from workflow_src.precision import resolve
+
+    assert resolve("auto", torch.device("cpu")) == "fp32"
+    assert resolve("auto", torch.device("cuda")) == "bf16"
+    assert resolve("bf16", torch.device("cpu")) == "bf16"
+    with pytest.raises(ValueError, match="train.precision"):
+        resolve("fp16", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("kind", ["softmax", "most_informative"])
+def test_the_split_input_projection_is_the_fused_cell(kind):
+    """The decoder's first layer with its embedding half computed for every step at once (used
+    on CUDA) gives the fused LSTMCell's losses and gradients, with the same parameters."""
+    from tests import fixed_step
+    from workflow_src.model.seq2seq import Seq2Seq
+
+    torch.manual_seed(0)
+    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS[kind]}, 40, 40, 0,
+                    torch.nn.functional.normalize(torch.randn(40, 6), dim=-1)).eval()
+    batch = fixed_step.batches(1, 1)[0]
+    results = []
+    for split in (False, True):
+        model.decoder.split_input_projection = split
+        model.zero_grad()
+        loss, _ = model.loss(*batch, 0)
+        loss.backward()
+        results.append((loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (fused, fused_grads), (split, split_grads) = results
+    torch.testing.assert_close(split, fused, rtol=1e-5, atol=1e-5)
+    for a, b in zip(split_grads, fused_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert "decoder.cells.0.weight_ih" in model.state_dict()
