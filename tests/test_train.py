@@ -255,3 +255,27 @@ def test_the_split_input_projection_is_the_fused_cell(kind):
     for a, b in zip(split_grads, fused_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     assert "decoder.cells.0.weight_ih" in model.state_dict()
+
+
+def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_path):
+    """The tied embedding and the continuous output layer share the frozen table: still one
+    storage after a conversion (`.to()`), and a saved model file holds it once."""
+    from tests import fixed_step
+    from workflow_src.model.seq2seq import Seq2Seq
+    from workflow_src.nmt_data import load_model, save_model
+    from workflow_src.vocab import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(3000)])
+    table = torch.nn.functional.normalize(torch.randn(len(vocab), 64), dim=-1)
+    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, len(vocab), len(vocab), 0, table)
+    assert model.decoder.embed.table is model.output.table
+    model.to(torch.float64)  # a conversion makes new tensors, as a move to the GPU does
+    assert model.output.table.dtype == torch.float64
+    assert model.decoder.embed.table.untyped_storage().data_ptr() == model.output.table.untyped_storage().data_ptr()
+    model.to(torch.float32)
+    save_model(tmp_path / "model.pt", model, {**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, vocab, vocab)
+    table_bytes = table.numel() * 4
+    others = sum(p.numel() * 4 for p in model.parameters())
+    assert (tmp_path / "model.pt").stat().st_size < table_bytes * 1.5 + others
+    loaded, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
+    assert loaded.decoder.embed.table.untyped_storage().data_ptr() == loaded.output.table.untyped_storage().data_ptr()

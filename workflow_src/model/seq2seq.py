@@ -186,6 +186,21 @@ class Seq2Seq(nn.Module):
         self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
                                          word_vectors=embed.weight if shares_embedding else self.word_vectors)
 
+    def _apply(self, fn, recurse=True):
+        """nn.Module converts each module's buffers on its own, so `.to()` would give the tied
+        embedding and the continuous output layer a copy each of the target table they share (two
+        300K x 300 tables on the device, and in every checkpoint): share the converted one again."""
+        shared: dict[int, list[tuple[nn.Module, str]]] = {}
+        for module in self.modules():
+            for name, buffer in module._buffers.items():
+                if buffer is not None:
+                    shared.setdefault(id(buffer), []).append((module, name))
+        super()._apply(fn, recurse)
+        for (module, name), *others in (group for group in shared.values() if len(group) > 1):
+            for other, other_name in others:
+                other._buffers[other_name] = module._buffers[name]
+        return self
+
     def pretrained_parameters(self) -> tuple[nn.Parameter, ...]:
         return () if self.word_vectors is None else (self.word_vectors,)
 
