@@ -255,6 +255,9 @@ def test_the_split_input_projection_is_the_fused_cell(kind):
     for a, b in zip(split_grads, fused_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     assert "decoder.cells.0.weight_ih" in model.state_dict()
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # as it runs on CUDA by default
+        bf16, _ = model.loss(*batch, 0)
+    torch.testing.assert_close(bf16, fused, rtol=0.05, atol=0)
 
 
 def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_path):
@@ -279,3 +282,51 @@ def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_
     assert (tmp_path / "model.pt").stat().st_size < table_bytes * 1.5 + others
     loaded, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
     assert loaded.decoder.embed.table.untyped_storage().data_ptr() == loaded.output.table.untyped_storage().data_ptr()
+
+
+def test_batches_are_bucketed_on_both_lengths_at_the_same_size():
+    """Bucketing on source then target length keeps every batch (but the last) at batch_size and
+    pads the targets less than bucketing on the source alone."""
+    import random
+
+    from workflow_src.nmt_data import batch_indices
+
+    rng = random.Random(0)
+    src = [rng.randint(1, 30) for _ in range(5000)]
+    tgt = [max(1, s + rng.randint(-8, 8)) for s in src]
+
+    def target_padding(batches):
+        return sum(max(tgt[i] for i in b) * len(b) - sum(tgt[i] for i in b) for b in batches)
+
+    both = batch_indices(src, 64, random.Random(1), tgt)
+    source_only = batch_indices(src, 64, random.Random(1))
+    assert sorted(len(b) for b in both) == sorted(len(b) for b in source_only)
+    assert sorted(i for b in both for i in b) == list(range(5000))
+    assert target_padding(both) < 0.5 * target_padding(source_only)
+    assert both == batch_indices(src, 64, random.Random(1), tgt)  # the seed decides the order
+
+
+def test_a_training_batch_locates_its_tokens_on_the_host():
+    from workflow_src.nmt_data import TrainingBatch, pad, prefetched, training_batch
+    from workflow_src.vocab import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(20)])
+    src = [[5, 6, 7], [8], []]
+    tgt = [[9, 10, vocab.eos], [vocab.eos], [11, 12, 13, 14, vocab.eos]]
+    batch = training_batch(src, tgt, [0, 1, 2], vocab, vocab, torch.device("cpu"))
+    assert batch.lengths.device.type == "cpu" and batch.lengths.tolist() == [3, 1, 1]
+    assert torch.equal(batch.positions, (batch.tgt_out != vocab.pad).flatten().nonzero().squeeze(1))
+    assert batch.tokens == 9 and batch.sentences == 3
+    assert pad([[1, 2, 3]], 0, multiple=8).tolist() == [[1, 2, 3, 0, 0, 0, 0, 0]]
+    # the background thread (CUDA's) hands over the same batches in order, and a failure
+    made = [training_batch(src, tgt, idx, vocab, vocab, torch.device("cpu")) for idx in ([0], [1, 2])]
+    handed = list(prefetched(iter(made), torch.device("cpu"), background=True))
+    assert [b.positions.tolist() for b in handed] == [b.positions.tolist() for b in made]
+
+    def failing():
+        yield made[0]
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        list(prefetched(failing(), torch.device("cpu"), background=True))
+    assert isinstance(handed[0], TrainingBatch)

@@ -56,10 +56,12 @@ def pad(sequences: list[list[int]], value: int, multiple: int = 1) -> torch.Tens
 def batch_indices(lengths: list[int], batch_size: int, rng: random.Random | None,
                   second_lengths: list[int] | None = None) -> list[list[int]]:
     """Sentences grouped by length into batches of `batch_size`; with `second_lengths` (the
-    targets'), by both: source length first, then target length, so that neither side of a batch
-    carries much padding. With `rng`, ties are broken at random and the batches shuffled."""
+    targets'), by both: source length first, then target length, rising for odd source lengths
+    and falling for even ones, so that a batch straddling two source lengths also has targets of
+    about one length. With `rng`, ties are broken at random and the batches shuffled."""
     second = second_lengths or [0] * len(lengths)
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], second[i], rng.random() if rng else i))
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], second[i] if lengths[i] % 2 else -second[i],
+                                                       rng.random() if rng else i))
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     if rng:
         rng.shuffle(batches)
@@ -130,10 +132,12 @@ def training_batch(src: list[list[int]], tgt: list[list[int]], idx: list[int], s
     return batch.map(torch.Tensor.pin_memory) if device.type == "cuda" else batch
 
 
-def prefetched(make: Iterable[TrainingBatch], device: torch.device, depth: int = 4) -> Iterator[TrainingBatch]:
-    """The batches on `device`. On CUDA a background thread builds them (padding, pinning) ahead
-    of the training loop, `depth` at most; elsewhere they are built in turn, on this thread."""
-    if device.type != "cuda":
+def prefetched(make: Iterable[TrainingBatch], device: torch.device, depth: int = 4,
+               background: bool | None = None) -> Iterator[TrainingBatch]:
+    """The batches on `device`. With `background` (None: where the device is CUDA) a thread builds
+    them (padding, pinning) ahead of the training loop, `depth` at most; else they are built in
+    turn, on this thread (the CPU's threads are busy training)."""
+    if not (device.type == "cuda" if background is None else background):
         yield from (batch.to(device) for batch in make)
         return
     ready: queue.Queue = queue.Queue(maxsize=depth)
