@@ -17,7 +17,7 @@ rule benchmark_artefact:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
@@ -39,7 +39,7 @@ rule benchmark_extra:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 

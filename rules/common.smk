@@ -1,3 +1,4 @@
+import functools
 import json
 import os
 import re
@@ -8,7 +9,8 @@ from workflow_src.embeddings import monolingual_sources
 
 # Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
-shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
+shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; "
+             f"export REPRO_GPU_JOBS_PER_DEVICE={int(config.get('gpu', {}).get('jobs_per_device', 1))}; ")
 
 
 def limits(kind):
@@ -19,8 +21,31 @@ def limits(kind):
 
 # A training, decoding or benchmark job holds one of `--resources gpu=N` unless the config runs
 # it on the CPU (the demo), where the slot would only serialise jobs that share no device.
+# A GPU has `gpu.jobs_per_device` slots (workflow_src/gpu.py; `--resources gpu=` counts slots);
+# a job whose wall-clock time an artefact reports takes all of one device's, so that it runs alone
+# there: the benchmarks (vMF Tables 3-4 and Figure 1, joint Table 4, syn-margin Figure 2) and the
+# trainings timed by a convergence table (vMF Table 3).
+JOBS_PER_DEVICE = int(config.get("gpu", {}).get("jobs_per_device", 1))
 GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
-BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else 1
+BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else JOBS_PER_DEVICE
+
+
+@functools.cache
+def timed_training_jobs():
+    """The training jobs whose training time a configured artefact reports (convergence tables)."""
+    jobs = set()
+    for paper, artefact_id in layout.configured_artefacts(config):
+        table = registry.artefact(paper, artefact_id)
+        if isinstance(table, registry.ConvergenceTable):
+            ctx = layout.context(config, paper, artefact_id)
+            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
+    return frozenset(jobs)
+
+
+def training_gpu_slots(wildcards):
+    """A training job's `gpu` slots: one, or the whole device when its time is reported."""
+    job = registry.Job(wildcards.dataset, pair(wildcards), wildcards.experiment, int(wildcards.seed))
+    return GPU_SLOTS and (JOBS_PER_DEVICE if job in timed_training_jobs() else 1)
 
 
 # -- sources -----------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ rule train:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=GPU_SLOTS,
+        gpu=training_gpu_slots,
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"

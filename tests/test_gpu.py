@@ -55,3 +55,60 @@ def test_no_gpu_runs_on_the_cpu_and_says_so(tmp_path):
 def test_a_device_chosen_elsewhere_is_kept(tmp_path):
     out, err = start(tmp_path, 4, 0, CUDA_VISIBLE_DEVICES="3").communicate(timeout=30)
     assert out.startswith("None 3") and "was set for this job; keeping it" in err
+
+
+def test_several_jobs_share_a_device_up_to_its_slots(tmp_path):
+    """gpu.jobs_per_device 2 on one GPU: two jobs run on device 0 at once, a third waits."""
+    first, second = (start(tmp_path, 1, 1.5, REPRO_GPU_JOBS_PER_DEVICE="2") for _ in range(2))
+    time.sleep(0.6)
+    third = start(tmp_path, 1, 0.1, REPRO_GPU_JOBS_PER_DEVICE="2")
+    outputs = [p.communicate(timeout=60) for p in (first, second, third)]
+    lines = [out.split("\n") for out, _ in outputs]
+    starts = [float(line[0].split()[2]) for line in lines]
+    assert all(line[0].split()[:2] == ["0", "0"] for line in lines)
+    assert abs(starts[0] - starts[1]) < 1.0  # the first two shared the device
+    released = min(float(line[1].split()[1]) for line in lines[:2])
+    assert starts[2] >= released and "all 2 slots busy; waiting" in outputs[2][1]
+
+
+def test_a_timed_job_gets_the_device_to_itself(tmp_path):
+    """A job asking for all of a device's slots (REPRO_GPU_SLOTS = jobs_per_device) waits for the
+    device to empty, and no job shares it while it runs."""
+    shared = start(tmp_path, 1, 1.5, REPRO_GPU_JOBS_PER_DEVICE="3")
+    time.sleep(0.6)
+    timed = start(tmp_path, 1, 1.0, REPRO_GPU_JOBS_PER_DEVICE="3", REPRO_GPU_SLOTS="3")
+    time.sleep(0.3)
+    late = start(tmp_path, 1, 0.1, REPRO_GPU_JOBS_PER_DEVICE="3")
+    (shared_out, _), (timed_out, timed_err), (late_out, _) = (p.communicate(timeout=60) for p in (shared, timed, late))
+    shared_released = float(shared_out.split("\n")[1].split()[1])
+    timed_started = float(timed_out.split()[2])
+    timed_released = float(timed_out.split("\n")[1].split()[1])
+    late_started = float(late_out.split()[2])
+    assert timed_started >= shared_released
+    assert "3 of the 3 slots of device 0" in timed_err and "no device of 1 has 3 free slots" in timed_err
+    assert not timed_started <= late_started < timed_released  # nobody ran beside the timed job
+
+
+def test_a_bad_slot_setting_is_named(tmp_path):
+    out, err = start(tmp_path, 1, 0, REPRO_GPU_JOBS_PER_DEVICE="zero").communicate(timeout=30)
+    assert "REPRO_GPU_JOBS_PER_DEVICE='zero'" in err
+
+
+def test_jobs_behind_reported_times_ask_for_a_whole_device(tmp_path):
+    """With gpu.jobs_per_device 3, a training job timed by vMF Table 3 and a benchmark ask
+    Snakemake for 3 slots and tell the job so (REPRO_GPU_SLOTS); another training asks for 1."""
+    from tests.test_workflow import snakemake
+
+    config = tmp_path / "config.yaml"
+    text = (REPO / "config.yaml").read_text()
+    assert "  jobs_per_device: 1\n" in text
+    config.write_text(text.replace("  jobs_per_device: 1\n", "  jobs_per_device: 3\n"))
+    timed, untimed = (f"results/models/iwslt16/fr-en/{e}/seed1/model.pt" for e in ("word2word-ce", "word2emb-word2vec-l2"))
+    out = snakemake(tmp_path, timed, untimed, "results/benchmarks/vmf/table4.json", "--configfile", str(config),
+                    "-n", "-p", "--cores", "4", "--resources", "gpu=3").stdout
+    slots = {}
+    for block in out.split("\nrule "):
+        for target in (timed, untimed, "results/benchmarks/vmf/table4.json"):
+            if f"--out-dir {target.rsplit('/', 1)[0]} " in block or f"--out {target} " in block:
+                slots[target] = (block.split("gpu=")[1].split(",")[0], block.split("REPRO_GPU_SLOTS=")[1].split()[0])
+    assert slots == {timed: ("3", "3"), untimed: ("1", "1"), "results/benchmarks/vmf/table4.json": ("3", "3")}

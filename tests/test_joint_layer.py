@@ -185,3 +185,30 @@ def test_bad_settings_fail_with_their_name():
         JointOutput("tied", D_H, V, E, sample_share=0.0)
     with pytest.raises(ValueError, match="own W"):
         JointOutput("nmt", D_H, V, E)
+
+
+def test_decoding_computes_g_out_once_and_training_invalidates_it():
+    """Decoding (eval, no gradients) keeps g_out(E): the same scores, g_out called once over many
+    steps; a training step or train mode computes it afresh."""
+    layer, E, h, target = make("output")  # sigma(E W): g_out has parameters of its own
+    layer.eval()
+    with torch.no_grad():
+        expected = torch.log_softmax(_written_out(layer, E, h), dim=-1)
+    calls = []
+    layer.g_out.register_forward_hook(lambda *args: calls.append(1))
+    with torch.no_grad():
+        for _ in range(5):
+            torch.testing.assert_close(layer.scores(layer(h)), expected, rtol=1e-12, atol=1e-12)
+    assert len(calls) == 1
+    layer.train()
+    optimiser = torch.optim.SGD(layer.parameters(), lr=0.5)
+    layer.loss(layer(h), target).sum().backward()
+    optimiser.step()
+    layer.eval()
+    with torch.no_grad():
+        changed = layer.scores(layer(h))
+        torch.testing.assert_close(changed, torch.log_softmax(_written_out(layer, E, h), dim=-1), rtol=1e-12, atol=1e-12)
+        E.add_(1.0)  # a change in place, in eval mode, is seen too
+        torch.testing.assert_close(layer.scores(layer(h)), torch.log_softmax(_written_out(layer, E, h), dim=-1),
+                                   rtol=1e-12, atol=1e-12)
+    assert not torch.equal(changed, expected)

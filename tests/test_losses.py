@@ -156,3 +156,28 @@ def test_random_negatives_are_uniform_and_never_the_target_or_banned():
         assert len(drawn) == choices and ((drawn - expected).abs() < 5 * expected ** 0.5).all()
     table = unit(torch.randn(10, M))
     assert losses.random_negatives(torch.randn(4, M), target[:4], table, (0, 2)).shape == (4, 5, M)
+
+
+def test_the_single_product_negative_is_the_two_product_one():
+    """(u_hat - e_w) E^T picks the same negatives as the old u_hat E^T - e_w E^T on random data."""
+    generator = torch.Generator().manual_seed(8)
+    table = torch.nn.functional.normalize(torch.randn(500, M, generator=generator), dim=-1)
+    table[0] = 0
+    e_hat = torch.randn(300, M, generator=generator)
+    target = torch.randint(4, 500, (300,), generator=generator)
+    unit_hat = torch.nn.functional.normalize(e_hat, dim=-1)
+    two_products = unit_hat @ table.T - table[target] @ table.T
+    two_products.scatter_(1, target[:, None], float("-inf"))
+    two_products[:, [0, 2]] = float("-inf")
+    found = losses.most_informative_negative(e_hat, target, table, banned=(0, 2), chunk=64)
+    assert torch.equal(found[:, 0], table[two_products.argmax(-1)])
+
+
+def test_the_negative_is_picked_in_fp32_under_bf16_autocast():
+    generator = torch.Generator().manual_seed(9)
+    table = torch.nn.functional.normalize(torch.randn(200, M, generator=generator), dim=-1)
+    e_hat = torch.randn(50, M, generator=generator)
+    target = torch.randint(4, 200, (50,), generator=generator)
+    expected = losses.most_informative_negative(e_hat, target, table)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.equal(losses.most_informative_negative(e_hat, target, table), expected)

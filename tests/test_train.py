@@ -180,3 +180,153 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
         model.zero_grad()
         model.decoder.embed(tgt).sum().backward()
         assert (model.word_vectors.grad[~input_rows] == 0).all() and model.word_vectors.grad[input_rows].abs().sum() > 0
+
+
+def test_fp32_cpu_training_steps_are_bit_for_bit_the_recorded_ones():
+    """The speed work (host-side token positions, no per-step syncs, shared tables) changes no fp32
+    CPU number: tests/fixed_step_reference.json was recorded before it (tests/fixed_step.py)."""
+    from tests import fixed_step
+
+    recorded = json.loads((REPO / "tests" / "fixed_step_reference.json").read_text())
+    assert fixed_step.reference() == recorded
+
+
+@pytest.mark.parametrize("kind", ["softmax", "tied_nllvmf"])
+def test_bf16_autocast_on_the_cpu_learns_as_fp32_does(kind):
+    """train.precision bf16 (autocast, here on the CPU) reaches the same order of loss as fp32 on
+    a tiny task, and the loss itself comes out in fp32."""
+    from tests import fixed_step
+    from workflow_src import precision
+
+    def bf16_step(model, batch):
+        with precision.autocast("bf16", torch.device("cpu")):
+            loss, n = model.loss(*batch, 0)
+        assert loss.dtype == torch.float32
+        return loss, n
+
+    fp32 = [float.fromhex(x) for x in fixed_step.seq2seq_losses(kind, steps=4, repeat=25)]
+    bf16 = [float.fromhex(x) for x in fixed_step.seq2seq_losses(kind, bf16_step, steps=4, repeat=25)]
+    assert bf16 != fp32  # autocast did change the arithmetic
+    assert sum(bf16[-4:]) < 0.8 * sum(bf16[:4])  # it learns
+    assert 0.7 < sum(bf16[-4:]) / sum(fp32[-4:]) < 1.4
+
+
+def test_log_cm_is_float64_and_unchanged_under_bf16_autocast():
+    from workflow_src.model.vmf import log_cm
+    from workflow_src.precision import autocast
+
+    kappa = torch.tensor([0.5, 3.0, 40.0, 200.0])
+    expected = log_cm(300, kappa.double())
+    with autocast("bf16", torch.device("cpu")):
+        assert torch.equal(log_cm(300, kappa.double()), expected)
+        assert torch.equal(log_cm(300, kappa), expected.float())
+
+
+def test_precision_resolves_to_fp32_on_the_cpu_unless_asked():
+    from workflow_src.precision import resolve
+
+    assert resolve("auto", torch.device("cpu")) == "fp32"
+    assert resolve("auto", torch.device("cuda")) == "bf16"
+    assert resolve("bf16", torch.device("cpu")) == "bf16"
+    with pytest.raises(ValueError, match="train.precision"):
+        resolve("fp16", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("kind", ["softmax", "most_informative"])
+def test_the_split_input_projection_is_the_fused_cell(kind):
+    """The decoder's first layer with its embedding half computed for every step at once (used
+    on CUDA) gives the fused LSTMCell's losses and gradients, with the same parameters."""
+    from tests import fixed_step
+    from workflow_src.model.seq2seq import Seq2Seq
+
+    torch.manual_seed(0)
+    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS[kind]}, 40, 40, 0,
+                    torch.nn.functional.normalize(torch.randn(40, 6), dim=-1)).eval()
+    batch = fixed_step.batches(1, 1)[0]
+    results = []
+    for split in (False, True):
+        model.decoder.split_input_projection = split
+        model.zero_grad()
+        loss, _ = model.loss(*batch, 0)
+        loss.backward()
+        results.append((loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (fused, fused_grads), (split, split_grads) = results
+    torch.testing.assert_close(split, fused, rtol=1e-5, atol=1e-5)
+    for a, b in zip(split_grads, fused_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert "decoder.cells.0.weight_ih" in model.state_dict()
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # as it runs on CUDA by default
+        bf16, _ = model.loss(*batch, 0)
+    torch.testing.assert_close(bf16, fused, rtol=0.05, atol=0)
+
+
+def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_path):
+    """The tied embedding and the continuous output layer share the frozen table: still one
+    storage after a conversion (`.to()`), and a saved model file holds it once."""
+    from tests import fixed_step
+    from workflow_src.model.seq2seq import Seq2Seq
+    from workflow_src.nmt_data import load_model, save_model
+    from workflow_src.vocab import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(3000)])
+    table = torch.nn.functional.normalize(torch.randn(len(vocab), 64), dim=-1)
+    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, len(vocab), len(vocab), 0, table)
+    assert model.decoder.embed.table is model.output.table
+    model.to(torch.float64)  # a conversion makes new tensors, as a move to the GPU does
+    assert model.output.table.dtype == torch.float64
+    assert model.decoder.embed.table.untyped_storage().data_ptr() == model.output.table.untyped_storage().data_ptr()
+    model.to(torch.float32)
+    save_model(tmp_path / "model.pt", model, {**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, vocab, vocab)
+    table_bytes = table.numel() * 4
+    others = sum(p.numel() * 4 for p in model.parameters())
+    assert (tmp_path / "model.pt").stat().st_size < table_bytes * 1.5 + others
+    loaded, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
+    assert loaded.decoder.embed.table.untyped_storage().data_ptr() == loaded.output.table.untyped_storage().data_ptr()
+
+
+def test_batches_are_bucketed_on_both_lengths_at_the_same_size():
+    """Bucketing on source then target length keeps every batch (but the last) at batch_size and
+    pads the targets less than bucketing on the source alone."""
+    import random
+
+    from workflow_src.nmt_data import batch_indices
+
+    rng = random.Random(0)
+    src = [rng.randint(1, 30) for _ in range(5000)]
+    tgt = [max(1, s + rng.randint(-8, 8)) for s in src]
+
+    def target_padding(batches):
+        return sum(max(tgt[i] for i in b) * len(b) - sum(tgt[i] for i in b) for b in batches)
+
+    both = batch_indices(src, 64, random.Random(1), tgt)
+    source_only = batch_indices(src, 64, random.Random(1))
+    assert sorted(len(b) for b in both) == sorted(len(b) for b in source_only)
+    assert sorted(i for b in both for i in b) == list(range(5000))
+    assert target_padding(both) < 0.5 * target_padding(source_only)
+    assert both == batch_indices(src, 64, random.Random(1), tgt)  # the seed decides the order
+
+
+def test_a_training_batch_locates_its_tokens_on_the_host():
+    from workflow_src.nmt_data import TrainingBatch, pad, prefetched, training_batch
+    from workflow_src.vocab import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(20)])
+    src = [[5, 6, 7], [8], []]
+    tgt = [[9, 10, vocab.eos], [vocab.eos], [11, 12, 13, 14, vocab.eos]]
+    batch = training_batch(src, tgt, [0, 1, 2], vocab, vocab, torch.device("cpu"))
+    assert batch.lengths.device.type == "cpu" and batch.lengths.tolist() == [3, 1, 1]
+    assert torch.equal(batch.positions, (batch.tgt_out != vocab.pad).flatten().nonzero().squeeze(1))
+    assert batch.tokens == 9 and batch.sentences == 3
+    assert pad([[1, 2, 3]], 0, multiple=8).tolist() == [[1, 2, 3, 0, 0, 0, 0, 0]]
+    # the background thread (CUDA's) hands over the same batches in order, and a failure
+    made = [training_batch(src, tgt, idx, vocab, vocab, torch.device("cpu")) for idx in ([0], [1, 2])]
+    handed = list(prefetched(iter(made), torch.device("cpu"), background=True))
+    assert [b.positions.tolist() for b in handed] == [b.positions.tolist() for b in made]
+
+    def failing():
+        yield made[0]
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        list(prefetched(failing(), torch.device("cpu"), background=True))
+    assert isinstance(handed[0], TrainingBatch)

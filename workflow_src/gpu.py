@@ -1,14 +1,21 @@
-"""One GPU per job on a multi-GPU machine: a lock-based slot allocator.
+"""GPU slots for jobs on a multi-GPU machine: a lock-based allocator, N slots per device.
 
 Snakemake counts `--resources gpu=N` but does not say which device a job should use. A GPU job
-(training, decoding, benchmarks) therefore takes the first free slot among the machine's
-devices by locking `<lock dir>/gpu<i>.lock` (flock: the lock goes with the process, however it
-ends) and sets `CUDA_VISIBLE_DEVICES=i` before CUDA starts, so torch sees exactly that device.
-When `CUDA_VISIBLE_DEVICES` is already set (Slurm sets it for its GPU jobs, a user may set it),
-that choice is kept; with no GPU the job runs on the CPU and says so.
+(training, decoding, benchmarks) therefore takes free slots of one of the machine's devices by
+locking `<lock dir>/gpu<i>.slot<k>.lock` (flock: the lock goes with the process, however it ends)
+and sets `CUDA_VISIBLE_DEVICES=i` before CUDA starts, so torch sees exactly that device. Each
+device has `jobs_per_device` slots (config `gpu.jobs_per_device`, default 1: one job per GPU):
+small jobs use a fraction of a large GPU, so several can share it (NVIDIA MPS lets their kernels
+run side by side, docs/cluster.md). A job whose timings are reported (`timed`) takes every slot
+of one device, so it has that device to itself. When `CUDA_VISIBLE_DEVICES` is already set
+(Slurm sets it for its GPU jobs, a user may set it), that choice is kept; with no GPU the job runs
+on the CPU and says so.
 
-`REPRO_GPUS` overrides the number of devices (tests simulate machines with it) and
-`REPRO_GPU_LOCK_DIR` the lock directory (default: one per machine, under the temp directory).
+The environment carries the settings to the jobs: `REPRO_GPU_JOBS_PER_DEVICE` (the workflow
+exports the config's), `REPRO_GPU_SLOTS` (slots this job takes: what its rule asked Snakemake
+for, 1 unless set), `REPRO_GPUS` overrides the number of devices (tests simulate machines with
+it) and `REPRO_GPU_LOCK_DIR` the lock directory (default: one per machine, under the temp
+directory).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 
 def device_count() -> int:
@@ -31,6 +38,24 @@ def device_count() -> int:
     return torch.cuda.device_count()
 
 
+def _count_setting(name: str, default: int, least: int) -> int:
+    value = os.environ.get(name, str(default))
+    if not value.isdigit() or int(value) < least:
+        raise ValueError(f"environment {name}={value!r}: expected a whole number of at least {least}")
+    return int(value)
+
+
+def jobs_per_device() -> int:
+    """Slots per device (config gpu.jobs_per_device, exported as REPRO_GPU_JOBS_PER_DEVICE)."""
+    return _count_setting("REPRO_GPU_JOBS_PER_DEVICE", 1, least=1)
+
+
+def slots_wanted() -> int:
+    """Slots this job takes: REPRO_GPU_SLOTS (its rule's gpu resource; 0, a rule configured for
+    the CPU, counts as 1), at most a device's."""
+    return min(max(_count_setting("REPRO_GPU_SLOTS", 1, least=0), 1), jobs_per_device())
+
+
 def lock_dir() -> Path:
     return Path(os.environ.get("REPRO_GPU_LOCK_DIR", Path(tempfile.gettempdir()) / "softmax-bottleneck-gpu-slots"))
 
@@ -39,10 +64,34 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _take_slots(directory: Path, device: int, per_device: int, wanted: int) -> list[IO]:
+    """`wanted` free slots of `device`, locked, or none (every lock taken on the way released)."""
+    held = []
+    for slot in range(per_device):
+        handle = open(directory / f"gpu{device}.slot{slot}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        held.append(handle)
+        if len(held) == wanted:
+            return held
+    _release(held)
+    return []
+
+
+def _release(handles: list[IO]) -> None:
+    for handle in handles:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
 @contextlib.contextmanager
 def gpu_slot(poll_seconds: float = 2.0) -> Iterator[int | None]:
-    """Hold a free GPU for the block and point CUDA_VISIBLE_DEVICES at it; yield its index, or
-    None when the job runs where another authority chose (CUDA_VISIBLE_DEVICES set) or on the CPU."""
+    """Hold free slots of one GPU for the block (`slots_wanted` of its `jobs_per_device`) and
+    point CUDA_VISIBLE_DEVICES at it; yield its index, or None when the job runs where another
+    authority chose (CUDA_VISIBLE_DEVICES set) or on the CPU."""
     if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         log(f"GPU: CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} was set for this job; keeping it")
         yield None
@@ -52,27 +101,27 @@ def gpu_slot(poll_seconds: float = 2.0) -> Iterator[int | None]:
         log("GPU: none on this machine; running on the CPU")
         yield None
         return
+    per_device, wanted = jobs_per_device(), slots_wanted()
     directory = lock_dir()
     directory.mkdir(parents=True, exist_ok=True)
     waited = False
     while True:
         for index in range(count):
-            handle = open(directory / f"gpu{index}.lock", "w")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
+            held = _take_slots(directory, index, per_device, wanted)
+            if not held:
                 continue
             os.environ["CUDA_VISIBLE_DEVICES"] = str(index)
-            log(f"GPU: slot {index} of {count} (CUDA_VISIBLE_DEVICES={index})")
+            whole = " (the whole device)" if wanted == per_device > 1 else ""
+            log(f"GPU: {wanted} of the {per_device} slots of device {index} of {count}{whole} "
+                f"(CUDA_VISIBLE_DEVICES={index})")
             try:
                 yield index
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-                handle.close()
+                _release(held)
             return
         if not waited:
-            log(f"GPU: all {count} slots busy; waiting for one")
+            log(f"GPU: all {count * per_device} slots busy; waiting" if wanted == 1 else
+                f"GPU: no device of {count} has {wanted} free slots; waiting")
             waited = True
         time.sleep(poll_seconds)
 

@@ -39,8 +39,9 @@ from workflow_src.atomic import atomic_output, read_lines, write_lines
 from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.gpu import job_device
-from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, save_model, source_batch,
-                                   target_batch, training_pairs_within)
+from workflow_src import precision as precisions
+from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, prefetched, save_model, training_batch,
+                                   training_pairs_within)
 from workflow_src.preprocess import postprocess
 from workflow_src.score import bleu
 
@@ -86,15 +87,15 @@ def initialise(model: Seq2Seq, scale: float) -> None:
 
 
 @torch.no_grad()
-def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device) -> float:
+def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32") -> float:
     model.eval()
-    total, tokens = 0.0, 0
-    for idx in batch_indices([len(s) for s in src], batch_size, rng=None):
-        s, lengths = source_batch(src, idx, src_vocab, device)
-        tgt_in, tgt_out = target_batch(tgt, idx, tgt_vocab, device)
-        loss, n = model.loss(s, lengths, tgt_in, tgt_out, tgt_vocab.pad)
-        total, tokens = total + float(loss), tokens + n
-    return total / max(tokens, 1)
+    total, tokens = torch.zeros((), dtype=torch.float64, device=device), 0
+    batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
+    for batch in prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device) for idx in batches), device):
+        with precisions.autocast(precision, device):
+            loss, _ = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
+        total, tokens = total + loss.double(), tokens + batch.tokens
+    return total.item() / max(tokens, 1)
 
 
 def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
@@ -111,7 +112,9 @@ def train(spec: dict, args, device: torch.device) -> None:
     t = spec["train"]
     seed = t["seed"]
     torch.set_num_threads(args.threads)
-    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
+    precision = precisions.resolve(spec.get("precision", "auto"), device)
+    precisions.configure(precision)
+    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {args.threads} threads")
 
     src_vocab, tgt_vocab, table = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
     train_src = encode_file(args.train_src, src_vocab, eos=False)
@@ -160,21 +163,24 @@ def train(spec: dict, args, device: torch.device) -> None:
         rng = random.Random(f"{seed}-{epoch}")
         torch.manual_seed(seed * 100003 + epoch)
         model.train()
-        batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng)
-        started, total, tokens, sentences = time.perf_counter(), 0.0, 0, 0
-        for idx in tqdm(batches, desc=f"epoch {epoch}", file=sys.stderr, mininterval=10, leave=False):
-            src, lengths = source_batch(train_src, idx, src_vocab, device)
-            tgt_in, tgt_out = target_batch(train_tgt, idx, tgt_vocab, device)
-            loss, n = model.loss(src, lengths, tgt_in, tgt_out, tgt_vocab.pad)
+        batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
+        started, tokens, sentences = time.perf_counter(), 0, 0
+        total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
+        built = (training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device) for idx in batches)
+        for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
+                          mininterval=10, leave=False):
+            with precisions.autocast(precision, device):
+                loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
             optimiser.zero_grad(set_to_none=True)
             (loss / n).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
             optimiser.step()
-            total, tokens, sentences = total + loss.item(), tokens + n, sentences + len(idx)
+            total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
+        total = total.item()
         train_seconds = time.perf_counter() - started
         elapsed += train_seconds
         validation_started = time.perf_counter()
-        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device)
+        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision)
         dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
         record = {
             "epoch": epoch, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,

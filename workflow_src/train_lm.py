@@ -33,6 +33,8 @@ The spec (JSON); every key is required but those with a default:
     lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
     bptt, batch_size      35, 20
     max_epochs, seed, device (auto | cpu | cuda)
+    precision             default auto; auto | bf16 | tf32 | fp32 (`workflow_src.precision`: auto is
+                          bf16 on CUDA, fp32 elsewhere; the loss always runs in fp32)
     sessions              default 1; the schedule's runs, each from the weights the last ended with
     keep                  default best; best | last: the epoch `model.pt` holds
     eval_batch_size       default 10
@@ -69,7 +71,9 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
+from workflow_src import precision as precisions
 from workflow_src.gpu import job_device
+from workflow_src.precision import at_least_fp32
 from workflow_src.archives import CorpusError
 from workflow_src.model.lm import LSTMLanguageModel, perplexity
 from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
@@ -82,7 +86,7 @@ EOS = "<eos>"
 REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
             "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
 DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
-            "sessions": 1, "keep": "best"}
+            "sessions": 1, "keep": "best", "precision": "auto"}
 LOSSES = {
     "ce": ((), lambda logits, target, embedding: cross_entropy(logits, target)),
     "augmented": (("gamma", "tau"), augmented_total_loss),
@@ -178,27 +182,30 @@ def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int) -> float:
+def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
     """Perplexity of batchified data, each column read from a zero state."""
     model.eval()
     hidden = model.init_hidden(data.shape[1])
-    nll = 0.0
+    nll = torch.zeros((), dtype=torch.float64, device=data.device)  # read once, at the end
     for inputs, targets in segments(data, bptt):
-        logits, _, hidden = model(inputs, hidden)
-        nll += cross_entropy(logits.flatten(0, 1), targets.flatten()).double().sum().item()
-    return perplexity(nll, predicted_tokens(data))
+        with precisions.autocast(precision, data.device):
+            logits, _, hidden = model(inputs, hidden)
+        nll += cross_entropy(logits.flatten(0, 1), targets.flatten()).double().sum()
+    return perplexity(nll.item(), predicted_tokens(data))
 
 
-def train_epoch(model, data, spec, optimiser, objective) -> tuple[float, float, int]:
+def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32") -> tuple[float, float, int]:
     """One pass over the batchified training data: the sums of the objective and of the CE over
-    its predicted tokens, and their number."""
+    its predicted tokens, and their number. The forward pass runs in `precision`, the objective
+    on fp32 logits."""
     model.train()
     hidden = model.init_hidden(data.shape[1])
     total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
     for inputs, targets in tqdm(list(segments(data, spec["bptt"])), desc="segments", file=sys.stderr,
                                 mininterval=10, leave=False):
-        logits, _, hidden = model(inputs, hidden)
-        logits, targets = logits.flatten(0, 1), targets.flatten()
+        with precisions.autocast(precision, data.device):
+            logits, _, hidden = model(inputs, hidden)
+        logits, targets = at_least_fp32(logits.flatten(0, 1)), targets.flatten()
         per_token = objective(logits, targets, model.embedding.weight)
         optimiser.zero_grad(set_to_none=True)
         (per_token.sum() / data.shape[1]).backward()
@@ -228,7 +235,9 @@ def train(spec: dict, args, device: torch.device) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path, kept_path = out_dir / "checkpoint.pt", out_dir / "kept.pt"
     torch.set_num_threads(args.threads)
-    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device}, {args.threads} threads")
+    precision = precisions.resolve(spec["precision"], device)
+    precisions.configure(precision)
+    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {args.threads} threads")
 
     itos = build_vocabulary(args.vocabulary_text or args.train)
     word_ids = {word: i for i, word in enumerate(itos)}
@@ -267,9 +276,9 @@ def train(spec: dict, args, device: torch.device) -> None:
         for group in optimiser.param_groups:
             group["lr"] = lr
         started = time.perf_counter()
-        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective)
+        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision)
         seconds = time.perf_counter() - started
-        valid_perplexity = evaluate(model, valid_data, spec["bptt"])
+        valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
         improved, best = valid_perplexity < best, min(best, valid_perplexity)
         if improved or spec["keep"] == "last":
             save_language_model(kept_path, model, spec, itos, epoch)
@@ -291,8 +300,8 @@ def train(spec: dict, args, device: torch.device) -> None:
     kept_epoch = history[-1] if spec["keep"] == "last" else min(history, key=lambda r: r["valid_perplexity"])
     result = {
         "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
-        "valid_perplexity": evaluate(model, valid_data, spec["bptt"]),
-        "test_perplexity": evaluate(model, test_data, spec["bptt"]),
+        "valid_perplexity": evaluate(model, valid_data, spec["bptt"], precision),
+        "test_perplexity": evaluate(model, test_data, spec["bptt"], precision),
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,

@@ -131,6 +131,7 @@ class JointOutput(nn.Module):
         self.word_vectors = word_vectors
         self.bias = nn.Parameter(torch.zeros(vocab_size, **factory))
         self.g_out, self.g_inp = _projections(variant, word_vectors.shape[1], hidden, joint_dim, activation, **factory)
+        self._decoding_cache: tuple[tuple, torch.Tensor] | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -147,9 +148,25 @@ class JointOutput(nn.Module):
     def logits(self, context: torch.Tensor, ids: torch.Tensor | None = None) -> torch.Tensor:
         """g_out(E_ids) g_inp(h) + b_ids over the words `ids` (all of V when None): N x |ids|.
         Only the rows `ids` of E go through g_out, which is what sampling saves."""
-        words = self.word_vectors if ids is None else self.word_vectors[ids]
-        bias = self.bias if ids is None else self.bias[ids]
-        return F.linear(context, self.g_out(words), bias)
+        if ids is None:
+            return F.linear(context, self._all_words(), self.bias)
+        return F.linear(context, self.g_out(self.word_vectors[ids]), self.bias[ids])
+
+    def _all_words(self) -> torch.Tensor:
+        """g_out(E) over all of V. While decoding (eval mode, no gradients) it is a constant, computed
+        once and kept until a parameter it reads changes (their version counters, which an
+        optimiser step or a load bumps) or the layer trains again."""
+        if self.training or torch.is_grad_enabled():
+            return self.g_out(self.word_vectors)
+        inputs = (self.word_vectors, *self.g_out.parameters())
+        key = (torch.is_autocast_enabled(), *((p.data_ptr(), p._version) for p in inputs))
+        if self._decoding_cache is None or self._decoding_cache[0] != key:
+            self._decoding_cache = (key, self.g_out(self.word_vectors))
+        return self._decoding_cache[1]
+
+    def train(self, mode: bool = True):
+        self._decoding_cache = None
+        return super().train(mode)
 
     def loss(self, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         ids = None

@@ -13,11 +13,13 @@ import torch
 import torch.nn.functional as F
 
 from workflow_src.model.vmf import log_cm
+from workflow_src.precision import at_least_fp32
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """CE(s, w) = -log softmax(s)_w   (vMF paper Eq. 1)."""
-    return F.cross_entropy(logits, target, reduction="none")
+    """CE(s, w) = -log softmax(s)_w   (vMF paper Eq. 1), normalised in fp32 whatever the
+    logits' precision (`workflow_src.precision`)."""
+    return F.cross_entropy(at_least_fp32(logits), target, reduction="none")
 
 
 def l2(e_hat: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
@@ -69,15 +71,17 @@ def most_informative_negative(e_hat: torch.Tensor, target: torch.Tensor, table: 
     """u' = e_j, j = argmax_{j != w} cos(e_hat, e_j) - cos(e_w, e_j) over the unit table: the word
     closest to the prediction and farthest from the target (Lazaridou et al. 2015, as the vMF
     authors' released code picks it), never one of the `banned` rows (padding, start symbol).
-    Returns N x 1 x m."""
-    unit_hat = F.normalize(e_hat, dim=-1)
+    Over unit rows the score is one product, (u_hat - e_w) E^T, not two N x m x V ones; it runs in
+    fp32 under any autocast. Returns N x 1 x m."""
+    unit_hat = F.normalize(at_least_fp32(e_hat), dim=-1)
     ids = torch.empty_like(target)
-    for start in range(0, len(target), chunk):  # bounds the N x V score matrix
-        rows = slice(start, start + chunk)
-        scores = unit_hat[rows] @ table.T - table[target[rows]] @ table.T
-        scores.scatter_(1, target[rows, None], float("-inf"))
-        scores[:, list(banned)] = float("-inf")
-        ids[rows] = scores.argmax(-1)
+    with torch.autocast(device_type=e_hat.device.type, enabled=False):
+        for start in range(0, len(target), chunk):  # bounds the N x V score matrix
+            rows = slice(start, start + chunk)
+            scores = (unit_hat[rows] - table[target[rows]]) @ table.T
+            scores.scatter_(1, target[rows, None], float("-inf"))
+            scores[:, list(banned)] = float("-inf")
+            ids[rows] = scores.argmax(-1)
     return table[ids].unsqueeze(1)
 
 

@@ -14,10 +14,12 @@ word vectors of a softmax over pretrained embeddings (syn-margin paper §4).
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from workflow_src.model.output_layers import build_output_layer
+from workflow_src.precision import at_least_fp32
 from workflow_src.vocab import SPECIALS, BOS
 
 BOS_ID = SPECIALS.index(BOS)
@@ -80,6 +82,10 @@ class Decoder(nn.Module):
         self.attn_in = nn.Linear(hidden, hidden, bias=False)
         self.attn_out = nn.Linear(2 * hidden, hidden, bias=False)
         self.dropout = nn.Dropout(dropout)
+        # Teacher forcing computes the embedding half of the first layer's input projection for
+        # every step at once (`sequence`). None: where the device is CUDA; the CPU keeps the fused
+        # LSTMCell, whose fp32 numbers differ from the split sum in the last bits.
+        self.split_input_projection: bool | None = None
 
     def init_state(self, encoder_final):
         h, c = encoder_final
@@ -97,9 +103,11 @@ class Decoder(nn.Module):
     def sequence(self, embedded: torch.Tensor, state, keys):
         """Teacher forcing over a whole target sequence (B x T x E) -> (B x T x H), (B x T x S)."""
         if self.input_feed:
+            split = embedded.is_cuda if self.split_input_projection is None else self.split_input_projection
+            embedded_gates = self.embedding_gates(embedded) if split else embedded
             states, attentions = [], []
             for t in range(embedded.shape[1]):
-                h, attention, state = self.step(embedded[:, t], state, keys)
+                h, attention, state = self.step(embedded_gates[:, t], state, keys, precomputed=split)
                 states.append(h)
                 attentions.append(attention)
             return torch.stack(states, dim=1), torch.stack(attentions, dim=1)
@@ -110,19 +118,40 @@ class Decoder(nn.Module):
         attentional, attention = self._attend(out, keys)
         return self.dropout(attentional), attention
 
+    def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
+        """W_ih[:, :E] emb + b_ih + b_hh of the first layer, for every step at once (... x 4H):
+        the half of its input projection that does not wait for the previous step. The cell keeps
+        its one W_ih (the same parameters, checkpoints and counts)."""
+        cell = self.cells[0]
+        return F.linear(embedded, cell.weight_ih[:, :embedded.shape[-1]], cell.bias_ih + cell.bias_hh)
+
+    def _first_cell(self, embedded_gates: torch.Tensor, feed: torch.Tensor, state):
+        """LSTMCell of the first layer from precomputed `embedding_gates`: the input-feed half and
+        the recurrence remain, then nn.LSTMCell's gates (i, f, g, o)."""
+        cell, (h, c) = self.cells[0], state
+        feed_weight = cell.weight_ih[:, cell.weight_ih.shape[1] - feed.shape[-1]:]
+        gates = embedded_gates + F.linear(feed, feed_weight) + F.linear(h, cell.weight_hh)
+        i, f, g, o = gates.chunk(4, dim=-1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+
     def attention_keys(self, memory: torch.Tensor, mask: torch.Tensor):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
         return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
 
-    def step(self, embedded: torch.Tensor, state, keys):
+    def step(self, embedded: torch.Tensor, state, keys, precomputed: bool = False):
         """One step: the embedded previous words (B x E) -> attentional state (B x H), attention
-        (B x S), state. `keys` comes from `attention_keys`."""
+        (B x S), state. `keys` comes from `attention_keys`. With `precomputed`, `embedded` is
+        the step's `embedding_gates` instead (input feeding only)."""
         layer_states, feed = state
         if self.input_feed:
-            x = torch.cat([embedded, feed], dim=-1)
             new_states = []
             for i, cell in enumerate(self.cells):
-                h, c = cell(x, layer_states[i])
+                if i == 0:
+                    h, c = (self._first_cell(embedded, feed, layer_states[0]) if precomputed
+                            else cell(torch.cat([embedded, feed], dim=-1), layer_states[0]))
+                else:
+                    h, c = cell(x, layer_states[i])
                 new_states.append((h, c))
                 x = self.dropout(h) if i + 1 < self.layers else h
         else:
@@ -157,12 +186,29 @@ class Seq2Seq(nn.Module):
         self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
                                          word_vectors=embed.weight if shares_embedding else self.word_vectors)
 
+    def _apply(self, fn, recurse=True):
+        """nn.Module converts each module's buffers on its own, so `.to()` would give the tied
+        embedding and the continuous output layer a copy each of the target table they share (two
+        300K x 300 tables on the device, and in every checkpoint): share the converted one again."""
+        shared: dict[int, list[tuple[nn.Module, str]]] = {}
+        for module in self.modules():
+            for name, buffer in module._buffers.items():
+                if buffer is not None:
+                    shared.setdefault(id(buffer), []).append((module, name))
+        super()._apply(fn, recurse)
+        for (module, name), *others in (group for group in shared.values() if len(group) > 1):
+            for other, other_name in others:
+                other._buffers[other_name] = module._buffers[name]
+        return self
+
     def pretrained_parameters(self) -> tuple[nn.Parameter, ...]:
         return () if self.word_vectors is None else (self.word_vectors,)
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
-        """(attention keys, initial decoder state) of a source batch."""
+        """(attention keys, initial decoder state) of a source batch. `lengths` may stay on the
+        host (the encoder packs by host lengths): the mask's copy does not wait."""
         memory, final = self.encoder(src, lengths)
+        lengths = lengths.to(src.device, non_blocking=True)
         mask = torch.arange(src.shape[1], device=src.device)[None, :] < lengths[:, None]
         return self.decoder.attention_keys(memory, mask), self.decoder.init_state(final)
 
@@ -173,12 +219,16 @@ class Seq2Seq(nn.Module):
         states, attentions = self.decoder.sequence(embedded, state, keys)
         return self.output(states), attentions
 
-    def loss(self, src, lengths, tgt_in, tgt_out, pad: int) -> tuple[torch.Tensor, int]:
-        """Summed loss over the non-padding target tokens, and their number."""
+    def loss(self, src, lengths, tgt_in, tgt_out, pad: int, positions: torch.Tensor | None = None):
+        """Summed loss over the non-padding target tokens, and their number. `positions`, their
+        flat indices worked out on the host (`nmt_data.TrainingBatch`), spare the device sync of
+        finding them by mask. The loss runs in fp32 or wider whatever the autocast precision."""
         out, _ = self(src, lengths, tgt_in)
-        keep = tgt_out != pad
-        per_token = self.output.loss(out[keep], tgt_out[keep])
-        return per_token.sum(), int(keep.sum())
+        if positions is None:
+            positions = (tgt_out != pad).flatten().nonzero().squeeze(1)
+        selected = at_least_fp32(out.flatten(0, 1).index_select(0, positions))
+        per_token = self.output.loss(selected, tgt_out.flatten().index_select(0, positions))
+        return per_token.sum(), len(positions)
 
     @torch.no_grad()
     def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int):
