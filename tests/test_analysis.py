@@ -2,7 +2,7 @@
 
 import pytest
 
-from workflow_src.analysis import bin_label, binned_f1, frequency_bin, time_to_best
+from workflow_src.analysis import bin_label, binned_f1, frequency_bin, time_to_convergence
 
 BINS = ((1, 1), (2, 2), (3, 4), (5, None))
 
@@ -31,10 +31,21 @@ def test_bins_and_labels():
     assert [bin_label(*b) for b in BINS] == ["1", "2", "3-4", "5+"]
 
 
-def test_time_to_best_is_the_end_of_the_last_improving_epoch():
+def test_convergence_is_the_lowest_development_loss_not_the_best_bleu():
+    """vMF Table 3's criterion (§4.1): the epoch of the lowest validation loss (perplexity), here
+    epoch 2, although development BLEU (`best`, what training selects on) kept rising to epoch 3."""
     history = [
-        {"epoch": 1, "train_seconds_total": 10.0, "best": True},
-        {"epoch": 2, "train_seconds_total": 21.0, "best": True},
-        {"epoch": 3, "train_seconds_total": 30.0, "best": False},
+        {"epoch": 1, "train_seconds_total": 10.0, "dev_loss": 3.0, "dev_bleu": 5.0, "best": True},
+        {"epoch": 2, "train_seconds_total": 21.0, "dev_loss": 2.5, "dev_bleu": 6.0, "best": True},
+        {"epoch": 3, "train_seconds_total": 30.0, "dev_loss": 2.6, "dev_bleu": 7.0, "best": True},
     ]
-    assert time_to_best(history) == (21.0, 2)
+    assert time_to_convergence(history) == (21.0, 2, True)
+
+
+def test_a_loss_still_falling_at_the_last_epoch_is_not_converged():
+    history = [
+        {"epoch": 1, "train_seconds_total": 10.0, "dev_loss": -20.0},
+        {"epoch": 2, "train_seconds_total": 21.0, "dev_loss": -23.5},
+    ]
+    assert time_to_convergence(history) == (21.0, 2, False)
+
