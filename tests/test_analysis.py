@@ -49,3 +49,47 @@ def test_a_loss_still_falling_at_the_last_epoch_is_not_converged():
     ]
     assert time_to_convergence(history) == (21.0, 2, False)
 
+
+def write_example_world(root, sources: list[str], references: list[str]):
+    """A fr-en test set and, for every system of vMF Table 10, one hypothesis per line naming its line."""
+    from pathlib import Path
+
+    from workflow_src import layout
+    from workflow_src.papers import vmf
+
+    data = Path(root, layout.data_dir("iwslt16", "fr-en"))
+    for folder, side, lines in (("raw", "fr", sources), ("raw", "en", references), ("tok", "fr", sources)):
+        (data / folder).mkdir(parents=True, exist_ok=True)
+        (data / folder / f"test.{side}").write_text("".join(f"{line}\n" for line in lines))
+    for system in vmf.ARTEFACTS["table10"].systems:
+        path = Path(root, layout.hypothesis_path("iwslt16", "fr-en", system.experiment, 1))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{system.name} line {i + 1}\n" for i in range(len(sources))))
+
+
+def example_table(root, monkeypatch):
+    from workflow_src.analysis import examples
+    from workflow_src.papers import vmf
+    from workflow_src.registry import Context
+
+    monkeypatch.chdir(root)
+    return examples(vmf.ARTEFACTS["table10"], Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)}), "vmf", "table10")
+
+
+def test_table10_shows_the_papers_own_sentence_when_the_test_set_holds_it(tmp_path, monkeypatch):
+    # the real test set has the accents the paper's text extraction lost, and Moses-style quotes
+    paper_source = ("Une éducation est critique, mais régler ce problème va nécessiter que chacun d'entre nous "
+                    "s'engage et soit un meilleur exemple pour les femmes et filles dans nos vies.")
+    filler = "Une phrase de plus de dix mots qui vient en premier dans ce test ."
+    write_example_world(tmp_path, [filler, paper_source, filler], ["a", "An education is critical ...", "c"])
+    _, rows, footer = example_table(tmp_path, monkeypatch)
+    assert rows[0]["text"] == paper_source and rows[0]["paper"].startswith("Une ducation")
+    assert rows[2]["text"] == "BPE line 2" and rows[2]["paper"].startswith("Education is critical")
+    assert "the paper's own example" in footer[0]
+
+
+def test_table10_falls_back_to_the_first_long_sentence_and_says_why(tmp_path, monkeypatch):
+    write_example_world(tmp_path, ["court .", "une phrase de onze mots qui ne vient pas du papier ."], ["a", "b"])
+    _, rows, footer = example_table(tmp_path, monkeypatch)
+    assert rows[0]["text"].startswith("une phrase") and rows[2]["text"] == "BPE line 2"
+    assert "does not hold the paper's example" in footer[0]

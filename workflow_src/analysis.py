@@ -282,27 +282,47 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
     return columns, rows, footer
 
 
+def same_text(a: str, b: str) -> bool:
+    """Equal once reduced to their ASCII letters and digits, lower-cased: blind to tokenization,
+    punctuation, quote styles and to accented letters (which the paper's text extraction lost)."""
+    def reduce(text: str) -> str:
+        return "".join(c for c in text.lower() if c.isascii() and c.isalnum())
+    return reduce(a) == reduce(b)
+
+
 @table.register
 def examples(artefact: ExampleTable, ctx: Context, paper: str, artefact_id: str):
-    """vMF Table 10: the first test sentence of at least `min_length` tokens, by every system."""
-    columns = ["", "text", "note"]
+    """vMF Table 10: the paper's example when the test set holds it (by source or reference,
+    `same_text`), else the first test sentence of at least `min_length` tokens, by every system,
+    the paper's translations beside ours."""
+    columns = ["", "text", "paper", "note"]
     column = artefact.column
     if ctx.status(column):
         return columns, [{"": "Input", "note": ctx.status(column)}], []
     src, tgt = column.pair.split("-")
     data = layout.data_dir(column.dataset, column.pair)
-    tokenized = read_lines(Path(f"{data}/tok/test.{src}"))
-    index = next((i for i, line in enumerate(tokenized) if len(line.split()) >= artefact.min_length), 0)
-    rows = [{"": "Input", "text": read_lines(Path(f"{data}/raw/test.{src}"))[index]},
-            {"": "Reference", "text": read_lines(Path(f"{data}/raw/test.{tgt}"))[index]}]
+    sources, references = read_lines(Path(f"{data}/raw/test.{src}")), read_lines(Path(f"{data}/raw/test.{tgt}"))
+    found = next((i for i, (s, r) in enumerate(zip(sources, references, strict=True))
+                  if artefact.paper and (same_text(s, artefact.paper["Input"]) or same_text(r, artefact.paper["Reference"]))),
+                 None)
+    if found is not None:
+        index = found
+        shown = (f"Test sentence {index + 1} of {column.dataset} {column.pair}: the paper's own example, found by "
+                 "its text (ASCII letters and digits, lower-cased; the paper's text extraction lost its accents).")
+    else:
+        tokenized = read_lines(Path(f"{data}/tok/test.{src}"))
+        index = next((i for i, line in enumerate(tokenized) if len(line.split()) >= artefact.min_length), 0)
+        shown = (f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
+                 f"{artefact.min_length} tokens, because this test set does not hold the paper's example"
+                 + (" (its column: the paper's sentence and translations, for comparison only)." if artefact.paper else "."))
+    rows = [{"": "Input", "text": sources[index], "paper": artefact.paper.get("Input")},
+            {"": "Reference", "text": references[index], "paper": artefact.paper.get("Reference")}]
     for s in artefact.systems:
         job = ctx.system_jobs(column, s)[0]
         rows.append({"": f"Predicted ({s.name})",
                      "text": read_lines(Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed)))[index],
-                     "note": f"seed {job.seed}"})
-    footer = [f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
-              f"{artefact.min_length} tokens (the paper shows a sentence of its own real test set)."]
-    return columns, rows, footer
+                     "paper": artefact.paper.get(s.name), "note": f"seed {job.seed}"})
+    return columns, rows, [shown]
 
 
 @table.register

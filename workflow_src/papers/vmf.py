@@ -172,6 +172,23 @@ ARTEFACTS = {
         column=IWSLT[0],
         systems=(BPE, System("L2", "word2emb-word2vec-l2"), System("Cosine", "word2emb-word2vec-cosine"),
                  System("MaxMargin", MAXMARGIN.experiment), System("NLLvMF reg", NLLVMF.experiment)),
+        # §8.4 as the text extraction prints it (its accented letters lost, its colour marks dropped)
+        paper={
+            "Input": "Une ducation est critique, mais rgler ce problme va ncessiter que chacun d’entre nous "
+                     "s’engage et soit un meilleur exemple pour les femmes et filles dans nos vies.",
+            "Reference": "An education is critical, but tackling this problem is going to require each and everyone "
+                         "of us to step up and be better role models for the women and girls in our own lives.",
+            "BPE": "Education is critical, but it’s going to require that each of us will come in and if you do a "
+                   "better example for women and girls in our lives.",
+            "L2": "Education is critical , but to to do this is going to require that each of us of to engage and "
+                  "or a better example of the women and girls in our lives.",
+            "Cosine": "That’s critical , but that’s that it’s going to require that each of us is going to take that "
+                      "the problem and they’re going to if you’re a better example for women and girls in our lives.",
+            "MaxMargin": "Education is critical, but that problem is going to require that every one of us is engaging "
+                         "and is a better example for women and girls in our lives.",
+            "NLLvMF reg": "Education is critical , but fixed this problem is going to require that all of us engage "
+                          "and be a better example for women and girls in our lives.",
+        },
     ),
     "figure1": Figure(
         title="Left: samples processed per second; right: development BLEU by epoch, IWSLT16 fr-en",
