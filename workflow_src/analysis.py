@@ -211,6 +211,11 @@ def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: 
     words = measured[artefact.systems[0].name][0]["words"]
     footer = [f"Teacher-forced predictions on the {column.dataset} {column.pair} test set ({words} reference words "
               f"with their own vector), cosine similarities; ours: the mean over seeds {' '.join(map(str, seeds))}.",
+              "Teacher-forced, not free-running: the paper does not say which. Its statistics compare each predicted "
+              "embedding with its target word, and only teacher forcing (each step reads the reference prefix) pairs "
+              "every prediction with one reference word; a free-running translation has its own length and words. "
+              "Expected effect: higher accuracies than a position-by-position comparison of free-running output would "
+              "give (the paper's accuracy@1, about 24%, may be such a comparison).",
               *notes]
     return columns, rows, footer
 
