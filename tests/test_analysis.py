@@ -93,3 +93,28 @@ def test_table10_falls_back_to_the_first_long_sentence_and_says_why(tmp_path, mo
     _, rows, footer = example_table(tmp_path, monkeypatch)
     assert rows[0]["text"].startswith("une phrase") and rows[2]["text"] == "BPE line 2"
     assert "does not hold the paper's example" in footer[0]
+
+
+def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds(tmp_path, monkeypatch):
+    import json
+    from pathlib import Path
+
+    from workflow_src import layout
+    from workflow_src.analysis import convergence
+    from workflow_src.papers import vmf
+    from workflow_src.registry import Context, Job
+
+    monkeypatch.chdir(tmp_path)
+    losses = {1: [3.0, 2.0, 2.5], 2: [3.0, 2.8, 2.6]}  # seed 1 converges at epoch 2; seed 2 still falls
+    for system in vmf.ARTEFACTS["table3"].systems:
+        for seed, dev in losses.items():
+            path = Path(layout.metrics_path(Job("iwslt16", "fr-en", system.experiment, seed)))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps({"epoch": e + 1, "dev_loss": loss, "train_seconds_total": 10.0 * (e + 1)}) + "\n"
+                                    for e, loss in enumerate(dev)))
+    ctx = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)})
+    columns, rows, footer = convergence(vmf.ARTEFACTS["table3"], ctx, "vmf", "table3")
+    fr_en = rows[0]
+    assert fr_en["Softmax ours (s)"] == 25.0 and fr_en["Softmax converged epoch"] == "2 3+"
+    assert "still falling" in fr_en["note"] and "seed 2" in fr_en["note"]
+    assert fr_en["Emb w/ NLL-vMF ours ratio"] == 1.0
