@@ -2,7 +2,7 @@
 
 import pytest
 
-from workflow_src.analysis import bin_label, binned_f1, frequency_bin, time_to_best
+from workflow_src.analysis import bin_label, binned_f1, frequency_bin, time_to_convergence
 
 BINS = ((1, 1), (2, 2), (3, 4), (5, None))
 
@@ -31,10 +31,90 @@ def test_bins_and_labels():
     assert [bin_label(*b) for b in BINS] == ["1", "2", "3-4", "5+"]
 
 
-def test_time_to_best_is_the_end_of_the_last_improving_epoch():
+def test_convergence_is_the_lowest_development_loss_not_the_best_bleu():
+    """vMF Table 3's criterion (§4.1): the epoch of the lowest validation loss (perplexity), here
+    epoch 2, although development BLEU (`best`, what training selects on) kept rising to epoch 3."""
     history = [
-        {"epoch": 1, "train_seconds_total": 10.0, "best": True},
-        {"epoch": 2, "train_seconds_total": 21.0, "best": True},
-        {"epoch": 3, "train_seconds_total": 30.0, "best": False},
+        {"epoch": 1, "train_seconds_total": 10.0, "dev_loss": 3.0, "dev_bleu": 5.0, "best": True},
+        {"epoch": 2, "train_seconds_total": 21.0, "dev_loss": 2.5, "dev_bleu": 6.0, "best": True},
+        {"epoch": 3, "train_seconds_total": 30.0, "dev_loss": 2.6, "dev_bleu": 7.0, "best": True},
     ]
-    assert time_to_best(history) == (21.0, 2)
+    assert time_to_convergence(history) == (21.0, 2, True)
+
+
+def test_a_loss_still_falling_at_the_last_epoch_is_not_converged():
+    history = [
+        {"epoch": 1, "train_seconds_total": 10.0, "dev_loss": -20.0},
+        {"epoch": 2, "train_seconds_total": 21.0, "dev_loss": -23.5},
+    ]
+    assert time_to_convergence(history) == (21.0, 2, False)
+
+
+def write_example_world(root, sources: list[str], references: list[str]):
+    """A fr-en test set and, for every system of vMF Table 10, one hypothesis per line naming its line."""
+    from pathlib import Path
+
+    from workflow_src import layout
+    from workflow_src.papers import vmf
+
+    data = Path(root, layout.data_dir("iwslt16", "fr-en"))
+    for folder, side, lines in (("raw", "fr", sources), ("raw", "en", references), ("tok", "fr", sources)):
+        (data / folder).mkdir(parents=True, exist_ok=True)
+        (data / folder / f"test.{side}").write_text("".join(f"{line}\n" for line in lines))
+    for system in vmf.ARTEFACTS["table10"].systems:
+        path = Path(root, layout.hypothesis_path("iwslt16", "fr-en", system.experiment, 1))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{system.name} line {i + 1}\n" for i in range(len(sources))))
+
+
+def example_table(root, monkeypatch):
+    from workflow_src.analysis import examples
+    from workflow_src.papers import vmf
+    from workflow_src.registry import Context
+
+    monkeypatch.chdir(root)
+    return examples(vmf.ARTEFACTS["table10"], Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)}), "vmf", "table10")
+
+
+def test_table10_shows_the_papers_own_sentence_when_the_test_set_holds_it(tmp_path, monkeypatch):
+    # the real test set has the accents the paper's text extraction lost, and Moses-style quotes
+    paper_source = ("Une éducation est critique, mais régler ce problème va nécessiter que chacun d'entre nous "
+                    "s'engage et soit un meilleur exemple pour les femmes et filles dans nos vies.")
+    filler = "Une phrase de plus de dix mots qui vient en premier dans ce test ."
+    write_example_world(tmp_path, [filler, paper_source, filler], ["a", "An education is critical ...", "c"])
+    _, rows, footer = example_table(tmp_path, monkeypatch)
+    assert rows[0]["text"] == paper_source and rows[0]["paper"].startswith("Une ducation")
+    assert rows[2]["text"] == "BPE line 2" and rows[2]["paper"].startswith("Education is critical")
+    assert "the paper's own example" in footer[0]
+
+
+def test_table10_falls_back_to_the_first_long_sentence_and_says_why(tmp_path, monkeypatch):
+    write_example_world(tmp_path, ["court .", "une phrase de onze mots qui ne vient pas du papier ."], ["a", "b"])
+    _, rows, footer = example_table(tmp_path, monkeypatch)
+    assert rows[0]["text"].startswith("une phrase") and rows[2]["text"] == "BPE line 2"
+    assert "does not hold the paper's example" in footer[0]
+
+
+def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds(tmp_path, monkeypatch):
+    import json
+    from pathlib import Path
+
+    from workflow_src import layout
+    from workflow_src.analysis import convergence
+    from workflow_src.papers import vmf
+    from workflow_src.registry import Context, Job
+
+    monkeypatch.chdir(tmp_path)
+    losses = {1: [3.0, 2.0, 2.5], 2: [3.0, 2.8, 2.6]}  # seed 1 converges at epoch 2; seed 2 still falls
+    for system in vmf.ARTEFACTS["table3"].systems:
+        for seed, dev in losses.items():
+            path = Path(layout.metrics_path(Job("iwslt16", "fr-en", system.experiment, seed)))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps({"epoch": e + 1, "dev_loss": loss, "train_seconds_total": 10.0 * (e + 1)}) + "\n"
+                                    for e, loss in enumerate(dev)))
+    ctx = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)})
+    columns, rows, footer = convergence(vmf.ARTEFACTS["table3"], ctx, "vmf", "table3")
+    fr_en = rows[0]
+    assert fr_en["Softmax ours (s)"] == 25.0 and fr_en["Softmax converged epoch"] == "2 3+"
+    assert "still falling" in fr_en["note"] and "seed 2" in fr_en["note"]
+    assert fr_en["Emb w/ NLL-vMF ours ratio"] == 1.0

@@ -8,6 +8,7 @@ from scipy.special import ive
 
 from workflow_src.model import losses
 from workflow_src.model.output_layers import ContinuousOutput
+from workflow_src.model.vmf import log_cm
 
 torch.manual_seed(0)
 M = 16
@@ -42,6 +43,9 @@ CASES = {
     "nllvmf_reg1": (lambda x: losses.nll_vmf(x, E, 0.02), -np_log_cm(M, kappa) - (a * e).sum(-1) + 0.02 * kappa),
     "nllvmf_reg1reg2": (lambda x: losses.nll_vmf(x, E, 0.02, 0.1), -np_log_cm(M, kappa) - 0.1 * (a * e).sum(-1) + 0.02 * kappa),
     "nllvmf_released": (lambda x: losses.nll_vmf_released(x, E), -np_log_cm(M, kappa) + np.log1p(kappa) * (0.2 - np_cos(a, e))),
+    "nllvmf_appendix": (lambda x: losses.nll_vmf_appendix(x, E, 0.02, 0.1),
+                        np.sqrt((M / 2 + 1) ** 2 + kappa ** 2) - (M / 2 - 1) * np.log(M / 2 - 1 + np.sqrt((M / 2 + 1) ** 2 + kappa ** 2))
+                        - 0.1 * (a * e).sum(-1) + 0.02 * kappa),
 }
 
 
@@ -181,3 +185,25 @@ def test_the_negative_is_picked_in_fp32_under_bf16_autocast():
     expected = losses.most_informative_negative(e_hat, target, table)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.equal(losses.most_informative_negative(e_hat, target, table), expected)
+
+
+@pytest.mark.parametrize("m", [16, 48, 300])
+def test_appendix_approximation_is_a_surrogate_for_the_gradient_of_minus_log_cm(m):
+    """d/dk of the appendix's expression is its closed form k / (v-1 + sqrt((v+1)^2 + k^2)), v = m/2:
+    an upper bound on the exact d/dk (-log C_m) = I_{m/2}(k) / I_{m/2-1}(k) (`log_cm`, checked
+    against mpmath in test_vmf.py; scipy underflows here at m = 300), within 1% from m = 48 on.
+    Its value is not -log C_m (it differs by a k-independent constant), and read as +log C_m, as
+    the appendix prints it, its gradient has the wrong sign."""
+    k = torch.tensor([1e-3, 0.1, 1.0, 10.0, 50.0, 300.0, 3000.0], dtype=torch.float64, requires_grad=True)
+    approx = losses.neg_log_cm_appendix(m, k)
+    (grad,) = torch.autograd.grad(approx.sum(), k)
+    exact_value = -log_cm(m, k)
+    (exact,) = torch.autograd.grad(exact_value.sum(), k)
+    v, kk = m / 2, k.detach()
+    torch.testing.assert_close(grad, kk / (v - 1 + torch.sqrt((v + 1) ** 2 + kk ** 2)), rtol=1e-12, atol=0)
+    assert torch.all(grad >= exact * (1 - 1e-12))
+    if m >= 48:
+        torch.testing.assert_close(grad, exact, rtol=1e-2, atol=0)
+    offset = (approx - exact_value).detach()[:4]  # small k, where the gradients agree closely
+    assert float(offset.max() - offset.min()) < 1e-3 * abs(float(offset[0])) and abs(float(offset[0])) > 1
+    assert torch.all(torch.sign(-grad) != torch.sign(exact))  # the appendix's +log C_m reading

@@ -70,3 +70,14 @@ def test_nll_vmf_gradient_matches_finite_differences():
     e_hat = (torch.randn(4, 300, dtype=torch.float64) * 2).requires_grad_()
     e = torch.nn.functional.normalize(torch.randn(4, 300, dtype=torch.float64), dim=-1)
     assert torch.autograd.gradcheck(lambda x: nll_vmf(x, e, 0.02, 0.1), (e_hat,), eps=1e-6, atol=1e-6)
+
+
+def test_train_overrides_change_one_experiments_schedule_and_name_unknown_experiments():
+    from workflow_src import layout
+
+    train = {"max_epochs": 3, "patience": 2, "overrides": {"word2emb-word2vec-nllvmf_reg1": {"max_epochs": 20, "patience": 3}}}
+    assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1") == {"max_epochs": 20, "patience": 3}
+    assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1@lambda1=0.1") == {"max_epochs": 20, "patience": 3}
+    assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1reg2") == {"max_epochs": 3, "patience": 2}
+    with pytest.raises(ValueError, match="train.overrides: word2emb-nope not experiments"):
+        layout.schedule({**train, "overrides": {"word2emb-nope": {"max_epochs": 1}}}, "word2word-ce")

@@ -28,7 +28,8 @@ def empty_panel(ax, why: str) -> None:
 
 
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
-    """Development BLEU against epoch: the mean over seeds, and their range when there are several."""
+    """Development BLEU against epoch: the mean over seeds, and their range when there are several
+    (the legend says how many), up to the last epoch every seed trained."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
     for system in panel.systems:
@@ -36,7 +37,8 @@ def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
         if not histories:
             continue
         epochs = min(len(h) for h in histories)
-        curve(ax, system.name, np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories]))
+        label = system.name if len(histories) == 1 else f"{system.name} (mean of {len(histories)} seeds, range shaded)"
+        curve(ax, label, np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories]))
     ax.set(title=panel.title, xlabel="epoch", ylabel="development BLEU")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()

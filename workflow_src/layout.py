@@ -23,7 +23,7 @@ import functools
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    MeteorByFrequency, NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves,
                                    PerplexityTable, RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
-                                   SubspaceSweep, Throughput, artefact, language_model)
+                                   SubspaceSweep, Throughput, all_experiments, artefact, language_model)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -321,6 +321,16 @@ def length_limit(data: dict, dataset: str) -> dict:
     return {"max_len": data["max_len"], "max_len_unit": data["max_len_unit"]}
 
 
+def schedule(train: dict, name: str) -> dict:
+    """max_epochs and patience of experiment `name` (a variant takes its base's): config `train`,
+    or what `train.overrides` sets for it."""
+    overrides = train.get("overrides", {})
+    unknown = sorted(set(overrides) - set(all_experiments()))
+    if unknown:
+        raise ValueError(f"train.overrides: {', '.join(unknown)} not experiments of any paper")
+    return {key: train[key] for key in ("max_epochs", "patience")} | overrides.get(name.partition("@")[0], {})
+
+
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
     """The full training spec of one job: the experiment plus the configured sizes and schedule."""
     experiment: Experiment = registry_experiment(name)
@@ -339,7 +349,8 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "train": {
             "seed": seed,
             "lr": train["lr"][experiment.lr_group or experiment.output_layer],
-            **{key: train[key] for key in ("batch_size", "max_epochs", "patience", "selection", "clip", "init_scale")},
+            **{key: train[key] for key in ("batch_size", "selection", "clip", "init_scale")},
+            **schedule(train, name),
         },
     }
 

@@ -234,12 +234,15 @@ class NeighbourTable:
 
 @dataclasses.dataclass(frozen=True)
 class ExampleTable:
-    """One test sentence translated by every system."""
+    """One test sentence translated by every system: the paper's own example when the test set
+    holds it (found by `workflow_src.analysis.same_text`), else the first test sentence of at
+    least `min_length` tokens."""
 
     title: str
     column: Column
     systems: tuple[System, ...]
-    min_length: int = 10  # the first test sentence at least this long (in tokens) is shown
+    min_length: int = 10
+    paper: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "Input", "Reference", system name -> as printed
 
 
 @dataclasses.dataclass(frozen=True)

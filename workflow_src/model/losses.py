@@ -56,6 +56,35 @@ def nll_vmf(e_hat: torch.Tensor, e: torch.Tensor, lambda1: float = 0.0, lambda2:
     return -log_cm(e_hat.shape[-1], kappa) - lambda2 * (e_hat * e).sum(-1) + lambda1 * kappa
 
 
+def neg_log_cm_appendix(m: int, kappa: torch.Tensor) -> torch.Tensor:
+    """The vMF paper's appendix approximation of -log C_m(kappa), with v = m/2:
+
+        -log C_m(kappa) ~ sqrt((v+1)^2 + kappa^2) - (v-1) log(v-1 + sqrt((v+1)^2 + kappa^2)) + const
+
+    It integrates the bound kappa / (v-1 + sqrt((v+1)^2 + kappa^2)) on the Bessel ratio
+    I_{m/2}(kappa) / I_{m/2-1}(kappa) = d/dkappa (-log C_m), so it is a surrogate for the gradient
+    (within 0.2% of it for m >= 48), not for the value: it leaves out a kappa-independent constant.
+    The appendix prints it as an approximation of +log C_m; that sign is wrong (its derivative is
+    positive, while log C_m decreases in kappa), so it stands here for -log C_m. With v = m/2 its
+    derivative bounds the ratio from above and matches it to first order at kappa -> 0 (kappa / m);
+    the authors' released code (a commented-out alternative loss) takes v = m/2 - 1, the Bessel order.
+    """
+    v = m / 2
+    root = torch.sqrt((v + 1) ** 2 + kappa * kappa)
+    return root - (v - 1) * torch.log(v - 1 + root)
+
+
+def nll_vmf_appendix(e_hat: torch.Tensor, e: torch.Tensor, lambda1: float = 0.0, lambda2: float = 1.0) -> torch.Tensor:
+    """NLLvMF with the paper's regularisers (as `nll_vmf`) and the appendix's approximate -log C_m
+    (`neg_log_cm_appendix`), which the paper recommends in place of log C_m (§8.2):
+
+        L = sqrt((v+1)^2 + k^2) - (v-1) log(v-1 + sqrt((v+1)^2 + k^2)) - lambda2 e_hat^T e + lambda1 k,
+        k = ||e_hat||, v = m/2
+    """
+    kappa = e_hat.norm(dim=-1).clamp_min(1e-12)
+    return neg_log_cm_appendix(e_hat.shape[-1], kappa) - lambda2 * (e_hat * e).sum(-1) + lambda1 * kappa
+
+
 def nll_vmf_released(e_hat: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     """The loss the vMF authors' released code trains with (not in the paper):
 
@@ -134,6 +163,7 @@ CONTINUOUS_LOSSES = {
     "cosine": cosine,
     "nllvmf": nll_vmf,
     "nllvmf_released": nll_vmf_released,
+    "nllvmf_appendix": nll_vmf_appendix,
     "margin": margin,
 }
 NEGATIVES = {

@@ -20,6 +20,8 @@ LOSSES = {  # name -> (loss, its parameters, negative sampler, the paper's name)
     "nllvmf_reg1": ("nllvmf", {"lambda1": LAMBDA1}, None, "NLLvMF reg1"),
     "nllvmf_reg1reg2": ("nllvmf", {"lambda1": LAMBDA1, "lambda2": LAMBDA2}, None, "NLLvMF reg1+reg2"),
     "nllvmf_released": ("nllvmf_released", {}, None, "-log C_m + log(1+k)(0.2 - cos), released code (not in the paper)"),
+    "nllvmf_appendix": ("nllvmf_appendix", {"lambda1": LAMBDA1, "lambda2": LAMBDA2}, None,
+                        "NLLvMF reg1+reg2, the appendix's approximate -log C_m (not in Table 1)"),
 }
 
 
@@ -60,6 +62,7 @@ EXPERIMENTS = dict([
     continuous("nllvmf_reg1reg2", "fasttext", tied=False),
     continuous("nllvmf_reg1reg2", "fasttext", tied=True),
     continuous("nllvmf_released", "fasttext", tied=True),
+    continuous("nllvmf_appendix", "fasttext", tied=True),
     # WMT16 (§4.1): BPE sources, so the 300K-word target vocabulary has its translations
     continuous("maxmargin", "fasttext", tied=True, source="bpe"),
     continuous("nllvmf_reg1reg2", "fasttext", tied=True, source="bpe"),
@@ -110,6 +113,9 @@ ARTEFACTS = {
             row("word2emb-fasttext-tied-nllvmf_reg1reg2", 32.1, 25.1, 31.7),
             row("word2emb-fasttext-tied-nllvmf_released", None, None, None,
                 note="not in the paper: the loss of the authors' released code"),
+            row("word2emb-fasttext-tied-nllvmf_appendix", None, None, None,
+                note="not in Table 1: reg1+reg2 with the approximate -log C_m of §8.2, which the paper recommends "
+                     "(sign corrected: the appendix prints it as +log C_m)"),
         ),
     ),
     "table2": ScoreTable(
@@ -169,6 +175,23 @@ ARTEFACTS = {
         column=IWSLT[0],
         systems=(BPE, System("L2", "word2emb-word2vec-l2"), System("Cosine", "word2emb-word2vec-cosine"),
                  System("MaxMargin", MAXMARGIN.experiment), System("NLLvMF reg", NLLVMF.experiment)),
+        # §8.4 as the text extraction prints it (its accented letters lost, its colour marks dropped)
+        paper={
+            "Input": "Une ducation est critique, mais rgler ce problme va ncessiter que chacun d’entre nous "
+                     "s’engage et soit un meilleur exemple pour les femmes et filles dans nos vies.",
+            "Reference": "An education is critical, but tackling this problem is going to require each and everyone "
+                         "of us to step up and be better role models for the women and girls in our own lives.",
+            "BPE": "Education is critical, but it’s going to require that each of us will come in and if you do a "
+                   "better example for women and girls in our lives.",
+            "L2": "Education is critical , but to to do this is going to require that each of us of to engage and "
+                  "or a better example of the women and girls in our lives.",
+            "Cosine": "That’s critical , but that’s that it’s going to require that each of us is going to take that "
+                      "the problem and they’re going to if you’re a better example for women and girls in our lives.",
+            "MaxMargin": "Education is critical, but that problem is going to require that every one of us is engaging "
+                         "and is a better example for women and girls in our lives.",
+            "NLLvMF reg": "Education is critical , but fixed this problem is going to require that all of us engage "
+                          "and be a better example for women and girls in our lives.",
+        },
     ),
     "figure1": Figure(
         title="Left: samples processed per second; right: development BLEU by epoch, IWSLT16 fr-en",
