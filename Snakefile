@@ -81,6 +81,7 @@ localrules:
     wordnet,
     lm_phrases,
     lm_partition,
+    plan_vs_actual,
 
 
 include: "rules/common.smk"
@@ -93,6 +94,7 @@ include: "rules/lm.smk"
 include: "rules/decode.smk"
 include: "rules/score.smk"
 include: "rules/benchmark.smk"
+include: "rules/plan.smk"
 include: "rules/report.smk"
 include: "rules/demo.smk"
 
