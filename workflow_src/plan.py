@@ -33,6 +33,7 @@ import argparse
 import csv
 import dataclasses
 import heapq
+import itertools
 import io
 import json
 import math
@@ -50,7 +51,11 @@ GPU_COUNTS = (1, 2, 4, 8)
 H100_PEAK_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}  # SXM, dense (NVIDIA's datasheet)
 ACHIEVED_FRACTION = 0.3  # of the peak, for matrix products of batch 64 x 1024 (an assumption)
 LAUNCH_SECONDS = 8e-6  # per tensor operator in eager PyTorch: dispatch and launch (an assumption)
-WARMUP, STEPS = 2, 3  # untimed and timed calls of each part: a few, so a full-size plan runs in minutes on a CPU
+# Batches are bucketed by length, so their shapes vary from step to step: each part is timed once at
+# each of these multiples of the mean length (the mean of their times: the cost at the mean length,
+# with the cost of changing shapes), after WARMUP calls; then counted once more at the mean length.
+LENGTH_SPREAD = (1.0, 1.25, 1.5, 0.5, 0.75)
+WARMUP, STEPS = 5, 5
 DEV_DECODE_BATCH = 64  # train.development_bleu translates with translate()'s default batch
 MODEL_PATH = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
@@ -206,9 +211,13 @@ def family_label(family: tuple) -> str:
 
 
 # -- timing ----------------------------------------------------------------------------------------
+def spread(length: int) -> list[int]:
+    return [max(1, round(length * factor)) for factor in LENGTH_SPREAD]
+
+
 def measure(function, warmup: int, steps: int) -> tuple[float, tuple[int, int]]:
-    """Median seconds of `function()` after `warmup` calls, and the FLOPs and tensor operators
-    (views excluded) of one more call."""
+    """Mean seconds of `function()` over `steps` calls after `warmup` calls, and the FLOPs and
+    tensor operators (views excluded) of one more call."""
     from torch.utils.flop_counter import FlopCounterMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -230,7 +239,7 @@ def measure(function, warmup: int, steps: int) -> tuple[float, tuple[int, int]]:
         times.append(time.perf_counter() - started)
     with FlopCounterMode(display=False) as flops, Operators() as operators:
         function()
-    return statistics.median(times), (flops.get_total_flops(), operators.count)
+    return statistics.mean(times), (flops.get_total_flops(), operators.count)
 
 
 _DEVICE = None
@@ -257,11 +266,12 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4,
                                  fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
-    src = torch.randint(4, src_size, (batch, length), device=device)
-    lengths = torch.full((batch,), length, device=device)
-    tgt = torch.randint(4, tgt_size, (batch, length), device=device)
+    batches = itertools.cycle([(torch.randint(4, src_size, (batch, n), device=device),
+                                torch.full((batch,), n, device=device),
+                                torch.randint(4, tgt_size, (batch, n), device=device)) for n in spread(length)])
 
     def step():
+        src, lengths, tgt = next(batches)
         model.train()
         loss, n = model.loss(src, lengths, tgt, tgt, PAD)
         optimiser.zero_grad(set_to_none=True)
@@ -271,12 +281,14 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
 
     @torch.no_grad()
     def forward():
+        src, lengths, tgt = next(batches)
         model.eval()
         model.loss(src, lengths, tgt, tgt, PAD)
 
     def decode():
+        src, lengths, _ = next(batches)
         model.eval()
-        model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], length)  # </s> banned: `length` steps
+        model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], src.shape[1])  # </s> banned: as many steps as units
 
     return timings(config, step, forward, decode)
 
@@ -459,8 +471,9 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
     sources = sorted({row["corpus_source"] for row in rows if "corpus_source" in row})
     lines += ["", "## How it is computed", "",
               "- Step times: untrained models of each family at the configured sizes, random batches of "
-              f"`train.batch_size` sentences of the corpus's mean target length (both sides), {WARMUP} "
-              f"warm-up and {STEPS} timed steps, the median; a step is forward, backward, gradient clipping and the optimiser.",
+              f"`train.batch_size` sentences; after {WARMUP} warm-up steps, the mean of {STEPS} steps at "
+              f"{', '.join(f'{f:g}' for f in LENGTH_SPREAD)} × the corpus's mean target length (both sides: bucketed "
+              "batches change shape from step to step); a step is forward, backward, gradient clipping and the optimiser.",
               "- Training: step × ⌈training pairs / batch⌉ × `train.max_epochs` (an upper bound: patience may stop "
               "earlier); language models: step × ⌈tokens / (batch × bptt)⌉ × their fixed schedule's epochs.",
               f"- Validation, each epoch: the development set's loss (a forward per batch) and its greedy BLEU "
