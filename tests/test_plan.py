@@ -53,6 +53,8 @@ def test_modelled_h100_time_is_flops_at_the_stated_fraction_plus_launches():
     expected = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.LAUNCH_SECONDS
     assert TIMING.modelled("step", "bf16") == pytest.approx(expected)
     assert TIMING.modelled("step", "fp32") > TIMING.modelled("step", "bf16")
+    assert plan.modelled_precision({"train": {}}) == "fp32"  # today's code: no train.precision
+    assert plan.modelled_precision({"train": {"precision": "bf16"}}) == "bf16"
 
 
 def test_wall_hours_schedule_longest_first():

@@ -102,6 +102,13 @@ class Timing:
         return flops / (ACHIEVED_FRACTION * H100_PEAK_FLOPS[precision]) + operators * LAUNCH_SECONDS
 
 
+def modelled_precision(config: dict) -> str:
+    """The precision the H100 model assumes: config `train.precision` where the model knows it
+    (bf16, tf32, fp32), else fp32, today's code's (the plan's markdown says which it took)."""
+    precision = config["train"].get("precision", "fp32")
+    return precision if precision in H100_PEAK_FLOPS else "fp32"
+
+
 # -- the jobs ------------------------------------------------------------------------------------
 def planned_jobs(config: dict) -> list[PlannedJob]:
     """Every training job of the configured artefacts, read from the files each is rendered from
@@ -389,7 +396,7 @@ SUMMARY_COLUMNS = ["level", "paper", "artefact", "jobs", "jobs_without_size", "d
 
 
 def job_rows(config: dict, jobs: list[PlannedJob], corpora: dict, families: dict, timings_by_family: dict) -> list[dict]:
-    precision = config["train"].get("precision", "fp32")
+    precision = modelled_precision(config)
     rows = []
     for job in jobs:
         key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
@@ -444,7 +451,7 @@ def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
 
 def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dict], families: dict,
              timings_by_family: dict) -> str:
-    precision = config["train"].get("precision", "fp32")
+    precision = modelled_precision(config)
     total = next(row for row in summary if row["level"] == "total")
     per_device = config.get("gpu", {}).get("jobs_per_device", 1)
     lines = [
@@ -452,7 +459,8 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
         f"Measured on **{device_name}** (config `train.device`: {config['train']['device']}): "
         f"{total['jobs']} training jobs, {total['device_hours']:.4g} device-hours on this device "
         f"({total['jobs_without_size']} without a size). "
-        f"H100 (**modelled, not measured**, {precision}): {total['h100_modelled_hours']:.4g} hours "
+        f"H100 (**modelled, not measured**, {precision}; config `train.precision`: "
+        f"{config['train'].get('precision', 'unset')}): {total['h100_modelled_hours']:.4g} hours "
         f"= {total['h100_modelled_hours'] / 24:.3g} H100-days.", "",
         "## Predicted hours per table, per paper and in total", "",
         *to_markdown(SUMMARY_COLUMNS, summary), "",
