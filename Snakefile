@@ -83,6 +83,7 @@ localrules:
     wordnet,
     lm_phrases,
     lm_partition,
+    plan_vs_actual,
 
 
 include: "rules/common.smk"
@@ -95,6 +96,7 @@ include: "rules/lm.smk"
 include: "rules/decode.smk"
 include: "rules/score.smk"
 include: "rules/benchmark.smk"
+include: "rules/plan.smk"
 include: "rules/report.smk"
 include: "rules/demo.smk"
 

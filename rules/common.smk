@@ -155,8 +155,11 @@ def paper_targets(paper):
 
 
 def all_targets():
+    # the cost plan; in the demo also its prediction against the training time (at full scale the
+    # plan predicts from the papers' sizes before the data exist: `snakemake results/plan_vs_actual.csv`)
+    plan = ["results/plan.csv"] + (["results/plan_vs_actual.csv"] if "demo" in config else [])
     return ([target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]
-            + [f"results/claims.{ext}" for ext in ("csv", "md", "html")])
+            + [f"results/claims.{ext}" for ext in ("csv", "md", "html")] + plan)
 
 
 def claims_tables():
@@ -376,3 +379,21 @@ def meteor_bins_panel(w):
     if not panels or w.tgt not in panels[0].parameters:
         raise ValueError(f"{w.paper} {w.artefact}: no METEOR parameters for {w.dataset} {pair(w)}")
     return panels[0]
+
+
+# -- helpers of rules/plan.smk -----------------------------------------------------------------
+def plan_statistics():
+    """What the cost plan waits for: in the demo, its data's statistics (seconds to make), so that
+    it plans with the real sizes; at full scale nothing, so that it runs before any download,
+    from the sizes the papers state (and from prepared statistics wherever they already exist)."""
+    if "demo" not in config:
+        return []
+    return [p for kind, _, _, path in statistics_corpora() if kind in ("parallel", "lm")
+            for p in (path if kind == "parallel" else [path])]
+
+
+def planned_metrics():
+    """The metrics.jsonl of every training job the plan predicts."""
+    from workflow_src import plan
+
+    return [plan.metrics_file(job) for job in plan.planned_jobs(config)]

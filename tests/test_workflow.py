@@ -335,3 +335,12 @@ def test_demo_report_shows_the_table(demo):
     with open(demo / "results/vmf/table1.csv") as f:
         first = next(csv.DictReader(f))
     assert "NLLvMF reg1+reg2" in table and f"<td>{first['fr-en ours']}</td>" in table
+
+
+def test_demo_plan_predicts_its_own_training_time(demo):
+    """The cost plan's predicted training (and validation) time of the demo's models is within a
+    factor of 2 of the time their metrics.jsonl record."""
+    rows = read_csv(demo / "results/plan_vs_actual.csv")
+    total = rows[-1]
+    assert total["kind"] == "total" and len(rows) - 1 == len(read_csv(demo / "results/plan.jobs.csv"))
+    assert 0.5 <= float(total["actual / predicted"]) <= 2.0, total

@@ -1,0 +1,39 @@
+rule plan:
+    """The cost plan: measured step times of every model family, times the corpus and the
+    schedule: device-hours per table, per paper and in total, and wall hours on N GPUs."""
+    input:
+        plan_statistics(),
+    output:
+        csv="results/plan.csv",
+        md="results/plan.md",
+        jobs="results/plan.jobs.csv",
+    params:
+        config=lambda w: json.dumps(config),  # a function: the config holds {src} templates
+    log:
+        "logs/plan.log",
+    priority: 100  # before the training it plans
+    threads: config["threads"]["train"]
+    resources:
+        **limits("train"),
+        gpu=GPU_SLOTS,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --out-prefix results/plan > {log:q} 2>&1"
+
+
+rule plan_vs_actual:
+    """The plan's predicted training time of each model beside the time its metrics.jsonl records."""
+    input:
+        jobs="results/plan.jobs.csv",
+        metrics=planned_metrics(),
+    output:
+        csv="results/plan_vs_actual.csv",
+        md="results/plan_vs_actual.md",
+        html=report("results/plan_vs_actual.html", caption="../report/plan.rst", category="plan"),
+    log:
+        "logs/plan_vs_actual.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.plan compare --jobs {input.jobs:q} --out-prefix results/plan_vs_actual > {log:q} 2>&1"

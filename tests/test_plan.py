@@ -1,0 +1,149 @@
+"""The cost plan (workflow_src.plan): its arithmetic on hand-made step times and sizes, a real
+timing of a tiny model family, the comparison with the actual time, and the rule in both DAGs."""
+
+import json
+import re
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.test_workflow import snakemake
+from workflow_src import layout, plan
+
+
+def load(name: str) -> dict:
+    return yaml.safe_load((REPO / name).read_text())
+
+
+TIMING = plan.Timing(step=0.5, forward=0.1, decode=0.2, counts={"step": (3e12, 10_000), "forward": (1e12, 3000),
+                                                               "decode": (5e11, 20_000)})
+
+
+def test_translation_job_seconds_multiply_steps_epochs_and_sets():
+    config = load("config.yaml")
+    job = plan.PlannedJob("nmt", "iwslt16", "fr-en", "word2word-ce", 1, searches={"greedy", "beam5"})
+    corpus = plan.Corpus(train=6400, length=20, dev=130, test=64, vocabulary=None, source="hand-made")
+    seconds = plan.job_seconds(config, job, corpus, TIMING)
+    batch, epochs = config["train"]["batch_size"], config["train"]["max_epochs"]  # 64, 20
+    assert seconds["steps_per_epoch"] == 100 and seconds["epochs"] == epochs
+    assert seconds["train"] == pytest.approx(0.5 * 100 * epochs)
+    # each epoch: the dev loss (3 batches of 64) and the dev BLEU's greedy decode (3 batches of 64)
+    assert seconds["validation"] == pytest.approx(epochs * (0.1 * 3 + 0.2 * 3))
+    # the test set (one batch) decoded greedily and with a beam of 5
+    assert seconds["decoding"] == pytest.approx(0.2 * 1 + 0.2 * 5 * 1)
+    assert batch == 64
+
+
+def test_language_model_seconds_follow_its_schedule_and_slice():
+    config = load("config.yaml")
+    corpus = plan.Corpus(train=700_000, length=1, dev=70_000, test=35_000, vocabulary=10_000, source="hand-made")
+    medium = plan.job_seconds(config, plan.PlannedJob("lm", "ptb", "lm", "lm-medium-vd", 1), corpus, TIMING)
+    segments = 700_000 / (20 * 35)  # 1000
+    assert medium["steps_per_epoch"] == 1000 and medium["epochs"] == config["lm"]["max_epochs"]["medium"]
+    assert medium["train"] == pytest.approx(0.5 * segments * medium["epochs"])
+    assert medium["validation"] == pytest.approx(0.1 * 70_000 / 350 * medium["epochs"])
+    small = plan.job_seconds(config, plan.PlannedJob("lm", "ptb", "lm", "lm-small-vd", 1), corpus, TIMING)
+    assert small["epochs"] == 2 * config["lm"]["max_epochs"]["small"]  # PTB small: two sessions (footnote 4)
+    sliced = plan.job_seconds(config, plan.PlannedJob("lm", "ptb", "lm", "lm-subspace", 1), corpus, TIMING)
+    assert sliced["steps_per_epoch"] == -(-20_000 // 700)  # Figure 1's 20,000-word slice, not the corpus
+
+
+def test_modelled_h100_time_is_flops_at_the_stated_fraction_plus_launches():
+    expected = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.LAUNCH_SECONDS
+    assert TIMING.modelled("step", "bf16") == pytest.approx(expected)
+    assert TIMING.modelled("step", "fp32") > TIMING.modelled("step", "bf16")
+    assert plan.modelled_precision({"train": {}}) == "fp32"  # today's code: no train.precision
+    assert plan.modelled_precision({"train": {"precision": "bf16"}}) == "bf16"
+
+
+def test_wall_hours_schedule_longest_first():
+    assert plan.wall_hours([5, 4, 3, 3, 3], 1) == 18
+    assert plan.wall_hours([5, 4, 3, 3, 3], 2) == 10  # 5 | 4, then each 3 onto the lighter: 8 | 10
+    assert plan.wall_hours([10, 1, 1], 8) == 10
+
+
+def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
+    config = {"papers": {"vmf": {"table1": {}, "table3": {}}, "synmargin": {"table1": {}}}, "gpu": {"jobs_per_device": 2}}
+    rows = [
+        {"artefacts": "vmf/table1 vmf/table3 synmargin/table1", "device_hours": 2.0, "h100_modelled_hours": 0.2},
+        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1},
+        {"artefacts": "synmargin/table1", "note": "no size"},
+    ]
+    summary = {(r["level"], r["paper"], r["artefact"]): r for r in plan.summary_rows(config, rows)}
+    assert summary[("artefact", "vmf", "table1")]["device_hours"] == 3.0
+    assert summary[("artefact", "vmf", "table3")]["device_hours"] == 2.0
+    assert summary[("artefact", "synmargin", "table1")]["jobs_without_size"] == 1
+    total = summary[("total", "", "")]
+    assert total["jobs"] == 3 and total["device_hours"] == 3.0 and total["h100_modelled_hours"] == pytest.approx(0.3)
+    assert total["wall_hours_gpu1"] == 2.0  # two jobs per device: both at once
+    config["gpu"]["jobs_per_device"] = 1
+    assert plan.summary_rows(config, rows)[-1]["wall_hours_gpu1"] == 3.0
+
+
+def planned_row(kind, train_hours, validation_hours, epochs=3, metrics="m.jsonl"):
+    return {"kind": kind, "dataset": "d", "pair": "p", "experiment": "e", "seed": "1", "epochs": str(epochs),
+            "train_hours": str(train_hours), "validation_hours": str(validation_hours), "metrics": metrics}
+
+
+def test_comparison_adds_validation_for_translation_and_not_for_language_models():
+    rows = [planned_row("nmt", 30 / 3600, 6 / 3600, metrics="nmt"), planned_row("lm", 20 / 3600, 5 / 3600, metrics="lm"),
+            {**planned_row("nmt", "", ""), "note": "no size"}]  # a job without a size is left out
+    metrics = {"nmt": [{"train_seconds": 10, "validation_seconds": 2}] * 3, "lm": [{"seconds": 10}] * 2}
+    compared, total = plan.compare(rows, metrics.__getitem__)
+    assert [r["predicted_seconds"] for r in compared] == [36, 20]
+    assert [r["actual_seconds"] for r in compared] == [36, 20] and [r["epochs_run"] for r in compared] == [3, 2]
+    assert total["actual / predicted"] == 1.0 and plan.within_factor(total)
+    metrics["nmt"] = [{"train_seconds": 40, "validation_seconds": 5}] * 3  # 135 s, 4.5x its prediction
+    _, total = plan.compare(rows, metrics.__getitem__)
+    assert total["actual / predicted"] == pytest.approx(155 / 56, abs=1e-3) and not plan.within_factor(total)
+
+
+def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load("config.yaml")
+    stated = plan.parallel_corpus(config, "iwslt16", "fr-en")
+    assert stated.train == 220_000 and stated.dev == 2_300 and "paper" in stated.source
+    assert plan.lm_corpus(config, "wikitext2part1").train == 2_088_000 / 2
+    for path, split, sentences in zip(layout.parallel_stats_paths(config, "iwslt16", "fr-en"), ("train", "dev", "test"),
+                                      (1000, 50, 40)):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(json.dumps({split: {"sentences": sentences, "tokens_en": 9 * sentences}}))
+    prepared = plan.parallel_corpus(config, "iwslt16", "fr-en")
+    assert (prepared.train, prepared.length, prepared.dev, prepared.test) == (1000, 10, 50, 40)
+    assert "prepared" in prepared.source
+    assert plan.parallel_corpus(load("config.demo.yaml"), "iwslt16", "de-en") is None  # the demo waits for its data
+
+
+def test_registry_jobs_match_the_full_dag():
+    jobs = plan.planned_jobs(load("config.yaml"))
+    # the issue's count from `snakemake -n all`: 234 translation models and 188 language models
+    assert sum(j.kind == "nmt" for j in jobs) == 234 and sum(j.kind == "lm" for j in jobs) == 188
+    ce = next(j for j in jobs if (j.dataset, j.pair, j.experiment) == ("iwslt16", "fr-en", "bpe2bpe-ce"))
+    assert "beam5" in ce.searches and ("vmf", "table1") in ce.artefacts
+
+
+def test_a_tiny_family_is_timed_on_the_cpu():
+    import torch
+
+    config = load("config.demo.yaml")
+    job = plan.PlannedJob("nmt", "iwslt16", "fr-en", "word2emb-fasttext-tied-nllvmf_reg1reg2", 1)
+    corpus = plan.Corpus(train=100, length=6, dev=10, test=10, vocabulary=None, source="hand-made")
+    family = plan.nmt_family(config, job, corpus)
+    timing = plan.time_nmt(config, job, family, torch.device("cpu"))
+    assert timing.step > 0 and timing.forward > 0 and timing.decode > 0
+    (step_flops, step_operators), (forward_flops, _) = timing.counts["step"], timing.counts["forward"]
+    assert step_flops > 2 * forward_flops > 0  # the backward pass costs about twice the forward
+    assert step_operators > 50
+    lm_job = plan.PlannedJob("lm", "ptb", "lm", "lm-small-re", 1)
+    lm_family = plan.lm_family(config, lm_job, plan.Corpus(1000, 1, 100, 100, 50, "hand-made"))
+    lm_timing = plan.time_lm(config, lm_job, lm_family, torch.device("cpu"))
+    assert lm_timing.step > 0 and lm_timing.counts["step"][0] > lm_timing.counts["forward"][0] > 0
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "config.demo.yaml"])
+def test_the_plan_is_in_the_dry_run_of_all(config, tmp_path):
+    result = snakemake(tmp_path, "--configfile", str(REPO / config), "--cores", "2", "-n", "all")
+    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
+    assert planned.get("plan") == "1"
+    assert ("plan_vs_actual" in planned) == (config == "config.demo.yaml")

@@ -1,0 +1,626 @@
+"""The cost plan: what every table will cost on this device, before the run (and, after it, how
+close the prediction came).
+
+`python -m workflow_src.plan plan --config JSON --out-prefix results/plan [--threads N]`
+    times a few training steps (forward, backward, optimiser; after warm-up), a validation
+    forward and a greedy decode of one model of every family (one architecture, output layer,
+    loss and vocabulary size at the configured sizes) on the training device, and multiplies:
+
+        train      = step · ⌈pairs / batch⌉ · epochs                  (LM: segments = tokens / (batch · bptt))
+        validation = epochs · (forward · ⌈dev / batch⌉ + greedy · ⌈dev / 64⌉)   (LM: forward per validation segment)
+        decoding   = greedy · ⌈test / decode.batch_size⌉ · K        per decoded search (beam K; greedy: K = 1)
+
+    Corpus sizes come from the prepared data's statistics when they exist (`tok/stats.<split>.json`,
+    `results/data/<corpus>/stats.json`), else from the sizes the papers state
+    (`workflow_src.statistics.STATED`), with `benchmarks.length` units per sentence; each job says
+    which. Writes `<prefix>.csv` (device-hours per table, per paper and in total, wall hours for
+    `--resources gpu=N`), `<prefix>.jobs.csv` (every job) and `<prefix>.md` (with the assumptions).
+    Beside the measured hours, an H100 estimate from a model, never measured:
+
+        t_H100 = FLOPs / (ACHIEVED_FRACTION · peak[precision]) + operators · LAUNCH_SECONDS
+
+    with the FLOPs (torch's FlopCounterMode) and the tensor operators (one kernel each) of one
+    step counted while it is timed.
+
+`python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md, .html)
+    beside each trained job's predicted seconds, the seconds its metrics.jsonl records
+    (translation: train_seconds + validation_seconds per epoch; language models: seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import heapq
+import itertools
+import io
+import json
+import math
+import re
+import statistics
+import time
+from pathlib import Path
+
+from workflow_src import layout, registry
+from workflow_src.atomic import write_text
+from workflow_src.render import to_html
+from workflow_src.statistics import STATED
+
+GPU_COUNTS = (1, 2, 4, 8)
+H100_PEAK_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}  # SXM, dense (NVIDIA's datasheet)
+ACHIEVED_FRACTION = 0.3  # of the peak, for matrix products of batch 64 x 1024 (an assumption)
+LAUNCH_SECONDS = 8e-6  # per tensor operator in eager PyTorch: dispatch and launch (an assumption)
+# Batches are bucketed by length, so their shapes vary from step to step: each part is timed once at
+# each of these multiples of the mean length (the mean of their times: the cost at the mean length,
+# with the cost of changing shapes), after WARMUP calls; then counted once more at the mean length.
+LENGTH_SPREAD = (1.0, 1.25, 1.5, 0.5, 0.75)
+WARMUP, STEPS = 5, 5
+DEV_DECODE_BATCH = 64  # train.development_bleu translates with translate()'s default batch
+MODEL_PATH = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+SEARCH = re.compile(r"\.(greedy|beam(\d+))\.")
+
+
+@dataclasses.dataclass
+class PlannedJob:
+    """One trained model, the artefacts that need it and the searches decoded with it."""
+
+    kind: str  # nmt | lm
+    dataset: str
+    pair: str  # "lm" for language models
+    experiment: str
+    seed: int
+    artefacts: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    searches: set[str] = dataclasses.field(default_factory=set)
+
+
+@dataclasses.dataclass(frozen=True)
+class Corpus:
+    """The sizes a job trains, validates and decodes on (language models: tokens, length 1)."""
+
+    train: float
+    length: float  # target units per sentence (+ </s>)
+    dev: float
+    test: float
+    vocabulary: int | None  # language models: the corpus's
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """Seconds of one training step, one validation forward and one greedy decode of a batch,
+    with the FLOPs and tensor operators of each (for the modelled H100 time)."""
+
+    step: float
+    forward: float
+    decode: float
+    counts: dict  # "step" | "forward" | "decode" -> (flops, operators)
+
+    def modelled(self, part: str, precision: str) -> float:
+        flops, operators = self.counts[part]
+        return flops / (ACHIEVED_FRACTION * H100_PEAK_FLOPS[precision]) + operators * LAUNCH_SECONDS
+
+
+def modelled_precision(config: dict) -> str:
+    """The precision the H100 model assumes: config `train.precision` where the model knows it
+    (bf16, tf32, fp32), else fp32, today's code's (the plan's markdown says which it took)."""
+    precision = config["train"].get("precision", "fp32")
+    return precision if precision in H100_PEAK_FLOPS else "fp32"
+
+
+# -- the jobs ------------------------------------------------------------------------------------
+def planned_jobs(config: dict) -> list[PlannedJob]:
+    """Every training job of the configured artefacts, read from the files each is rendered from
+    (`layout.inputs`): a model folder's files name its job, a `.greedy.`/`.beam<K>.` file a decode."""
+    jobs: dict[tuple, PlannedJob] = {}
+    for paper, artefact_id in layout.configured_artefacts(config):
+        ctx = layout.context(config, paper, artefact_id)
+        for path in layout.inputs(registry.artefact(paper, artefact_id), ctx, paper, artefact_id):
+            if m := MODEL_PATH.match(path):
+                dataset, pair, experiment, seed, name = m.groups()
+                kind = "nmt"
+            elif m := LM_PATH.match(path):
+                (dataset, experiment, seed, name), pair, kind = m.groups(), "lm", "lm"
+            else:
+                continue
+            job = jobs.setdefault((kind, dataset, pair, experiment, int(seed)),
+                                  PlannedJob(kind, dataset, pair, experiment, int(seed)))
+            job.artefacts.add((paper, artefact_id))
+            if kind == "nmt" and (s := SEARCH.search(name)):
+                job.searches.add(s.group(1))
+    return list(jobs.values())
+
+
+def metrics_file(job: PlannedJob) -> str:
+    j = registry.Job(job.dataset, job.pair, job.experiment, job.seed)
+    return f"{layout.lm_dir(j)}/metrics.jsonl" if job.kind == "lm" else layout.metrics_path(j)
+
+
+# -- corpus sizes --------------------------------------------------------------------------------
+def read_json(path: str) -> dict | None:
+    p = Path(path)
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def parallel_corpus(config: dict, dataset: str, pair: str) -> Corpus | None:
+    """Sizes of a pair: its statistics once prepared, else what the papers state (None: neither)."""
+    tgt = pair.split("-")[1]
+    parts = [read_json(path) for path in layout.parallel_stats_paths(config, dataset, pair)]
+    if all(parts):
+        train, dev, test = (part[split] for part, split in zip(parts, ("train", "dev", "test")))
+        return Corpus(train["sentences"], train[f"tokens_{tgt}"] / max(train["sentences"], 1) + 1,
+                      dev["sentences"], test["sentences"], None, "prepared data (tok/stats.<split>.json)")
+    stated = STATED.get((dataset, pair), {})
+    if "demo" in config or "training pairs" not in stated:
+        return None
+    length = config["benchmarks"]["length"] + 1
+    dev, test = stated.get("development pairs"), stated.get("test pairs")
+    assumed = config["benchmarks"]["length"] * 100  # an evaluation set of ~newstest's size when unstated
+    source = (f"paper's stated sizes ({stated['training pairs'][1]}), {length - 1} units per sentence assumed"
+              + ("" if dev and test else f", {assumed} development/test sentences assumed"))
+    return Corpus(stated["training pairs"][0], length, dev[0] if dev else assumed, test[0] if test else assumed,
+                  None, source)
+
+
+def lm_corpus(config: dict, dataset: str) -> Corpus | None:
+    """Tokens of a language-modelling corpus (a partition: half of its corpus's, before it exists)."""
+    base = registry.Corpus(dataset, "").base
+    for name, share in ((dataset, 1.0), (base, 0.5 if base != dataset else 1.0)):
+        stats = read_json(f"{layout.lm_data_dir(name)}/stats.json")
+        if stats:
+            return Corpus(stats["train"]["tokens"] * share, 1, stats["valid"]["tokens"], stats["test"]["tokens"],
+                          stats["vocabulary"], f"prepared data ({layout.lm_data_dir(name)}/stats.json)"
+                          + (", half of it" if share < 1 else ""))
+    stated = STATED.get((base, "-"), {})
+    if "demo" in config or "training tokens" not in stated:
+        return None
+    share = 1.0 if base == dataset else 0.5
+    return Corpus(stated["training tokens"][0] * share, 1, stated["validation tokens"][0], stated["test tokens"][0],
+                  int(stated["vocabulary"][0]), f"paper's stated sizes ({stated['training tokens'][1]})"
+                  + (", half of it" if share < 1 else ""))
+
+
+# -- families --------------------------------------------------------------------------------------
+def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
+    """What a training step's cost depends on: the resolved spec but names, seeds, rates and loss
+    weights, the vocabulary sizes, and the sentence length."""
+    spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+    e = registry.experiment(job.experiment)
+    sizes = layout.vocab_sizes(config["datasets"][job.dataset], e)
+    src = sizes["src_size"] or layout.bpe_merges(config, job.dataset, "src", e.bpe)
+    tgt = sizes["tgt_size"] or layout.bpe_merges(config, job.dataset, "tgt", e.bpe)
+    dim = config["embeddings"][e.embeddings]["dim"] if e.embeddings else None
+    ignored = {"experiment", "loss_params", "tgt_lang", "train", "vocab", "data", "device", "lr_group", "bpe", "embeddings"}
+    shape = {key: value for key, value in spec.items() if key not in ignored}  # embeddings: their size, `dim`
+    return ("nmt", json.dumps(shape, sort_keys=True), src, tgt, dim, round(corpus.length))
+
+
+def lm_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
+    spec = layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+    shape = {key: spec[key] for key in ("size", "layers", "dropout", "reuse_embedding", "loss", "bptt", "batch_size",
+                                        "unit_norm_embeddings")}
+    shape["eval_batch_size"] = 10
+    return ("lm", json.dumps(shape, sort_keys=True), corpus.vocabulary, None, None, 1)
+
+
+def family_label(family: tuple) -> str:
+    kind, shape, src, tgt, dim, length = family
+    s = json.loads(shape)
+    if kind == "lm":
+        return (f"LM {s['size']}x{s['layers']} V={src} loss={s['loss']}{' RE' if s['reuse_embedding'] else ''}"
+                f" dropout={s['dropout']:g}")
+    m = s["model"]
+    form = s["output_form"] or s["output_layer"]
+    extras = "".join(f" {k}={s[k]}" for k in ("negative", "joint_dim", "sample_share") if s.get(k))
+    return (f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']} {form}/{s['loss']}"
+            f"{' tied' if s['tied'] else ''}{extras} V {src}->{tgt}{f' m={dim}' if dim else ''} length {length}")
+
+
+# -- timing ----------------------------------------------------------------------------------------
+def spread(length: int) -> list[int]:
+    return [max(1, round(length * factor)) for factor in LENGTH_SPREAD]
+
+
+def measure(function, warmup: int, steps: int) -> tuple[float, tuple[int, int]]:
+    """Mean seconds of `function()` over `steps` calls after `warmup` calls, and the FLOPs and
+    tensor operators (views excluded) of one more call."""
+    from torch.utils.flop_counter import FlopCounterMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Operators(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.count += 0 if func.is_view else 1
+            return func(*args, **(kwargs or {}))
+
+    for _ in range(warmup):
+        function()
+    times = []
+    for _ in range(steps):
+        synchronize()
+        started = time.perf_counter()
+        function()
+        synchronize()
+        times.append(time.perf_counter() - started)
+    with FlopCounterMode(display=False) as flops, Operators() as operators:
+        function()
+    return statistics.mean(times), (flops.get_total_flops(), operators.count)
+
+
+_DEVICE = None
+
+
+def synchronize() -> None:
+    import torch
+
+    if _DEVICE is not None and _DEVICE.type == "cuda":
+        torch.cuda.synchronize(_DEVICE)
+
+
+def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
+    """A `job`-shaped model (untrained, random batches of the family's length), as train.py builds it."""
+    import torch
+
+    from workflow_src.benchmark import BOS, EOS, PAD
+    from workflow_src.model.seq2seq import Seq2Seq
+
+    _, _, src_size, tgt_size, dim, length = family
+    spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+    table = torch.nn.functional.normalize(torch.randn(tgt_size, dim), dim=-1) if dim else None
+    model = Seq2Seq(spec, src_size, tgt_size, PAD, table).to(device)
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4,
+                                 fused=device.type in ("cuda", "cpu"))
+    batch = config["train"]["batch_size"]
+    batches = itertools.cycle([(torch.randint(4, src_size, (batch, n), device=device),
+                                torch.full((batch,), n, device=device),
+                                torch.randint(4, tgt_size, (batch, n), device=device)) for n in spread(length)])
+
+    def step():
+        src, lengths, tgt = next(batches)
+        model.train()
+        loss, n = model.loss(src, lengths, tgt, tgt, PAD)
+        optimiser.zero_grad(set_to_none=True)
+        (loss / n).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config["train"]["clip"])
+        optimiser.step()
+
+    @torch.no_grad()
+    def forward():
+        src, lengths, tgt = next(batches)
+        model.eval()
+        model.loss(src, lengths, tgt, tgt, PAD)
+
+    def decode():
+        src, lengths, _ = next(batches)
+        model.eval()
+        model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], src.shape[1])  # </s> banned: as many steps as units
+
+    return timings(config, step, forward, decode)
+
+
+def time_lm(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
+    """One segment of a `job`-shaped language model, with train_lm's own epoch and evaluation."""
+    import functools
+
+    import torch
+
+    from workflow_src import train_lm
+
+    vocabulary = family[2]
+    spec = train_lm.resolve(layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
+    model = train_lm.build_model(spec, vocabulary).to(device)
+    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
+    names, loss = train_lm.LOSSES[spec["loss"]]
+    objective = functools.partial(loss, **spec["loss_params"]) if names else loss
+    segment = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["batch_size"]), device=device)
+    held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
+    return timings(config, lambda: train_lm.train_epoch(model, segment, spec, optimiser, objective),
+                   lambda: train_lm.evaluate(model, held_out, spec["bptt"]), lambda: None)
+
+
+def timings(config: dict, step, forward, decode) -> Timing:
+    parts = {name: measure(function, WARMUP, STEPS)
+             for name, function in (("step", step), ("forward", forward), ("decode", decode))}
+    return Timing(*(parts[name][0] for name in ("step", "forward", "decode")),
+                  counts={name: counts for name, (_, counts) in parts.items()})
+
+
+# -- tables ------------------------------------------------------------------------------------------
+def cell(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def to_csv(columns: list[str], rows: list[dict]) -> str:
+    """Every value as computed (hours of seconds-long demo jobs keep their digits)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def to_markdown(columns: list[str], rows: list[dict]) -> list[str]:
+    return (["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+            + ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows])
+
+
+# -- the arithmetic ----------------------------------------------------------------------------------
+def beam_width(search: str) -> int:
+    return 1 if search == "greedy" else int(search.removeprefix("beam"))
+
+
+def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, part=None) -> dict[str, float]:
+    """Predicted seconds of a job's training, validation and decoding from its family's timings;
+    `part(name)` gives the seconds of "step", "forward" or "decode" (default: the measured ones)."""
+    seconds = part or (lambda name: getattr(timing, name))
+    if job.kind == "lm":
+        spec = layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+        model = registry.language_model(job.experiment)
+        tokens = config["lm"]["train_words"][model.size] if model.sliced else corpus.train
+        epochs = spec["max_epochs"] * spec.get("sessions", 1)
+        segments = tokens / (spec["batch_size"] * spec["bptt"])
+        held_out = lambda n: n / (10 * spec["bptt"])  # noqa: E731  (train_lm's eval_batch_size 10)
+        return {"epochs": epochs, "steps_per_epoch": math.ceil(segments),
+                "train": seconds("step") * math.ceil(segments) * epochs,
+                "validation": seconds("forward") * held_out(corpus.dev) * epochs,
+                "decoding": seconds("forward") * (held_out(corpus.dev) + held_out(corpus.test))}  # the final scores
+    t = config["train"]
+    steps = math.ceil(corpus.train / t["batch_size"])
+    epochs = t["max_epochs"]
+    validation = (seconds("forward") * math.ceil(corpus.dev / t["batch_size"])
+                  + seconds("decode") * math.ceil(corpus.dev / DEV_DECODE_BATCH))
+    decoding = sum(seconds("decode") * beam_width(s) * math.ceil(corpus.test / config["decode"]["batch_size"])
+                   for s in sorted(job.searches))
+    return {"epochs": epochs, "steps_per_epoch": steps, "train": seconds("step") * steps * epochs,
+            "validation": validation * epochs, "decoding": decoding}
+
+
+def wall_hours(durations: list[float], slots: int) -> float:
+    """The makespan of `durations` on `slots` parallel slots, longest first onto the least loaded
+    (LPT list scheduling; dependencies between jobs ignored)."""
+    loads = [0.0] * slots
+    for duration in sorted(durations, reverse=True):
+        heapq.heappush(loads, heapq.heappop(loads) + duration)
+    return max(loads)
+
+
+JOB_COLUMNS = ["kind", "dataset", "pair", "experiment", "seed", "artefacts", "searches", "family", "corpus_source",
+               "steps_per_epoch", "epochs", "step_seconds", "train_hours", "validation_hours", "decoding_hours",
+               "device_hours", "h100_modelled_hours", "metrics", "note"]
+SUMMARY_COLUMNS = ["level", "paper", "artefact", "jobs", "jobs_without_size", "device_hours", "h100_modelled_hours",
+                   *(f"wall_hours_gpu{n}" for n in GPU_COUNTS)]
+
+
+def job_rows(config: dict, jobs: list[PlannedJob], corpora: dict, families: dict, timings_by_family: dict) -> list[dict]:
+    precision = modelled_precision(config)
+    rows = []
+    for job in jobs:
+        key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
+        row = {"kind": job.kind, "dataset": job.dataset, "pair": job.pair, "experiment": job.experiment,
+               "seed": job.seed, "artefacts": " ".join(sorted(f"{p}/{a}" for p, a in job.artefacts)),
+               "searches": " ".join(sorted(job.searches)), "metrics": metrics_file(job)}
+        corpus = corpora[key]
+        if corpus is None:
+            row["note"] = ("no size: the data are not prepared yet and the papers state none"
+                           + (" (the demo's plan waits for its data)" if "demo" in config else ""))
+            rows.append(row)
+            continue
+        timing = timings_by_family[families[key]]
+        measured = job_seconds(config, job, corpus, timing)
+        modelled = job_seconds(config, job, corpus, timing, lambda part: timing.modelled(part, precision))
+        row |= {"family": family_label(families[key]), "corpus_source": corpus.source,
+                "steps_per_epoch": measured["steps_per_epoch"], "epochs": measured["epochs"],
+                "step_seconds": round(timing.step, 5),
+                **{f"{part}_hours": measured[part] / 3600 for part in ("train", "validation", "decoding")},
+                "device_hours": sum(measured[p] for p in ("train", "validation", "decoding")) / 3600,
+                "h100_modelled_hours": sum(modelled[p] for p in ("train", "validation", "decoding")) / 3600}
+        rows.append(row)
+    return rows
+
+
+def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
+    """Hours per artefact (table or figure), per paper (each job once) and in total, with the wall hours on N GPUs."""
+    per_device = config.get("gpu", {}).get("jobs_per_device", 1)
+    groups = [("artefact", paper, artefact_id) for paper, artefact_id in layout.configured_artefacts(config)]
+    groups += [("paper", paper, "") for paper in config["papers"]] + [("total", "", "")]
+
+    def member(row, level, paper, artefact_id):
+        artefacts = row["artefacts"].split()
+        if level == "artefact":
+            return f"{paper}/{artefact_id}" in artefacts
+        return level == "total" or any(a.startswith(f"{paper}/") for a in artefacts)
+
+    out = []
+    for level, paper, artefact_id in groups:
+        members = [row for row in rows if member(row, level, paper, artefact_id)]
+        sized = [row for row in members if "device_hours" in row]
+        # a job and its decodes run one after the other: one item per job
+        durations = [row["device_hours"] for row in sized]
+        out.append({"level": level, "paper": paper, "artefact": artefact_id, "jobs": len(members),
+                    "jobs_without_size": len(members) - len(sized),
+                    "device_hours": sum(durations),
+                    "h100_modelled_hours": sum(row["h100_modelled_hours"] for row in sized),
+                    **{f"wall_hours_gpu{n}": wall_hours(durations, n * per_device) if durations else 0.0
+                       for n in GPU_COUNTS}})
+    return out
+
+
+def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dict], families: dict,
+             timings_by_family: dict) -> str:
+    precision = modelled_precision(config)
+    total = next(row for row in summary if row["level"] == "total")
+    per_device = config.get("gpu", {}).get("jobs_per_device", 1)
+    lines = [
+        "# Cost plan", "",
+        f"Measured on **{device_name}** (config `train.device`: {config['train']['device']}): "
+        f"{total['jobs']} training jobs, {total['device_hours']:.4g} device-hours on this device "
+        f"({total['jobs_without_size']} without a size). "
+        f"H100 (**modelled, not measured**, {precision}; config `train.precision`: "
+        f"{config['train'].get('precision', 'unset')}): {total['h100_modelled_hours']:.4g} hours "
+        f"= {total['h100_modelled_hours'] / 24:.3g} H100-days.", "",
+        "## Predicted hours per table, per paper and in total", "",
+        *to_markdown(SUMMARY_COLUMNS, summary), "",
+        f"A job shared by several tables or figures counts in each one's row, once in its paper's and the total. "
+        f"wall_hours_gpuN: `--resources gpu=N` with {per_device} job(s) per device (config `gpu.jobs_per_device`), "
+        "a job and its decodes one after the other, jobs sharing a device assumed to run at their own speed "
+        "(with more than one per device, an optimistic bound), dependencies ignored. Per job: plan.jobs.csv.", "",
+        "## Families and their measured step times", "",
+        "| family | step s | validation forward s | greedy decode s (batch) | step GFLOP | step operators | H100 step s (modelled) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for family, timing in timings_by_family.items():
+        flops, operators = timing.counts["step"]
+        lines.append(f"| {family_label(family)} | {timing.step:.4f} | {timing.forward:.4f} | {timing.decode:.4f} | "
+                     f"{flops / 1e9:.2f} | {operators} | {timing.modelled('step', precision):.4f} |")
+    sources = sorted({row["corpus_source"] for row in rows if "corpus_source" in row})
+    lines += ["", "## How it is computed", "",
+              "- Step times: untrained models of each family at the configured sizes, random batches of "
+              f"`train.batch_size` sentences; after {WARMUP} warm-up steps, the mean of {STEPS} steps at "
+              f"{', '.join(f'{f:g}' for f in LENGTH_SPREAD)} × the corpus's mean target length (both sides: bucketed "
+              "batches change shape from step to step); a step is forward, backward, gradient clipping and the optimiser.",
+              "- Training: step × ⌈training pairs / batch⌉ × `train.max_epochs` (an upper bound: patience may stop "
+              "earlier); language models: step × ⌈tokens / (batch × bptt)⌉ × their fixed schedule's epochs.",
+              f"- Validation, each epoch: the development set's loss (a forward per batch) and its greedy BLEU "
+              f"(batches of {DEV_DECODE_BATCH}, decoding as many steps as the mean target length).",
+              "- Decoding (an estimate): a greedy decode of each test batch of `decode.batch_size`, "
+              "K times that for beam K; decoding runs the mean target length, as trained models stop at </s>.",
+              "- Not planned: data preparation, embeddings, alignment, benchmarks and rendering (CPU jobs or minutes).",
+              "- Corpus sizes used: " + "; ".join(sources) + ".",
+              f"- **H100, modelled, not measured**: t = FLOPs / ({ACHIEVED_FRACTION} × peak) + operators × "
+              f"{LAUNCH_SECONDS * 1e6:g} µs, with the peak at {precision} {H100_PEAK_FLOPS[precision] / 1e12:g} TFLOP/s "
+              "(H100 SXM, dense), FLOPs counted by torch's FlopCounterMode and operators (each one kernel launch, "
+              "views excluded) counted in the same step on this device; the two terms are added (no overlap assumed). "
+              f"The achieved fraction ({ACHIEVED_FRACTION}) and the per-operator cost ({LAUNCH_SECONDS * 1e6:g} µs) "
+              "are assumptions, not measurements; the recurrent loops' one-kernel-per-operator-per-time-step "
+              "is what the operator count captures.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def plan(config: dict, out_prefix: Path, threads: int) -> None:
+    global _DEVICE
+    import torch
+
+    from workflow_src.gpu import job_device
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    jobs = planned_jobs(config)
+    corpora, families = {}, {}
+    for job in jobs:
+        key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
+        corpora[key] = (lm_corpus(config, job.dataset) if job.kind == "lm"
+                        else parallel_corpus(config, job.dataset, job.pair))
+        if corpora[key] is not None:
+            families[key] = (lm_family if job.kind == "lm" else nmt_family)(config, job, corpora[key])
+    representative = {}
+    for job in jobs:
+        key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
+        if key in families:
+            representative.setdefault(families[key], job)
+    timings_by_family = {}
+    with job_device(config["train"]["device"]) as device:
+        _DEVICE = device
+        device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({threads} threads)"
+        print(f"plan: {len(jobs)} jobs in {len(representative)} families on {device_name}", flush=True)
+        for family, job in representative.items():
+            timing = (time_lm if job.kind == "lm" else time_nmt)(config, job, family, device)
+            timings_by_family[family] = timing
+            print(f"{family_label(family)}: step {timing.step:.4f} s", flush=True)
+    rows = job_rows(config, jobs, corpora, families, timings_by_family)
+    summary = summary_rows(config, rows)
+    write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
+    write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
+                                                      [{**row, "device": device_name} for row in summary]))
+    write_text(out_prefix.with_suffix(".md"), markdown(config, device_name, summary, rows, families, timings_by_family))
+
+
+# -- prediction against the actual time ----------------------------------------------------------------
+def actual_seconds(kind: str, records: list[dict]) -> float:
+    """Training and validation seconds a metrics.jsonl records (language models record training only)."""
+    if kind == "lm":
+        return sum(r["seconds"] for r in records)
+    return sum(r["train_seconds"] + r["validation_seconds"] for r in records)
+
+
+def predicted_seconds(row: dict) -> float:
+    """The plan's seconds for what metrics.jsonl measures: training and validation (LM: training)."""
+    hours = float(row["train_hours"]) + (float(row["validation_hours"]) if row["kind"] == "nmt" else 0.0)
+    return hours * 3600
+
+
+COMPARE_COLUMNS = ["kind", "dataset", "pair", "experiment", "seed", "epochs_planned", "epochs_run",
+                   "predicted_seconds", "actual_seconds", "actual / predicted"]
+
+
+def compare(plan_rows: list[dict], read_metrics) -> tuple[list[dict], dict]:
+    """Per planned job with a size, predicted against actual seconds; and the total row.
+    `read_metrics(path)` gives a metrics.jsonl's records."""
+    rows = []
+    for row in plan_rows:
+        if not row.get("train_hours"):
+            continue
+        records = read_metrics(row["metrics"])
+        predicted, actual = predicted_seconds(row), actual_seconds(row["kind"], records)
+        rows.append({**{k: row[k] for k in ("kind", "dataset", "pair", "experiment", "seed")},
+                     "epochs_planned": int(row["epochs"]), "epochs_run": len(records),
+                     "predicted_seconds": round(predicted, 2), "actual_seconds": round(actual, 2),
+                     "actual / predicted": round(actual / predicted, 3) if predicted else None})
+    predicted = sum(r["predicted_seconds"] for r in rows)
+    actual = sum(r["actual_seconds"] for r in rows)
+    total = {"kind": "total", "dataset": "", "pair": "", "experiment": f"{len(rows)} jobs", "seed": "",
+             "epochs_planned": sum(r["epochs_planned"] for r in rows), "epochs_run": sum(r["epochs_run"] for r in rows),
+             "predicted_seconds": round(predicted, 2), "actual_seconds": round(actual, 2),
+             "actual / predicted": round(actual / predicted, 3) if predicted else None}
+    return rows, total
+
+
+def within_factor(total: dict, factor: float = 2.0) -> bool:
+    ratio = total["actual / predicted"]
+    return ratio is not None and 1 / factor <= ratio <= factor
+
+
+def write_comparison(jobs_csv: Path, out_prefix: Path) -> dict:
+    with open(jobs_csv, newline="") as f:
+        plan_rows = list(csv.DictReader(f))
+
+    def read_metrics(path):
+        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+    rows, total = compare(plan_rows, read_metrics)
+    verdict = "within" if within_factor(total) else "NOT within"
+    footer = [f"Total: actual / predicted = {total['actual / predicted']}, {verdict} a factor of 2. "
+              "Actual: the sum over epochs of train_seconds + validation_seconds of each model's metrics.jsonl "
+              "(language models: seconds, training only; their prediction is training only too). The plan predicts "
+              "`train.max_epochs` epochs; a run that stopped early ran fewer (epochs_run)."]
+    write_text(out_prefix.with_suffix(".csv"), to_csv(COMPARE_COLUMNS, rows + [total]))
+    title = "The cost plan's prediction against the actual training time"
+    lines = [f"# {title}", "", f"Plan: {jobs_csv}", "", *to_markdown(COMPARE_COLUMNS, rows + [total]), "", *footer]
+    write_text(out_prefix.with_suffix(".md"), "\n".join(lines) + "\n")
+    write_text(out_prefix.with_suffix(".html"), to_html(title, f"plan: {jobs_csv}. {footer[0]}", COMPARE_COLUMNS, rows + [total]))
+    return total
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("plan")
+    p.add_argument("--config", type=json.loads, required=True, help="the workflow's config (JSON)")
+    p.add_argument("--out-prefix", type=Path, required=True)
+    p.add_argument("--threads", type=int, default=1)
+    c = commands.add_parser("compare")
+    c.add_argument("--jobs", type=Path, required=True, help="the plan's <prefix>.jobs.csv")
+    c.add_argument("--out-prefix", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "plan":
+        plan(args.config, args.out_prefix, args.threads)
+    else:
+        total = write_comparison(args.jobs, args.out_prefix)
+        print(f"actual / predicted: {total['actual / predicted']}")
+
+
+if __name__ == "__main__":
+    main()
