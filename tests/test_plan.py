@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.test_workflow import planned_outputs, snakemake
 from workflow_src import layout, plan
 
 
@@ -53,8 +53,10 @@ def test_modelled_h100_time_is_flops_at_the_stated_fraction_plus_launches():
     expected = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.LAUNCH_SECONDS
     assert TIMING.modelled("step", "bf16") == pytest.approx(expected)
     assert TIMING.modelled("step", "fp32") > TIMING.modelled("step", "bf16")
-    assert plan.modelled_precision({"train": {}}) == "fp32"  # today's code: no train.precision
-    assert plan.modelled_precision({"train": {"precision": "bf16"}}) == "bf16"
+    assert plan.modelled_precision({"train": {"precision": "auto"}}) == "bf16"  # auto on CUDA
+    assert plan.modelled_precision({"train": {}}) == "bf16"
+    assert plan.modelled_precision({"train": {"precision": "fp32"}}) == "fp32"
+    assert plan.modelled_precision({"train": {"precision": "tf32"}}) == "tf32"
 
 
 def test_wall_hours_schedule_longest_first():
@@ -115,12 +117,20 @@ def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypat
     assert plan.parallel_corpus(load("config.demo.yaml"), "iwslt16", "de-en") is None  # the demo waits for its data
 
 
-def test_registry_jobs_match_the_full_dag():
+def test_registry_jobs_match_the_full_dag(tmp_path):
+    """The plan's trainings are exactly the models `snakemake -n all` builds."""
     jobs = plan.planned_jobs(load("config.yaml"))
-    # the issue's count from `snakemake -n all`: 234 translation models and 188 language models
-    assert sum(j.kind == "nmt" for j in jobs) == 234 and sum(j.kind == "lm" for j in jobs) == 188
+    dag = planned_outputs(tmp_path, REPO / "config.yaml")
+    trained = {p.removesuffix("/model.pt") for p in dag if p.endswith("/model.pt")}
+    assert trained and {plan_model_dir(j) for j in jobs} == trained
     ce = next(j for j in jobs if (j.dataset, j.pair, j.experiment) == ("iwslt16", "fr-en", "bpe2bpe-ce"))
     assert "beam5" in ce.searches and ("vmf", "table1") in ce.artefacts
+
+
+def plan_model_dir(job: plan.PlannedJob) -> str:
+    if job.kind == "lm":
+        return layout.lm_dir(layout.Job(job.dataset, job.pair, job.experiment, job.seed))
+    return layout.model_dir(job.dataset, job.pair, job.experiment, job.seed)
 
 
 def test_a_tiny_family_is_timed_on_the_cpu():

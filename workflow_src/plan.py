@@ -103,10 +103,13 @@ class Timing:
 
 
 def modelled_precision(config: dict) -> str:
-    """The precision the H100 model assumes: config `train.precision` where the model knows it
-    (bf16, tf32, fp32), else fp32, today's code's (the plan's markdown says which it took)."""
-    precision = config["train"].get("precision", "fp32")
-    return precision if precision in H100_PEAK_FLOPS else "fp32"
+    """The precision a CUDA job of this config runs in (`precision.resolve`: `auto` is bf16),
+    which the H100 model assumes (the plan's markdown says which it took)."""
+    import torch
+
+    from workflow_src import precision as precision_setting
+
+    return precision_setting.resolve(config["train"].get("precision", "auto"), torch.device("cuda"))
 
 
 # -- the jobs ------------------------------------------------------------------------------------
