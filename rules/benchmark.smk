@@ -5,7 +5,8 @@ rule benchmark_artefact:
     params:
         kind=lambda w: benchmark_kind(w.paper, w.artefact),
         experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
-        settings=json.dumps(config["benchmarks"]),
+        # an experiment's architecture (the joint paper's 2 x 512) replaces the benchmark's sizes
+        settings=json.dumps({**config["benchmarks"], "architectures": config.get("architectures", {})}),
     wildcard_constraints:
         artefact=r"(table|figure)\d+",
     log:

@@ -287,8 +287,10 @@ def test_demo_joint_tables_and_figures_have_sane_values(demo):
                 continue
             assert 0 <= float(row[f"{column.name} ours"]) <= 100 and int(row[f"{column.name} |Θ| ours"]) > 0
         assert "tok:none" in row["signature"]
-    # three epochs are enough for NMT-joint to translate; the other forms' two layers learn slower
-    assert float(table2[2]["De→En ours"]) > 5 and "chosen on development BLEU" in table2[2]["note"]
+    # every model learns (at 2 x 64 on 4000 pairs NMT and NMT-tied stayed at BLEU 1-2 after 3 epochs,
+    # while NMT-joint translated: a comparison with models that had not learned)
+    assert all(float(row["De→En ours"]) > 5 for row in table2), [row["De→En ours"] for row in table2]
+    assert "chosen on development BLEU" in table2[2]["note"]
     table3 = read_csv(demo / "results/joint/table3.csv")
     assert len(table3) == 7 and all(0 <= float(r["De→En ours"]) <= 100 for r in table3)
     table5 = read_csv(demo / "results/joint/table5.csv")

@@ -44,8 +44,9 @@ def synchronize(device: torch.device) -> None:
 
 
 def build(experiment: str, settings: dict, device: torch.device, **spec_changes) -> Seq2Seq:
-    """An untrained model of `experiment` at the benchmark's sizes (its architecture's are not used:
-    every model has the same)."""
+    """An untrained model of `experiment` at the benchmark's sizes, changed by its architecture
+    (`settings["architectures"]`, config `architectures`): the joint paper's 2 x 512 for joint
+    Table 4, the benchmark's own sizes (the vMF paper's) for every model without one."""
     e = registry_experiment(experiment)
     config = {
         "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
@@ -57,7 +58,7 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
         "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3, "joint": 1e-3},
                   "batch_size": settings["batch_size"], "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0,
                   "init_scale": 0.1},
-        "architectures": {e.architecture: {}} if e.architecture else {},
+        "architectures": {e.architecture: settings.get("architectures", {}).get(e.architecture, {})} if e.architecture else {},
     }
     spec = {**resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes}
     size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
@@ -131,7 +132,10 @@ def sampling(experiments: list[str], settings: dict, device: torch.device) -> di
     first = experiments[0]
     for experiment, row in rows.items():
         print(f"{experiment}: " + ", ".join(f"{share}: {speed / rows[first][share]:.2f}x {first}" for share, speed in row.items()))
-    return {"rows": rows, "sampling_vocab": settings["sampling_vocab"]}
+    architectures = settings.get("architectures", {})
+    return {"rows": rows, "sampling_vocab": settings["sampling_vocab"],
+            "architectures": {experiment: architectures.get(registry_experiment(experiment).architecture, "the benchmark's sizes")
+                              for experiment in experiments}}
 
 
 def release(device: torch.device) -> None:

@@ -351,8 +351,18 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
             "lr": train["lr"][experiment.lr_group or experiment.output_layer],
             **{key: train[key] for key in ("batch_size", "selection", "clip", "init_scale")},
             **schedule(train, name),
+            **schedule_settings(train, experiment.lr_group or experiment.output_layer),
         },
     }
+
+
+def schedule_settings(train: dict, group: str) -> dict:
+    """A training group's (config train.lr's key) learning-rate decay and loss normalisation:
+    config train.lr_decay, train.lr_decay_start and train.loss_normalisation, each keyed by group.
+    A group they leave out keeps its rate constant and averages its loss over target tokens."""
+    return {"lr_decay": train.get("lr_decay", {}).get(group),
+            "lr_decay_start": train.get("lr_decay_start", {}).get(group),
+            "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token")}
 
 
 def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:

@@ -6,7 +6,7 @@
 
 In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
-`metrics.jsonl` (one line per epoch: losses, development BLEU, seconds, speed, trainable parameters,
+`metrics.jsonl` (one line per epoch: learning rate, losses, development BLEU, seconds, speed, trainable parameters,
 training pairs kept and dropped by the length limit) and, when training ends (after `max_epochs`
 or `patience` epochs without improvement), `model.pt`, the best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
@@ -86,6 +86,31 @@ def initialise(model: Seq2Seq, scale: float) -> None:
             torch.nn.init.uniform_(p, -scale, scale)
 
 
+def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None) -> float:
+    """The rate of the epoch after `history`, by OpenNMT-py's rule (Optim.update_learning_rate,
+    the joint paper's released code): once the development perplexity has risen over the previous
+    epoch's, or epoch `start` has ended, the rate is multiplied by `decay` after every epoch:
+
+        lr_{e+1} = lr_e * decay   if  exists e' <= e: ppl_{e'} > ppl_{e'-1}  or  e >= start
+        lr_{e+1} = lr_e           otherwise, and always when decay is None
+    """
+    decaying = False
+    for previous, record in zip([None, *history], history):
+        decaying = decaying or (start is not None and record["epoch"] >= start) or (
+            previous is not None and record["dev_loss"] > previous["dev_loss"])
+        if decaying and decay is not None:
+            lr *= decay
+    return lr
+
+
+def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
+    """What a batch's summed loss is divided by before backward (and so before clipping): its target
+    tokens, or its sentences (OpenNMT-py's default `-normalization sents`, the joint paper's code)."""
+    if normalisation not in ("token", "sentence"):
+        raise ValueError(f"train.loss_normalisation: {normalisation!r} is not token or sentence")
+    return tokens if normalisation == "token" else sentences
+
+
 @torch.no_grad()
 def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32") -> float:
     model.eval()
@@ -163,6 +188,9 @@ def train(spec: dict, args, device: torch.device) -> None:
         rng = random.Random(f"{seed}-{epoch}")
         torch.manual_seed(seed * 100003 + epoch)
         model.train()
+        lr = learning_rate(history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"))
+        for group in optimiser.param_groups:
+            group["lr"] = lr
         batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
         started, tokens, sentences = time.perf_counter(), 0, 0
         total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
@@ -172,7 +200,7 @@ def train(spec: dict, args, device: torch.device) -> None:
             with precisions.autocast(precision, device):
                 loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
             optimiser.zero_grad(set_to_none=True)
-            (loss / n).backward()
+            (loss / loss_divisor(t.get("loss_normalisation", "token"), n, batch.sentences)).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
             optimiser.step()
             total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
@@ -183,7 +211,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision)
         dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
         record = {
-            "epoch": epoch, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
+            "epoch": epoch, "lr": lr, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
             "train_seconds": round(train_seconds, 3), "train_seconds_total": round(elapsed, 3),
             "validation_seconds": round(time.perf_counter() - validation_started, 3),
             "sentences_per_second": round(sentences / train_seconds, 1),

@@ -1,4 +1,4 @@
-"""Attentional seq2seq (Luong et al. 2015, as in OpenNMT): a bidirectional LSTM encoder, a
+"""Attentional seq2seq (Luong et al. 2015, as in OpenNMT): an LSTM encoder (bidirectional or not), a
 stacked LSTM decoder with input feeding and global "general" attention, and a plug-in output
 layer (`output_layers.py`).
 
@@ -43,22 +43,29 @@ class ProjectedEmbedding(nn.Module):
 
 
 class Encoder(nn.Module):
-    def __init__(self, vocab_size: int, embedding: int, hidden: int, layers: int, dropout: float, pad: int):
+    """A stacked LSTM over the source embeddings. Bidirectional (the vMF paper's Table 7), it has
+    hidden / 2 units per direction and its final state is the last layer's two directions joined;
+    unidirectional (the joint paper's |Θ|, OpenNMT-py's default `-brnn` off), hidden units and the
+    last layer's final state. `model.encoder_bidirectional` chooses."""
+
+    def __init__(self, vocab_size: int, embedding: int, hidden: int, layers: int, dropout: float, pad: int,
+                 bidirectional: bool = True):
         super().__init__()
-        if hidden % 2:
+        if bidirectional and hidden % 2:
             raise ValueError(f"model.hidden must be even for a bidirectional encoder, got {hidden}")
+        self.bidirectional = bidirectional
         self.embed = nn.Embedding(vocab_size, embedding, padding_idx=pad)
-        self.rnn = nn.LSTM(embedding, hidden // 2, layers, batch_first=True, bidirectional=True,
-                           dropout=dropout if layers > 1 else 0.0)
+        self.rnn = nn.LSTM(embedding, hidden // 2 if bidirectional else hidden, layers, batch_first=True,
+                           bidirectional=bidirectional, dropout=dropout if layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
         packed = pack_padded_sequence(self.dropout(self.embed(src)), lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, (h, c) = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
-        # last layer, both directions: B x hidden
-        final = lambda s: torch.cat([s[-2], s[-1]], dim=-1)  # noqa: E731
-        return out, (final(h), final(c))
+        if self.bidirectional:  # last layer, both directions: B x hidden
+            return out, tuple(torch.cat([s[-2], s[-1]], dim=-1) for s in (h, c))
+        return out, (h[-1], c[-1])
 
 
 class Decoder(nn.Module):
@@ -169,7 +176,8 @@ class Seq2Seq(nn.Module):
         super().__init__()
         m = spec["model"]
         hidden, dropout = m["hidden"], m["dropout"]
-        self.encoder = Encoder(src_vocab_size, m["src_embedding"], hidden, m["encoder_layers"], dropout, pad)
+        self.encoder = Encoder(src_vocab_size, m["src_embedding"], hidden, m["encoder_layers"], dropout, pad,
+                               m.get("encoder_bidirectional", True))
         if (spec.get("tied") or spec.get("embeddings")) and table is None:
             raise ValueError(f"experiment {spec['experiment']}: its {spec['embeddings']} target vectors are missing")
         # A softmax over pretrained word vectors trains them (syn-margin paper §4): they start as

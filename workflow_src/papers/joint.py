@@ -3,7 +3,8 @@ Embeddings for Neural Machine Translation, WMT 2018 (`../shared/seeds/001_44f70e
 
 Every model reads and writes sentencepiece BPE with one of three vocabularies (the data set's
 `bpe_sizes`: 32K, 64K, 128K operations), has the paper's architecture (config `architectures.joint`:
-2 layers of 512, dropout 0.3; Adam 1e-3, config train.lr.joint) and a softmax over the decoder's
+2 layers of 512, a unidirectional encoder as OpenNMT-py's default and the paper's |Θ| have it,
+dropout 0.3; Adam 1e-3, config train.lr.joint) and a softmax over the decoder's
 input embedding E in one of the output forms of `workflow_src.model.joint`. Experiments are named
 `bpe<vocabulary>-<form>[<d_j>][-layers<n>]`. BLEU is on tokenized, de-BPE'd text, as multi-bleu.perl
 computes it (the `bleu_tok` metric: sacrebleu with `tokenize none`), of beam-search output (beam

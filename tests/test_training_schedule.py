@@ -1,0 +1,59 @@
+"""The joint paper's released training schedule as settings: OpenNMT-py's learning-rate decay
+(train.lr_decay, train.lr_decay_start) and its per-sentence loss (train.loss_normalisation)."""
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.test_train import SPEC, data, metrics, run  # noqa: F401 (data is a fixture)
+from workflow_src.layout import resolve_spec, schedule_settings
+from workflow_src.papers import joint, vmf
+from workflow_src.train import learning_rate, loss_divisor
+
+
+def epochs(*dev_losses):
+    return [{"epoch": e, "dev_loss": loss} for e, loss in enumerate(dev_losses, start=1)]
+
+
+def test_rate_halves_after_every_epoch_once_perplexity_rises():
+    assert learning_rate([], 1e-3, 0.5, None) == 1e-3
+    assert learning_rate(epochs(3.0, 2.5, 2.2), 1e-3, 0.5, None) == 1e-3
+    # the rise at epoch 3 starts the decay, which then goes on though perplexity falls again
+    assert learning_rate(epochs(3.0, 2.5, 2.6), 1e-3, 0.5, None) == 5e-4
+    assert learning_rate(epochs(3.0, 2.5, 2.6, 2.4, 2.3), 1e-3, 0.5, None) == 1.25e-4
+
+
+def test_rate_decays_after_the_start_epoch_without_a_rise():
+    assert learning_rate(epochs(5, 4, 3), 1e-3, 0.5, 3) == 5e-4
+    assert learning_rate(epochs(5, 4, 3, 2), 1e-3, 0.5, 3) == 2.5e-4
+    assert learning_rate(epochs(5, 4), 1e-3, 0.5, 3) == 1e-3
+
+
+def test_no_decay_keeps_the_rate():
+    assert learning_rate(epochs(3.0, 3.5, 4.0), 2e-4, None, None) == 2e-4
+    assert learning_rate(epochs(3.0, 3.5, 4.0), 2e-4, None, 1) == 2e-4
+
+
+def test_loss_divisor():
+    assert loss_divisor("token", tokens=120, sentences=8) == 120
+    assert loss_divisor("sentence", tokens=120, sentences=8) == 8
+    with pytest.raises(ValueError, match="train.loss_normalisation: 'sentences' is not token or sentence"):
+        loss_divisor("sentences", 120, 8)
+
+
+def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    joint_train = resolve_spec(config, "wmt17", "de-en", joint.name("32k", "nmt"), 1)["train"]
+    assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (0.5, 8, "sentence")
+    for name in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
+        assert name in vmf.EXPERIMENTS
+        other = resolve_spec(config, "iwslt16", "fr-en", name, 1)["train"]
+        assert (other["lr_decay"], other["lr_decay_start"], other["loss_normalisation"]) == (None, None, "token")
+    assert schedule_settings({}, "joint") == {"lr_decay": None, "lr_decay_start": None, "loss_normalisation": "token"}
+
+
+def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):  # noqa: F811
+    spec = {**SPEC, "train": {**SPEC["train"], "lr_decay": 0.5, "lr_decay_start": 1, "loss_normalisation": "sentence"}}
+    result = run(data, tmp_path, spec)
+    assert result.returncode == 0, result.stderr
+    assert [record["lr"] for record in metrics(tmp_path)] == [0.005, 0.0025, 0.00125]
