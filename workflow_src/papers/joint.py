@@ -229,6 +229,16 @@ DEVIATIONS = (
     Deviation("D11", "METEOR aligner (Figure 3)", "Meteor's search for the alignment with the fewest chunks",
               "greedy, longest runs of matches first", "no installable jar offers δ with function-word lists",
               "the fragmentation penalty can be slightly higher", "workflow_src/meteor.py:align", ("figure3",)),
+    Deviation("D12", "when the decay starts", "silent (the released code runs OpenNMT-py's defaults)", "halving also "
+              "starts after epoch 8 if the development perplexity has not risen by then (OpenNMT-py's "
+              "`-start_decay_at 8`)", "the released training scripts could not be read to confirm the value",
+              "a lower rate in late epochs of runs that keep improving", "train.lr_decay_start",
+              ("table1", *BLEU_ARTEFACTS)),
+    Deviation("D13", "decoder initial state", "OpenNMT-py copies the encoder's final states into the decoder",
+              "a learned bridge, tanh(W h) and W c (0.53M parameters at 2 × 512)", "one model code serves the vMF "
+              "paper's encoder and decoder sizes, which differ", "the parameter count is 0.53M larger; the parameter test absorbs "
+              "it into the source vocabulary it derives", "workflow_src/model/seq2seq.py:Decoder",
+              ("table1", *BLEU_ARTEFACTS)),
 )
 
 
