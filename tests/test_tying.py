@@ -143,11 +143,15 @@ def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_r
         for seed in (1, 2):
             folder = tying_run / f"results/lm/ptb/{name}/seed{seed}"
             result = json.loads((folder / "perplexity.json").read_text())
-            assert result["keep"] == "last" and result["kept_epoch"] == 2 and result["train_tokens"] == 1000
+            history = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+            assert result["keep"] == "lowest_train_loss" and result["train_tokens"] == 1000
+            assert result["kept_epoch"] == min(history, key=lambda r: r["train_loss"])["epoch"]
+            assert all("converged" in r and "train_loss_improvement" in r for r in history)  # the criterion, per epoch
+            assert result["stopped"].startswith(("converged after epoch", "the epoch cap"))
             assert result["units"] == 8 and 0 < result["subspace_distance"] <= 1
             model, _ = load_language_model(folder / "model.pt", torch.device("cpu"))
             torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(len(model.embedding.weight)))
-            assert model.dropout == 0
+            assert model.dropout == 0 and model.output_bias is None  # §4: b = 0
             starts.add(re.search(r"training on tokens \[(\d+),", (tying_run / f"logs/lm/ptb/{name}/seed{seed}.log").read_text())[1])
     assert len(starts) == 2  # a slice per seed, the same for every point of the sweep
 

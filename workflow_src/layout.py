@@ -361,7 +361,8 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         loss, params = "augmented", {"gamma": lm["gamma"][corpus], "tau": tying.TAU}
     else:
         loss, params = "ce", {}
-    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()):
+    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()) + (
+            ("convergence",) if model.to_convergence else ()):
         if model.size not in lm.get(key, {}):
             raise ValueError(f"lm.{key}: nothing configured for {model.size!r} (language model {name})")
     if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):
@@ -385,4 +386,6 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "unit_norm_embeddings": model.unit_norm_embeddings,
         "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,
         "keep": model.keep,
+        "output_bias": model.output_bias,
+        "convergence": lm["convergence"][model.size] if model.to_convergence else None,
     }

@@ -343,7 +343,9 @@ class LanguageModel:
     regularised: bool = True  # False: no dropout (Figure 1)
     unit_norm_embeddings: bool = False
     sliced: bool = False  # trains on a contiguous slice of config lm.train_words[size] words, its start drawn from the seed
-    keep: str = "best"  # the epoch with the best validation perplexity, or the "last"
+    keep: str = "best"  # a key of train_lm.KEEP: the best validation perplexity, the "last", the "lowest_train_loss"
+    output_bias: bool = True  # False: b = 0 in an untied model (§4, Figure 1)
+    to_convergence: bool = False  # trains until the training loss converges (config lm.convergence), max_epochs a cap
 
     @property
     def loss_params(self) -> dict[str, float]:
