@@ -35,20 +35,38 @@ def development_bleu(job: Job) -> float:
     return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
 
 
+def validation_perplexity(job: Job) -> float:
+    """The validation perplexity of the epoch a language model's training kept."""
+    return json.loads(Path(f"{layout.lm_dir(job)}/perplexity.json").read_text())["valid_perplexity"]
+
+
 def chosen_jobs(ctx: Context, column, experiment: str, tune: str | tuple[str, ...] | None) -> tuple[list[Job], str]:
     """The seeds of the candidate with the best mean development BLEU, and a note saying which
     it is (empty for a row that is not tuned)."""
-    candidates = ctx.candidates(experiment, tune)
-    jobs = {candidate: ctx.jobs(column, candidate) for candidate in candidates}
+    jobs = {candidate: ctx.jobs(column, candidate) for candidate in ctx.candidates(experiment, tune, column.dataset)}
+    return choose(jobs, tune, column.name, "development BLEU", development_bleu, registry.experiment)
+
+
+def chosen_lm_jobs(ctx: Context, corpus, experiment: str, tune: str | None) -> tuple[list[Job], str]:
+    """The seeds of the language model with the lowest mean validation perplexity among a row's
+    candidates (the tying paper's γ), and a note saying which it is (empty if not tuned)."""
+    jobs = {candidate: ctx.lm_jobs(corpus, candidate) for candidate in ctx.candidates(experiment, tune, corpus.base)}
+    return choose(jobs, tune, corpus.name, "validation perplexity", lambda job: -validation_perplexity(job),
+                  registry.language_model)
+
+
+def choose(jobs: dict[str, list[Job]], tune, where: str, measure: str, score, configuration) -> tuple[list[Job], str]:
+    """The jobs of the candidate (a key of `jobs`) with the highest mean `score`, and a note."""
+    candidates = list(jobs)
     if tune is None or not jobs[candidates[0]]:
         return jobs[candidates[0]], ""
-    dev = {c: statistics.fmean(development_bleu(j) for j in js) for c, js in jobs.items()}
-    best = max(candidates, key=lambda c: dev[c])
+    mean_score = {c: statistics.fmean(score(j) for j in js) for c, js in jobs.items()}
+    best = max(candidates, key=lambda c: mean_score[c])
     if isinstance(tune, tuple):
-        return jobs[best], f"{column.name}: {best}, chosen on development BLEU among {', '.join(candidates)}"
-    values = ", ".join(f"{value:g}" for value in ctx.grid[tune])
-    chosen = registry.experiment(best).loss_params[tune]
-    return jobs[best], f"{column.name}: {tune} = {chosen:g}, chosen on development BLEU among {values}"
+        return jobs[best], f"{where}: {best}, chosen on {measure} among {', '.join(candidates)}"
+    values = ", ".join(f"{configuration(c).loss_params[tune]:g}" for c in candidates)
+    chosen = configuration(best).loss_params[tune]
+    return jobs[best], f"{where}: {tune} = {chosen:g}, chosen on {measure} among {values}"
 
 
 def mean(values: list[float]) -> float | None:
@@ -215,7 +233,10 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
     for row in layout.selected_rows(ctx, artefact):
         out, notes = {"experiment": row.experiment, **row.label}, [row.note] if row.note else []
         for corpus in artefact.columns:
-            jobs = computed.get((row.experiment, corpus), [])
+            jobs, tuning = ([], "")
+            if (row.experiment, corpus) in computed:
+                jobs, tuning = chosen_lm_jobs(ctx, corpus, row.experiment, row.tune)
+                notes.append(tuning)
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             results = [json.loads(Path(f"{layout.lm_dir(j)}/perplexity.json").read_text()) for j in jobs]
@@ -247,8 +268,9 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
     if ctx.corpus_status(artefact.corpus):
         return columns, [{"phrase": p, "next word(s)": f, "note": ctx.corpus_status(artefact.corpus)}
                          for p, f in artefact.phrases], []
-    predictions = {s.name: [json.loads(Path(layout.next_words_path(j, paper, artefact_id)).read_text())
-                            for j in ctx.lm_jobs(artefact.corpus, s.experiment)][0] for s in artefact.systems}
+    chosen = {s.name: chosen_lm_jobs(ctx, artefact.corpus, s.experiment, s.tune) for s in artefact.systems}
+    predictions = {name: json.loads(Path(layout.next_words_path(jobs[0], paper, artefact_id)).read_text())
+                   for name, (jobs, _) in chosen.items()}
     rows = []
     for i, (phrase, following) in enumerate(artefact.phrases):
         out = {"phrase": phrase, "next word(s)": following}
@@ -264,7 +286,8 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
         rows.append(out)
     seed = ctx.seeds[0]
     footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase from the start of a "
-              f"sentence (seed {seed}); the paper's as its Table 4 prints them."]
+              f"sentence (seed {seed}); the paper's as its Table 4 prints them.",
+              *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning)]
     return columns, rows, footer
 
 
