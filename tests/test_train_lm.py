@@ -294,3 +294,32 @@ def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp
     unknown, written = json.loads((tmp_path / "p.json").read_text())
     assert unknown["unknown"] == ["gnus", "zebra"] and "unknown" not in written
     assert unknown["predictions"] == written["predictions"] and unknown["next_probability"] == written["next_probability"]
+
+
+def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monkeypatch):
+    """The whole text before the phrase, state carried (in chunks), as one token-by-token pass
+    from the text's start; a phrase the text lacks is read from a sentence start, and says so."""
+    itos = ["the", "cat", "sees", "a", "mouse", EOS]
+    torch.manual_seed(0)
+    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
+    save_language_model(tmp_path / "model.pt", model, resolve({**SPEC, "size": 6}), itos, 1)
+    context = ["the cat sees a mouse", "a mouse sees the cat", "the cat sees the mouse"]
+    (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
+    (tmp_path / "phrases.txt").write_text("the cat sees\tthe mouse\nmouse mouse\tcat\n")
+    monkeypatch.setattr(lm_predict, "CHUNK", 4)  # the phrase's end falls in a later chunk than its start
+    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(tmp_path / "phrases.txt"), "--top", "6",
+                     "--context", str(tmp_path / "test.txt"), "--out", str(tmp_path / "p.json")])
+    found, missing = json.loads((tmp_path / "p.json").read_text())
+    stream = [itos.index(w) for line in context for w in line.split() + [EOS]]
+    prefix = stream[:12 + 3]  # "the cat sees" followed by "the" first occurs in the third line
+    model.eval()
+    hidden = model.init_hidden(1)
+    for word in prefix:
+        logits, _, hidden = model(torch.tensor([[word]]), hidden)
+    expected = torch.softmax(logits[0, 0].double(), -1)
+    assert found["context"] == "in context: tokens 1-15 of the text"
+    assert {p["word"]: p["probability"] for p in found["predictions"]} == pytest.approx(
+        {word: p for word, p in zip(itos, expected.tolist())}, rel=1e-5)
+    at_sentence_start = lm_predict.next_word_probabilities(model, [itos.index(w) for w in [EOS, "the", "cat", "sees"]])
+    assert not torch.allclose(expected, at_sentence_start, rtol=1e-3)
+    assert missing["context"] == "from a zero state after <eos>, not found in the context text"

@@ -134,6 +134,9 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
             assert len(predictions) == 10 and probabilities == sorted(probabilities, reverse=True)
             assert 0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
             assert row[f"{system.name} paper"]
+    for path in (tying_run / "results/lm/ptb").glob("*/seed1/tying-table4.next_words.json"):  # read in the test text
+        assert all(r["context"].startswith(("in context: tokens 1-", "from a zero state after <eos>, not found"))
+                   for r in json.loads(path.read_text()))
 
 
 def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):

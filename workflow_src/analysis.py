@@ -281,12 +281,16 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
                     f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
                     f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}", f"{s.name} ours rank of next": ours["next_rank"]}
             unknown.update(ours.get("unknown", ()))
-        if unknown:
-            out["note"] = f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"
+        notes = [f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"] if unknown else []
+        if artefact.context and any("not found" in predictions[s.name][i]["context"] for s in artefact.systems):
+            notes.append(f"not in the {artefact.context} text: read from the start of a sentence")
+        out["note"] = "; ".join(notes)
         rows.append(out)
     seed = ctx.seeds[0]
-    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase from the start of a "
-              f"sentence (seed {seed}); the paper's as its Table 4 prints them.",
+    reading = (f"in the {artefact.context} text, after the text before it (a phrase it lacks: from the start of a "
+               "sentence, and its note says so)" if artefact.context else "from the start of a sentence")
+    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase {reading} "
+              f"(seed {seed}); the paper's as its Table 4 prints them.",
               *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning)]
     return columns, rows, footer
 

@@ -438,6 +438,9 @@ class NextWordTable:
     phrases: tuple[tuple[str, str], ...]  # (phrase, the words that follow it)
     paper: Mapping[str, Mapping[str, str]]  # phrase -> system name -> the paper's predictions as printed
     top: int = 10
+    # the split of the corpus whose text each phrase is read in (`workflow_src.lm_predict --context`),
+    # or None: from a sentence start
+    context: str | None = "test"
 
 
 def paper_module(paper: str):

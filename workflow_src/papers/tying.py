@@ -169,6 +169,9 @@ ARTEFACTS = {
         title="Next-word predictions of the large VD-LSTM and VD-LSTM+REAL after phrases of the PTB test set",
         corpus=PTB,
         systems=(system("VD-LSTM", "large", "vd"), system("VD-LSTM +REAL", "large", "real")),
+        # "example phrases in the PTB test set": read where they occur, after the test text before
+        # them, as the test perplexity reads them (the paper does not say; context=None: sentence start)
+        context="test",
         phrases=(
             ("information international said it believes that the complaints filed in", "federal court"),
             ("oil company refineries ran flat out to prepare for a robust holiday driving season in july and", "august"),
