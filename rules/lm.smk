@@ -60,14 +60,18 @@ rule lm_phrases:
 
 
 rule lm_next_words:
-    """A language model's top next-word predictions after each phrase of a table."""
+    """A language model's top next-word predictions after each phrase of a table (read in the
+    corpus's text where the table says so)."""
     input:
         model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
         phrases="results/{paper}/{artefact}.phrases.tsv",
+        context=lambda w: (f"results/data/{w.dataset}/{registry.artefact(w.paper, w.artefact).context}.txt"
+                           if registry.artefact(w.paper, w.artefact).context else []),
     output:
         "results/lm/{dataset}/{experiment}/seed{seed}/{paper}-{artefact}.next_words.json",
     params:
         top=lambda w: registry.artefact(w.paper, w.artefact).top,
+        context=lambda w, input: f"--context {shlex.quote(str(input.context))}" if input.context else "",
     wildcard_constraints:
         paper=r"[a-z]+",
         artefact=r"table\d+",
@@ -76,4 +80,4 @@ rule lm_next_words:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} {params.context} --out {output:q} > {log:q} 2>&1"

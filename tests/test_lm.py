@@ -195,8 +195,8 @@ def test_augmented_loss_is_zero_when_logits_match_embedding_similarities():
 
 @pytest.mark.parametrize("loss", [
     lambda s: augmented_loss(s, TARGET, EMBEDDING, 3.0),
-    lambda s: augmented_total_loss(s, TARGET, EMBEDDING, gamma=0.7, tau=3.0),
-    lambda s: beta_mixed_loss(s, TARGET, EMBEDDING, beta=0.4, tau=3.0),
+    lambda s: augmented_total_loss(s, TARGET, EMBEDDING, None, gamma=0.7, tau=3.0),
+    lambda s: beta_mixed_loss(s, TARGET, EMBEDDING, None, beta=0.4, tau=3.0),
 ])
 def test_gradient_against_finite_differences(loss):
     assert torch.autograd.gradcheck(loss, LOGITS.clone().requires_grad_())
@@ -228,6 +228,18 @@ def test_high_temperature_gradient_matches_logits_to_embedding_similarities():
 def test_total_losses_weigh_cross_entropy_and_augmented_loss():
     ce = cross_entropy(LOGITS, TARGET)
     aug = augmented_loss(LOGITS, TARGET, EMBEDDING, 20.0)
-    torch.testing.assert_close(augmented_total_loss(LOGITS, TARGET, EMBEDDING, gamma=0.5), ce + 0.5 * 20 * aug)
-    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, beta=0.0), ce)
-    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, beta=1.0, tau=20.0), 20 ** 2 * V * aug)
+    torch.testing.assert_close(augmented_total_loss(LOGITS, TARGET, EMBEDDING, None, gamma=0.5), ce + 0.5 * 20 * aug)
+    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, None, beta=0.0), ce)
+    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, None, beta=1.0, tau=20.0), 20 ** 2 * V * aug)
+
+
+def test_augmented_loss_reads_the_logits_without_the_output_bias():
+    """Eq. 3.1: ŷ = softmax(W h / τ) has no b, while J reads W h + b."""
+    bias = torch.randn(V, dtype=torch.float64) * 5
+    with_bias = LOGITS + bias
+    ce = cross_entropy(with_bias, TARGET)
+    aug = augmented_loss(LOGITS, TARGET, EMBEDDING, 20.0)
+    assert not torch.allclose(aug, augmented_loss(with_bias, TARGET, EMBEDDING, 20.0))
+    torch.testing.assert_close(augmented_total_loss(with_bias, TARGET, EMBEDDING, bias, gamma=0.5), ce + 0.5 * 20 * aug)
+    torch.testing.assert_close(beta_mixed_loss(with_bias, TARGET, EMBEDDING, bias, beta=0.5, tau=20.0),
+                               0.5 * 20 ** 2 * V * aug + 0.5 * ce)

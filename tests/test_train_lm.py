@@ -17,7 +17,9 @@ from tests.test_lm import hand_set_model
 from workflow_src import lm_predict, train_lm
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
-from workflow_src.train_lm import (EOS, batchify, build_vocabulary, encode, evaluate, learning_rate,
+from workflow_src.model.lm_losses import augmented_loss
+from workflow_src.model.losses import cross_entropy
+from workflow_src.train_lm import (EOS, batchify, build_model, build_objective, build_vocabulary, encode, evaluate, learning_rate,
                                    load_language_model, resolve, save_language_model, training_stream)
 
 SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
@@ -69,6 +71,29 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
     assert (result["subspace_distance"] < 1e-6) == reuse_embedding
     saved = torch.load(tmp_path / "model.pt", weights_only=False)
     assert saved["epoch"] == best["epoch"] and sorted(saved["itos"]) == sorted(set((corpus / "train.txt").read_text().split()) | {EOS})
+
+
+def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias():
+    """J_tot = J(W h + b) + γτ J_aug(W h) (Eqs. 3.1, 3.3), summed over a training epoch (lr 0: no update)."""
+    spec = resolve({**SPEC, "dropout": 0.0, "lr": 0.0})
+    torch.manual_seed(0)
+    model = build_model(spec, VOCABULARY)
+    with torch.no_grad():
+        model.decoder.bias.copy_(torch.randn(VOCABULARY) * 5)
+    data = batchify(torch.randint(VOCABULARY, (200,)), spec["batch_size"])
+    total, _, tokens = train_lm.train_epoch(model, data, spec, torch.optim.SGD(model.parameters(), lr=0.0),
+                                            build_objective(spec))
+    model.eval()
+    with torch.no_grad():
+        logits, _, _ = model(data[:-1], model.init_hidden(spec["batch_size"]))
+        logits, targets = logits.flatten(0, 1), data[1:].flatten()
+        w_h = logits - model.decoder.bias
+        gamma, tau = spec["loss_params"]["gamma"], spec["loss_params"]["tau"]
+        expected = cross_entropy(logits, targets) + gamma * tau * augmented_loss(w_h, targets, model.embedding.weight, tau)
+        with_bias = cross_entropy(logits, targets) + gamma * tau * augmented_loss(logits, targets, model.embedding.weight, tau)
+    assert tokens == len(targets)
+    assert total == pytest.approx(expected.sum().item(), rel=1e-4)
+    assert total != pytest.approx(with_bias.sum().item(), rel=1e-3)
 
 
 def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
@@ -183,8 +208,46 @@ def test_a_second_session_restarts_the_schedule_from_the_final_weights_and_keep_
     # the first session alone is the first two epochs of the two
     train_lm.main(arguments(corpus, tmp_path / "one", {**spec, "sessions": 1}))
     assert metrics(tmp_path / "one") == history[:2]
-    with pytest.raises(ValueError, match="keep 'first' is not best or last"):
+    with pytest.raises(ValueError, match="keep 'first' is not one of best, last, lowest_train_loss"):
         resolve({**SPEC, "keep": "first"})
+
+
+def test_training_loss_improvement_and_plateaus_follow_their_definitions():
+    history = [{"train_loss": loss} for loss in (5.0, 4.0, 4.5, 3.9, 3.95)]
+    assert train_lm.training_loss_improvement(history[:2], window=2) is None
+    assert train_lm.training_loss_improvement(history[:3], window=2) == pytest.approx((5.0 - 4.0) / 5.0)
+    assert train_lm.training_loss_improvement(history, window=2) == pytest.approx((4.0 - 3.9) / 4.0)
+    assert train_lm.training_loss_improvement(history[:4], window=1) == pytest.approx((4.0 - 3.9) / 4.0)
+    assert train_lm.training_loss_improvement(history[:3], window=1) == pytest.approx((4.0 - 4.5) / 4.0)  # worse: negative
+    assert [train_lm.plateaus(history[:n]) for n in range(1, 6)] == [0, 0, 1, 1, 2]
+
+
+def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the_lowest_training_loss(corpus, tmp_path):
+    """Figure 1: b = 0, trained until the training loss stops improving (max_epochs a cap), the
+    rate halved after each epoch that did not improve on the best, the lowest-loss epoch measured."""
+    spec = {**SPEC, "dropout": 0.0, "max_epochs": 12, "decay_after": 0, "lr_decay": 1.0, "output_bias": False,
+            "keep": "lowest_train_loss", "convergence": {"window": 2, "tolerance": 0.05, "plateau_decay": 0.5}}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    history = metrics(tmp_path)
+    result = json.loads((tmp_path / "perplexity.json").read_text())
+    stop = next(r["epoch"] for r in history if r["converged"])
+    assert [r["epoch"] for r in history] == list(range(1, stop + 1)) and 2 < stop < 12  # stopped before the cap
+    for e, record in enumerate(history, start=1):
+        improvement = train_lm.training_loss_improvement(history[:e], 2)
+        assert record["train_loss_improvement"] == (pytest.approx(improvement) if improvement is not None else None)
+        assert record["converged"] == (improvement is not None and improvement < 0.05)
+        assert record["lr"] == pytest.approx(0.5 ** train_lm.plateaus(history[:e - 1]))
+    assert result["stopped"].startswith(f"converged after epoch {stop}")
+    assert result["kept_epoch"] == min(history, key=lambda r: r["train_loss"])["epoch"]
+    model, _ = load_language_model(tmp_path / "model.pt", torch.device("cpu"))
+    assert model.decoder is not None and model.output_bias is None
+    # the cap, when the criterion never holds
+    train_lm.main(arguments(corpus, tmp_path / "capped", {**spec, "max_epochs": 3,
+                                                          "convergence": {**spec["convergence"], "tolerance": 0.0}}))
+    assert json.loads((tmp_path / "capped" / "perplexity.json").read_text())["stopped"] == \
+        "the epoch cap: 1 x 3 epochs without converging" or metrics(tmp_path / "capped")[-1]["converged"]
+    with pytest.raises(ValueError, match="convergence"):
+        resolve({**SPEC, "convergence": {"window": 2}})
 
 
 def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
@@ -231,3 +294,32 @@ def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp
     unknown, written = json.loads((tmp_path / "p.json").read_text())
     assert unknown["unknown"] == ["gnus", "zebra"] and "unknown" not in written
     assert unknown["predictions"] == written["predictions"] and unknown["next_probability"] == written["next_probability"]
+
+
+def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monkeypatch):
+    """The whole text before the phrase, state carried (in chunks), as one token-by-token pass
+    from the text's start; a phrase the text lacks is read from a sentence start, and says so."""
+    itos = ["the", "cat", "sees", "a", "mouse", EOS]
+    torch.manual_seed(0)
+    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
+    save_language_model(tmp_path / "model.pt", model, resolve({**SPEC, "size": 6}), itos, 1)
+    context = ["the cat sees a mouse", "a mouse sees the cat", "the cat sees the mouse"]
+    (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
+    (tmp_path / "phrases.txt").write_text("the cat sees\tthe mouse\nmouse mouse\tcat\n")
+    monkeypatch.setattr(lm_predict, "CHUNK", 4)  # the phrase's end falls in a later chunk than its start
+    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(tmp_path / "phrases.txt"), "--top", "6",
+                     "--context", str(tmp_path / "test.txt"), "--out", str(tmp_path / "p.json")])
+    found, missing = json.loads((tmp_path / "p.json").read_text())
+    stream = [itos.index(w) for line in context for w in line.split() + [EOS]]
+    prefix = stream[:12 + 3]  # "the cat sees" followed by "the" first occurs in the third line
+    model.eval()
+    hidden = model.init_hidden(1)
+    for word in prefix:
+        logits, _, hidden = model(torch.tensor([[word]]), hidden)
+    expected = torch.softmax(logits[0, 0].double(), -1)
+    assert found["context"] == "in context: tokens 1-15 of the text"
+    assert {p["word"]: p["probability"] for p in found["predictions"]} == pytest.approx(
+        {word: p for word, p in zip(itos, expected.tolist())}, rel=1e-5)
+    at_sentence_start = lm_predict.next_word_probabilities(model, [itos.index(w) for w in [EOS, "the", "cat", "sees"]])
+    assert not torch.allclose(expected, at_sentence_start, rtol=1e-3)
+    assert missing["context"] == "from a zero state after <eos>, not found in the context text"

@@ -13,7 +13,7 @@ import yaml
 from tests.conftest import REPO, real_fixture, unpinned
 from tests.test_real_data import pack_tgz
 from tests.test_workflow import snakemake
-from workflow_src import layout, registry
+from workflow_src import analysis, layout, registry
 from workflow_src.lm_partition import partition
 from workflow_src.train_lm import load_language_model
 from workflow_src.papers import tying
@@ -53,7 +53,9 @@ def tying_run(tmp_path_factory):
     config["lm"] = {**config["lm"], "sizes": {"small": 8, "medium": 12, "large": 16, "subspace": 8},
                     "max_epochs": {"small": 1, "medium": 1, "large": 2, "subspace": 2}, "batch_size": 4, "bptt": 10,
                     "train_words": {"subspace": 1000}}
-    config["papers"] = {"tying": {"table1": {}, "table2": {}, "table3": {}, "table4": {}, "figure2": {},
+    gamma = {"gamma": {"ptb": [0.5, 0.8], "wikitext2": [1.25]}}
+    config["papers"] = {"tying": {"table1": {"tune": gamma}, "table2": {"tune": gamma}, "table3": {"tune": gamma},
+                                  "table4": {"tune": gamma}, "figure2": {"tune": gamma},
                                   "figure1": {"seeds": [1, 2], "sweep": {"beta": [0, 1], "tau": [2, 10]}}}}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
@@ -85,7 +87,7 @@ def test_table1_has_a_cell_wherever_the_paper_has_one(tying_run):
 
 
 def test_reused_embeddings_make_the_spans_equal(tying_run):
-    for variant, tied in (("vd", False), ("al", False), ("re", True), ("real", True)):
+    for variant, tied in (("vd", False), ("al@gamma=0.5", False), ("re", True), ("real@gamma=0.8", True)):
         distance = json.loads((tying_run / f"results/lm/ptb/lm-small-{variant}/seed1/perplexity.json").read_text())["subspace_distance"]
         assert (distance < 1e-6) == tied, (variant, distance)
 
@@ -112,7 +114,7 @@ def test_table3_shows_other_work_as_reported_and_ours(tying_run):
 
 def test_figure2_and_the_specs_follow_the_appendix(tying_run):
     assert (tying_run / "results/tying/figure2.png").stat().st_size > 10000
-    history = [json.loads(line) for line in (tying_run / "results/lm/ptb/lm-large-real/seed1/metrics.jsonl").read_text().splitlines()]
+    history = [json.loads(line) for line in (tying_run / "results/lm/ptb/lm-large-real@gamma=0.5/seed1/metrics.jsonl").read_text().splitlines()]
     assert [r["lr"] for r in history] == [1.0, 0.97]  # large: decay 0.97 after epoch 1
     config = yaml.safe_load((tying_run / "config.yaml").read_text())
     spec = layout.resolve_lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
@@ -132,6 +134,9 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
             assert len(predictions) == 10 and probabilities == sorted(probabilities, reverse=True)
             assert 0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
             assert row[f"{system.name} paper"]
+    for path in (tying_run / "results/lm/ptb").glob("*/seed1/tying-table4.next_words.json"):  # read in the test text
+        assert all(r["context"].startswith(("in context: tokens 1-", "from a zero state after <eos>, not found"))
+                   for r in json.loads(path.read_text()))
 
 
 def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):
@@ -143,18 +148,70 @@ def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_r
         for seed in (1, 2):
             folder = tying_run / f"results/lm/ptb/{name}/seed{seed}"
             result = json.loads((folder / "perplexity.json").read_text())
-            assert result["keep"] == "last" and result["kept_epoch"] == 2 and result["train_tokens"] == 1000
+            history = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+            assert result["keep"] == "lowest_train_loss" and result["train_tokens"] == 1000
+            assert result["kept_epoch"] == min(history, key=lambda r: r["train_loss"])["epoch"]
+            assert all("converged" in r and "train_loss_improvement" in r for r in history)  # the criterion, per epoch
+            assert result["stopped"].startswith(("converged after epoch", "the epoch cap"))
             assert result["units"] == 8 and 0 < result["subspace_distance"] <= 1
             model, _ = load_language_model(folder / "model.pt", torch.device("cpu"))
             torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(len(model.embedding.weight)))
-            assert model.dropout == 0
+            assert model.dropout == 0 and model.output_bias is None  # §4: b = 0
             starts.add(re.search(r"training on tokens \[(\d+),", (tying_run / f"logs/lm/ptb/{name}/seed{seed}.log").read_text())[1])
     assert len(starts) == 2  # a slice per seed, the same for every point of the sweep
 
 
 def test_ptb_small_models_train_twice_as_footnote_4_says(tying_run):
-    for corpus, sessions in (("ptb", [1, 2]), ("wikitext2", [1])):
-        history = [json.loads(line) for line in (tying_run / f"results/lm/{corpus}/lm-small-real/seed1/metrics.jsonl").read_text().splitlines()]
+    for corpus, sessions in (("ptb@gamma=0.5", [1, 2]), ("wikitext2@gamma=1.25", [1])):
+        corpus, variant = corpus.split("@")
+        history = [json.loads(line) for line in
+                   (tying_run / f"results/lm/{corpus}/lm-small-real@{variant}/seed1/metrics.jsonl").read_text().splitlines()]
         assert [r["session"] for r in history] == sessions and {r["lr"] for r in history} == {1.0}
     rows = read_csv(tying_run / "results/tying/table1.csv")
     assert all(("footnote 4" in r["note"]) == r["Network"].startswith("Small") for r in rows)
+
+
+def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tmp_path, monkeypatch):
+    """Appendix A: γ in 0.5-0.8 on PTB and 1.0-1.5 on WikiText-2, with syn-margin's tune mechanism."""
+    monkeypatch.chdir(tmp_path)
+    grid = {"gamma": {"ptb": (0.5, 0.8), "wikitext2": (1.0, 1.5)}}
+    ctx = registry.Context(seeds=(1, 2), pairs={}, grid=grid, corpora=("ptb", "wikitext2"))
+    ptb, part = tying.PTB, tying.PARTITIONS[0]
+    assert ctx.candidates("lm-small-al", "gamma", "ptb") == ["lm-small-al@gamma=0.5", "lm-small-al@gamma=0.8"]
+    assert {j.experiment for j in ctx.lm_row_jobs(part, "lm-small-real", "gamma")} == \
+        {"lm-small-real@gamma=1", "lm-small-real@gamma=1.5"}  # a partition takes its corpus's range
+    with pytest.raises(ValueError, match="configure its values for wikitext2"):
+        registry.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates("lm-small-al", "gamma", "wikitext2")
+    validation = {(0.5, 1): 90.0, (0.5, 2): 80.0, (0.8, 1): 84.0, (0.8, 2): 85.0}  # means 85 and 84.5
+    for (gamma, seed), ppl in validation.items():
+        job = registry.Job("ptb", "lm", f"lm-small-al@gamma={gamma:g}", seed)
+        path = tmp_path / layout.lm_dir(job) / "perplexity.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"valid_perplexity": ppl}))
+    jobs, note = analysis.chosen_lm_jobs(ctx, ptb, "lm-small-al", "gamma")
+    assert [(j.experiment, j.seed) for j in jobs] == [("lm-small-al@gamma=0.8", 1), ("lm-small-al@gamma=0.8", 2)]
+    assert note == "PTB: gamma = 0.8, chosen on validation perplexity among 0.5, 0.8"
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    spec = layout.resolve_lm_spec(config, "ptb", "lm-small-al@gamma=0.8", 1)
+    assert spec["loss"] == "augmented" and spec["loss_params"] == {"gamma": 0.8, "tau": tying.TAU}
+    # every AL row and system of the paper is tuned, and the configs tune within appendix A's ranges
+    table1 = registry.artefact("tying", "table1")
+    assert all((row.tune == "gamma") == row.experiment.endswith(("-al", "-real")) for row in table1.rows)
+    for name in ("config.yaml", "config.demo.yaml"):
+        papers = yaml.safe_load((REPO / name).read_text())["papers"]["tying"]
+        for artefact_id in ("table1", "table2", "table3", "table4", "figure2"):
+            values = papers[artefact_id]["tune"]["gamma"]
+            assert all(0.5 <= v <= 0.8 for v in values["ptb"]) and all(1.0 <= v <= 1.5 for v in values["wikitext2"])
+
+
+def test_toy_widths_can_keep_the_papers_initial_output_scale():
+    """r √(paper width / width): the paper's r at the paper's width; the demo's untied models
+    otherwise start with W h several times smaller and sit on the unigram plateau."""
+    assert tying.init_range("large", 1500, scaled=True) == pytest.approx(0.04)
+    assert tying.init_range("small", 50, scaled=True) == pytest.approx(0.2)
+    assert tying.init_range("small", 50, scaled=False) == 0.1
+    full = yaml.safe_load((REPO / "config.yaml").read_text())
+    demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
+    assert layout.resolve_lm_spec(full, "ptb", "lm-medium-vd", 1)["init_range"] == 0.05
+    width = demo["lm"]["sizes"]["medium"]
+    assert layout.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(0.05 * (650 / width) ** 0.5)

@@ -64,14 +64,21 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path):
                     assert layout.hypothesis_path("iwslt16", pair, name, seed) in planned
     assert layout.neighbours_path(registry.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
     assert "results/benchmarks/synmargin/figure2.json" in planned and "results/synmargin/table2.md" in planned
-    # the tying paper: every size and variant on PTB, all but large on WikiText-2, small on its halves
+    # the tying paper: every size and variant on PTB, all but large on WikiText-2, small on its halves;
+    # AL models once per γ of appendix A's range for the corpus, and never at the untuned lm.gamma
+    gammas = {"ptb": (0.5, 0.6, 0.7, 0.8), "wikitext2": (1.0, 1.25, 1.5)}
     for experiment in set(registry.language_models()) - {tying.SUBSPACE}:  # Figure 1's: below
         for corpus in ("ptb", "wikitext2", "wikitext2part1", "wikitext2part2"):
-            path = layout.lm_dir(registry.Job(corpus, "lm", experiment, 1)) + "/perplexity.json"
             expected = corpus == "ptb" or (corpus == "wikitext2" and "large" not in experiment) or "small" in experiment
-            assert (path in planned) == expected, path
+            augmented = registry.language_model(experiment).augmented
+            names = [registry.variant(experiment, "gamma", g) for g in gammas[corpus[:9]]] if augmented else [experiment]
+            for name in names:
+                path = layout.lm_dir(registry.Job(corpus, "lm", name, 1)) + "/perplexity.json"
+                assert (path in planned) == expected, path
+            if augmented:
+                assert layout.lm_dir(registry.Job(corpus, "lm", experiment, 1)) + "/perplexity.json" not in planned
     assert "results/tying/figure2.png" in planned and "results/tying/table3.csv" in planned
-    assert "results/lm/ptb/lm-large-real/seed1/tying-table4.next_words.json" in planned
+    assert "results/lm/ptb/lm-large-real@gamma=0.7/seed1/tying-table4.next_words.json" in planned
     for panel in registry.artefact("tying", "figure1").panels:  # every point of both sweeps, 10 runs each
         for value in panel.values:
             for seed in range(1, 11):
@@ -258,6 +265,8 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
             cells = [key for key in row if key.endswith(" ours") and key.split(" ")[-2] in ("valid", "test")]
             computed = [key for key in cells if row[key.replace(" ours", " paper")]]
             assert computed and all(1 < float(row[key]) < vocabulary for key in computed), (table_id, row["experiment"])
+            if row["Model"] == "VD-LSTM":  # the untied baselines learn (at unigram level they stood at ~147-156)
+                assert all(float(row[key]) < 120 for key in computed), (table_id, row["experiment"])
     table1 = {r["experiment"]: r for r in read_csv(demo / "results/tying/table1.csv")}
     assert table1["lm-large-vd"]["Wikitext-2 test ours"] == ""  # footnote 5, as in the paper
     for row in read_csv(demo / "results/tying/table4.csv"):

@@ -40,20 +40,38 @@ def development_bleu(job: Job) -> float:
     return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
 
 
+def validation_perplexity(job: Job) -> float:
+    """The validation perplexity of the epoch a language model's training kept."""
+    return json.loads(Path(f"{layout.lm_dir(job)}/perplexity.json").read_text())["valid_perplexity"]
+
+
 def chosen_jobs(ctx: Context, column, experiment: str, tune: str | tuple[str, ...] | None) -> tuple[list[Job], str]:
     """The seeds of the candidate with the best mean development BLEU, and a note saying which
     it is (empty for a row that is not tuned)."""
-    candidates = ctx.candidates(experiment, tune)
-    jobs = {candidate: ctx.jobs(column, candidate) for candidate in candidates}
+    jobs = {candidate: ctx.jobs(column, candidate) for candidate in ctx.candidates(experiment, tune, column.dataset)}
+    return choose(jobs, tune, column.name, "development BLEU", development_bleu, registry.experiment)
+
+
+def chosen_lm_jobs(ctx: Context, corpus, experiment: str, tune: str | None) -> tuple[list[Job], str]:
+    """The seeds of the language model with the lowest mean validation perplexity among a row's
+    candidates (the tying paper's γ), and a note saying which it is (empty if not tuned)."""
+    jobs = {candidate: ctx.lm_jobs(corpus, candidate) for candidate in ctx.candidates(experiment, tune, corpus.base)}
+    return choose(jobs, tune, corpus.name, "validation perplexity", lambda job: -validation_perplexity(job),
+                  registry.language_model)
+
+
+def choose(jobs: dict[str, list[Job]], tune, where: str, measure: str, score, configuration) -> tuple[list[Job], str]:
+    """The jobs of the candidate (a key of `jobs`) with the highest mean `score`, and a note."""
+    candidates = list(jobs)
     if tune is None or not jobs[candidates[0]]:
         return jobs[candidates[0]], ""
-    dev = {c: statistics.fmean(development_bleu(j) for j in js) for c, js in jobs.items()}
-    best = max(candidates, key=lambda c: dev[c])
+    mean_score = {c: statistics.fmean(score(j) for j in js) for c, js in jobs.items()}
+    best = max(candidates, key=lambda c: mean_score[c])
     if isinstance(tune, tuple):
-        return jobs[best], f"{column.name}: {best}, chosen on development BLEU among {', '.join(candidates)}"
-    values = ", ".join(f"{value:g}" for value in ctx.grid[tune])
-    chosen = registry.experiment(best).loss_params[tune]
-    return jobs[best], f"{column.name}: {tune} = {chosen:g}, chosen on development BLEU among {values}"
+        return jobs[best], f"{where}: {best}, chosen on {measure} among {', '.join(candidates)}"
+    values = ", ".join(f"{configuration(c).loss_params[tune]:g}" for c in candidates)
+    chosen = configuration(best).loss_params[tune]
+    return jobs[best], f"{where}: {tune} = {chosen:g}, chosen on {measure} among {values}"
 
 
 def mean(values: list[float]) -> float | None:
@@ -234,7 +252,10 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
     for row in layout.selected_rows(ctx, artefact):
         out, notes = {"experiment": row.experiment, **row.label}, [row.note] if row.note else []
         for corpus in artefact.columns:
-            jobs = computed.get((row.experiment, corpus), [])
+            jobs, tuning = ([], "")
+            if (row.experiment, corpus) in computed:
+                jobs, tuning = chosen_lm_jobs(ctx, corpus, row.experiment, row.tune)
+                notes.append(tuning)
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             results = [json.loads(Path(f"{layout.lm_dir(j)}/perplexity.json").read_text()) for j in jobs]
@@ -266,8 +287,9 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
     if ctx.corpus_status(artefact.corpus):
         return columns, [{"phrase": p, "next word(s)": f, "note": ctx.corpus_status(artefact.corpus)}
                          for p, f in artefact.phrases], []
-    predictions = {s.name: [json.loads(Path(layout.next_words_path(j, paper, artefact_id)).read_text())
-                            for j in ctx.lm_jobs(artefact.corpus, s.experiment)][0] for s in artefact.systems}
+    chosen = {s.name: chosen_lm_jobs(ctx, artefact.corpus, s.experiment, s.tune) for s in artefact.systems}
+    predictions = {name: json.loads(Path(layout.next_words_path(jobs[0], paper, artefact_id)).read_text())
+                   for name, (jobs, _) in chosen.items()}
     rows = []
     for i, (phrase, following) in enumerate(artefact.phrases):
         out = {"phrase": phrase, "next word(s)": following}
@@ -278,12 +300,17 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
                     f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
                     f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}", f"{s.name} ours rank of next": ours["next_rank"]}
             unknown.update(ours.get("unknown", ()))
-        if unknown:
-            out["note"] = f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"
+        notes = [f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"] if unknown else []
+        if artefact.context and any("not found" in predictions[s.name][i]["context"] for s in artefact.systems):
+            notes.append(f"not in the {artefact.context} text: read from the start of a sentence")
+        out["note"] = "; ".join(notes)
         rows.append(out)
     seed = ctx.seeds[0]
-    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase from the start of a "
-              f"sentence (seed {seed}); the paper's as its Table 4 prints them."]
+    reading = (f"in the {artefact.context} text, after the text before it (a phrase it lacks: from the start of a "
+               "sentence, and its note says so)" if artefact.context else "from the start of a sentence")
+    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase {reading} "
+              f"(seed {seed}); the paper's as its Table 4 prints them.",
+              *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning)]
     return columns, rows, footer
 
 

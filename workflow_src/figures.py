@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from workflow_src.analysis import chosen_jobs, read_metrics  # noqa: E402
+from workflow_src.analysis import chosen_jobs, chosen_lm_jobs, read_metrics  # noqa: E402
 from workflow_src.atomic import atomic_output  # noqa: E402
 from workflow_src.layout import benchmark_path, lm_dir, meteor_bins_path, score_path  # noqa: E402
 from workflow_src.registry import (Context, Figure, LearningCurves, MeteorByFrequency, PerplexityCurves,  # noqa: E402
@@ -49,8 +49,9 @@ def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
     if ctx.corpus_status(panel.corpus):
         empty_panel(ax, ctx.corpus_status(panel.corpus))
     for system in panel.systems:
+        jobs, _ = chosen_lm_jobs(ctx, panel.corpus, system.experiment, system.tune)  # γ chosen on validation
         histories = [[json.loads(line) for line in Path(f"{lm_dir(j)}/metrics.jsonl").read_text().splitlines()]
-                     for j in ctx.lm_jobs(panel.corpus, system.experiment)]
+                     for j in jobs]
         if histories:
             curve(ax, system.name, np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories]))
     ax.set(title=panel.title, xlabel="epoch", ylabel="validation perplexity")

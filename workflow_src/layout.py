@@ -162,7 +162,8 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         pairs={name: tuple(pair for pair in d["pairs"] if pair in settings.get("pairs", {}).get(name, d["pairs"]))
                for name, d in config["datasets"].items() if "pairs" in d},
         rows=None if rows == "all" else tuple(rows),
-        grid={name: tuple(values) for name, values in settings.get("tune", {}).items()},
+        grid={name: {dataset: tuple(v) for dataset, v in values.items()} if isinstance(values, dict) else tuple(values)
+              for name, values in settings.get("tune", {}).items()},
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
         sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
         queries=tuple(settings["queries"]) if "queries" in settings else None,
@@ -228,9 +229,9 @@ def _(table: RepresentationTable, ctx, paper, artefact_id):
 
 
 def computed_cells(table: PerplexityTable, ctx: Context) -> list[tuple[Row, Corpus, list[Job]]]:
-    """(row, corpus, its jobs) of every cell we compute: rows with an experiment, where the paper
-    reports a number."""
-    return [(row, corpus, ctx.lm_jobs(corpus, row.experiment)) for row in selected_rows(ctx, table) if row.experiment
+    """(row, corpus, its jobs: every seed of every candidate of a tuned row) of every cell we
+    compute: rows with an experiment, where the paper reports a number."""
+    return [(row, corpus, ctx.lm_row_jobs(corpus, row.experiment, row.tune)) for row in selected_rows(ctx, table) if row.experiment
             for corpus in table.columns if any(key.startswith(f"{corpus.name} ") for key in row.paper)]
 
 
@@ -241,7 +242,8 @@ def _(table: PerplexityTable, ctx, paper, artefact_id):
 
 @inputs.register
 def _(table: NextWordTable, ctx, paper, artefact_id):
-    return [next_words_path(j, paper, artefact_id) for s in table.systems for j in ctx.lm_jobs(table.corpus, s.experiment)]
+    jobs = [j for s in table.systems for j in ctx.lm_row_jobs(table.corpus, s.experiment, s.tune)]
+    return [next_words_path(j, paper, artefact_id) for j in jobs] + [f"{lm_dir(j)}/perplexity.json" for j in jobs]
 
 
 @inputs.register
@@ -262,7 +264,8 @@ def _(figure: Figure, ctx, paper, artefact_id):
         if isinstance(panel, Throughput):
             files.append(benchmark_path(paper, artefact_id))
         elif isinstance(panel, PerplexityCurves):
-            files += [f"{lm_dir(j)}/metrics.jsonl" for s in panel.systems for j in ctx.lm_jobs(panel.corpus, s.experiment)]
+            jobs = [j for s in panel.systems for j in ctx.lm_row_jobs(panel.corpus, s.experiment, s.tune)]
+            files += [f"{lm_dir(j)}/{name}" for j in jobs for name in ("metrics.jsonl", "perplexity.json")]
         elif isinstance(panel, ScoreAgainst):
             experiments = [e for _, e in panel.points] + [s.experiment for s in panel.baselines]
             files += [score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)
@@ -378,12 +381,14 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
     if model.beta is not None:
         loss, params = "beta", {"beta": model.beta, "tau": model.tau}
     elif model.augmented:
-        if corpus not in lm["gamma"]:
+        if model.gamma is None and corpus not in lm["gamma"]:
             raise ValueError(f"lm.gamma: no AL weight configured for {corpus} (language model {name})")
-        loss, params = "augmented", {"gamma": lm["gamma"][corpus], "tau": tying.TAU}
+        gamma = lm["gamma"][corpus] if model.gamma is None else model.gamma
+        loss, params = "augmented", {"gamma": gamma, "tau": tying.TAU}
     else:
         loss, params = "ce", {}
-    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()):
+    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()) + (
+            ("convergence",) if model.to_convergence else ()):
         if model.size not in lm.get(key, {}):
             raise ValueError(f"lm.{key}: nothing configured for {model.size!r} (language model {name})")
     if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):
@@ -404,8 +409,10 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "seed": seed,
         "device": config["train"]["device"],
         "precision": config["train"].get("precision", "auto"),
-        "init_range": tying.INIT_RANGE[model.size],
+        "init_range": tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
         "unit_norm_embeddings": model.unit_norm_embeddings,
         "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,
         "keep": model.keep,
+        "output_bias": model.output_bias,
+        "convergence": lm["convergence"][model.size] if model.to_convergence else None,
     }

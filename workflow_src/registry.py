@@ -114,7 +114,8 @@ class Context:
     seeds: tuple[int, ...]
     pairs: Mapping[str, tuple[str, ...]]  # configured data set -> its pairs
     rows: tuple[str, ...] | None = None  # the rows (experiments) selected, None for all
-    grid: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # tuned parameter -> values
+    # tuned parameter -> values, or data set -> values (the tying paper's γ ranges per corpus)
+    grid: Mapping[str, tuple[float, ...] | Mapping[str, tuple[float, ...]]] = dataclasses.field(default_factory=dict)
     corpora: tuple[str, ...] = ()  # configured language-modelling data sets
     sweeps: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # swept parameter -> values
     queries: tuple[str, ...] | None = None  # the words a representation table asks about, if configured
@@ -132,16 +133,28 @@ class Context:
     def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
         return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.seeds]
 
-    def candidates(self, experiment: str, tune: str | tuple[str, ...] | None) -> list[str]:
+    def lm_row_jobs(self, corpus: "Corpus", experiment: str, tune: str | None) -> list[Job]:
+        """Every job behind a language model's cell: each seed of each of its candidates."""
+        return [job for candidate in self.candidates(experiment, tune, corpus.base)
+                for job in self.lm_jobs(corpus, candidate)]
+
+    def candidates(self, experiment: str, tune: str | tuple[str, ...] | None, dataset: str | None = None) -> list[str]:
         """The experiments a row chooses among on the development set: itself, the experiments
-        `tune` lists, or one variant per configured value of its tuned parameter."""
+        `tune` lists, or one variant per configured value of its tuned parameter (per data set,
+        where the grid is configured per data set)."""
         if tune is None:
             return [experiment]
         if isinstance(tune, tuple):
             return list(tune)
         if tune not in self.grid:
             raise ValueError(f"{experiment} is tuned over {tune!r}: configure its values (tune: {{{tune}: [...]}})")
-        return [variant(experiment, tune, value) for value in self.grid[tune]]
+        values = self.grid[tune]
+        if isinstance(values, Mapping):
+            if dataset not in values:
+                raise ValueError(f"{experiment} is tuned over {tune!r} per data set: configure its values for "
+                                 f"{dataset} (tune: {{{tune}: {{{dataset}: [...]}}}})")
+            values = values[dataset]
+        return [variant(experiment, tune, value) for value in values]
 
     def status(self, column: Column) -> str:
         """'' when the column's data set and pair are configured, else why the column is empty."""
@@ -158,7 +171,7 @@ class Context:
 
     def row_jobs(self, column: Column, experiment: str, tune: str | tuple[str, ...] | None) -> list[Job]:
         """Every job behind a row: each seed of each of its candidates."""
-        return [job for candidate in self.candidates(experiment, tune) for job in self.jobs(column, candidate)]
+        return [job for candidate in self.candidates(experiment, tune, column.dataset) for job in self.jobs(column, candidate)]
 
     def system_jobs(self, column: Column, system: "System") -> list[Job]:
         return self.row_jobs(column, system.experiment_for(column), system.tune)
@@ -335,7 +348,8 @@ class SamplingTable:
 class LanguageModel:
     """One language model of the tying paper (independent of data set and seed): the VD-LSTM,
     with reused embeddings (RE: W = L^T, no output bias) and/or the augmented loss (AL, its
-    gamma per data set from config `lm.gamma`), or Figure 1's beta-mixed loss, trained without
+    gamma chosen on validation among an artefact's `tune: {gamma: ...}` variants, `<name>@gamma=<v>`,
+    or config `lm.gamma` per data set when unset), or Figure 1's beta-mixed loss, trained without
     regularisation on a slice of the corpus, with unit-norm embedding rows, and kept as it ends."""
 
     size: str  # a key of config lm.sizes (its width) and of papers.tying.SCHEDULE
@@ -346,12 +360,17 @@ class LanguageModel:
     regularised: bool = True  # False: no dropout (Figure 1)
     unit_norm_embeddings: bool = False
     sliced: bool = False  # trains on a contiguous slice of config lm.train_words[size] words, its start drawn from the seed
-    keep: str = "best"  # the epoch with the best validation perplexity, or the "last"
+    gamma: float | None = None  # AL's weight α = γτ; None: config lm.gamma of the data set
+    keep: str = "best"  # a key of train_lm.KEEP: the best validation perplexity, the "last", the "lowest_train_loss"
+    output_bias: bool = True  # False: b = 0 in an untied model (§4, Figure 1)
+    to_convergence: bool = False  # trains until the training loss converges (config lm.convergence), max_epochs a cap
 
     @property
     def loss_params(self) -> dict[str, float]:
-        """The parameters a variant (`variant`) may change: Figure 1's beta and tau."""
-        return {} if self.beta is None else {"beta": self.beta, "tau": self.tau}
+        """The parameters a variant (`variant`) may change: Figure 1's beta and tau, AL's gamma."""
+        if self.beta is not None:
+            return {"beta": self.beta, "tau": self.tau}
+        return {"gamma": self.gamma} if self.augmented else {}
 
     def with_loss_params(self, changes: Mapping[str, float]) -> "LanguageModel":
         return dataclasses.replace(self, **changes)
@@ -422,6 +441,9 @@ class NextWordTable:
     phrases: tuple[tuple[str, str], ...]  # (phrase, the words that follow it)
     paper: Mapping[str, Mapping[str, str]]  # phrase -> system name -> the paper's predictions as printed
     top: int = 10
+    # the split of the corpus whose text each phrase is read in (`workflow_src.lm_predict --context`),
+    # or None: from a sentence start
+    context: str | None = "test"
 
 
 def paper_module(paper: str):

@@ -20,8 +20,8 @@ and is then scored on the validation stream (eval mode, `eval_batch_size` column
 pytorch/examples; the remainder dropped, each column read from a zero state):
 PPL = exp((1/N) Σ -log p(w_t | w_<t)). The paper reports the model after its fixed schedule and
 implies no early stopping; we keep the epoch with the best validation perplexity, which under a
-decaying rate is almost always the last (or, with `keep: last`, the last: Figure 1 measures
-the model training ends with).
+decaying rate is almost always the last (or, with `keep`, the last, or the one with the lowest
+training loss: Figure 1 measures its models "at the minimum training loss").
 
 The spec (JSON); every key is required but those with a default:
     experiment            name
@@ -36,10 +36,20 @@ The spec (JSON); every key is required but those with a default:
     precision             default auto; auto | bf16 | tf32 | fp32 (`workflow_src.precision`: auto is
                           bf16 on CUDA, fp32 elsewhere; the loss always runs in fp32)
     sessions              default 1; the schedule's runs, each from the weights the last ended with
-    keep                  default best; best | last: the epoch `model.pt` holds
+    keep                  default best; best | last | lowest_train_loss: the epoch `model.pt` holds
+                          (the best validation perplexity, the last, the lowest training loss)
     eval_batch_size       default 10
     init_range            U(-r, r) for every weight; default 0.1 (`papers.tying.INIT_RANGE` per size)
     unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
+    output_bias           default true; false: b = 0 in an untied model (§4 and Figure 1: y = W h)
+    convergence           default null; {"window": k, "tolerance": r, "plateau_decay": f}: train until
+                          the training loss converges (Figure 1: "the minimum training loss possible"),
+                          `max_epochs` (per session) being only a cap: stop after epoch e once
+                              (min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i < r,
+                          i.e. the last k epochs lowered the best training loss by less than r; the
+                          rate is multiplied by f after every epoch whose training loss is not below
+                          the best before it (as pytorch/examples' word_language_model does on
+                          validation loss), on top of the schedule above
     train_slice           default null; {"length": n, "start": i or null}: train on the tokens
                           [i, i + n) of the stream only, i drawn from the seed when null (Figure 1's
                           20,000 words); the vocabulary is still the whole file's
@@ -48,9 +58,12 @@ In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resume
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
 would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
 over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
-valid_perplexity, best, seconds, tokens_per_second) and, at the end,
+valid_perplexity, best, seconds, tokens_per_second; with `convergence`, also
+train_loss_improvement (the relative improvement above, null for the first k epochs) and
+converged) and, at the end,
 `model.pt` (the kept epoch's: spec, state_dict, itos, epoch; a hard link to `kept.pt`) and
-`perplexity.json` (its validation and test perplexity, units per layer, parameter count, and d(Lᵀ, W) of appendix B).
+`perplexity.json` (its validation and test perplexity, units per layer, parameter count, d(Lᵀ, W) of
+appendix B, and `stopped`: why training ended).
 Once training ends, `checkpoint.pt` keeps only the history and a `finished` mark (no weights), so a
 rerun scores `kept.pt` again without training.
 """
@@ -86,9 +99,15 @@ EOS = "<eos>"
 REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
             "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
 DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
-            "sessions": 1, "keep": "best", "precision": "auto"}
+            "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
+            "precision": "auto"}
+KEEP = {  # the epoch model.pt holds: the one that minimises
+    "best": lambda record: record["valid_perplexity"],
+    "last": lambda record: -record["epoch"],
+    "lowest_train_loss": lambda record: record["train_loss"],  # Figure 1: "the minimum training loss"
+}
 LOSSES = {
-    "ce": ((), lambda logits, target, embedding: cross_entropy(logits, target)),
+    "ce": ((), lambda logits, target, embedding, output_bias: cross_entropy(logits, target)),
     "augmented": (("gamma", "tau"), augmented_total_loss),
     "beta": (("beta", "tau"), beta_mixed_loss),
 }
@@ -102,14 +121,41 @@ def resolve(spec: dict) -> dict:
         raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
     if not (isinstance(spec["size"], int) and spec["size"] > 0):
         raise ValueError(f"language-model spec: size {spec['size']!r} is not a width (units per layer)")
-    if spec.get("keep", "best") not in ("best", "last"):
-        raise ValueError(f"language-model spec: keep {spec['keep']!r} is not best or last")
+    if spec.get("keep", "best") not in KEEP:
+        raise ValueError(f"language-model spec: keep {spec['keep']!r} is not one of {', '.join(KEEP)}")
+    convergence = spec.get("convergence")
+    if convergence is not None and (set(convergence) != {"window", "tolerance", "plateau_decay"}
+                                    or convergence["window"] < 1 or not convergence["tolerance"] >= 0
+                                    or not 0 < convergence["plateau_decay"] <= 1):
+        raise ValueError(f"language-model spec: convergence {convergence!r} is not {{'window': epochs >= 1, "
+                         "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
     if spec["loss"] not in LOSSES:
         raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(LOSSES)}")
     names = LOSSES[spec["loss"]][0]
     if set(spec["loss_params"]) != set(names):
         raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
     return {**DEFAULTS, **spec}
+
+
+def training_loss_improvement(history: list[dict], window: int) -> float | None:
+    """(min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i over the training losses
+    L_1..L_e of `history`, k = `window`; None while e <= k."""
+    losses = [record["train_loss"] for record in history]
+    if len(losses) <= window:
+        return None
+    before = min(losses[:-window])
+    return (before - min(losses[-window:])) / before
+
+
+def plateaus(history: list[dict]) -> int:
+    """The epochs of `history` whose training loss is not below the best before them."""
+    losses = [record["train_loss"] for record in history]
+    return sum(loss >= min(losses[:i]) for i, loss in enumerate(losses) if i > 0)
+
+
+def kept(spec: dict, history: list[dict]) -> dict:
+    """The record of the epoch to keep (`KEEP[spec["keep"]]`), the first of equals."""
+    return min(history, key=KEEP[spec["keep"]])
 
 
 def session_epoch(spec: dict, epoch: int) -> tuple[int, int]:
@@ -159,9 +205,15 @@ def predicted_tokens(data: torch.Tensor) -> int:
     return (len(data) - 1) * data.shape[1]
 
 
+def build_objective(spec: dict):
+    """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its parameters."""
+    names, loss = LOSSES[spec["loss"]]
+    return functools.partial(loss, **spec["loss_params"]) if names else loss
+
+
 def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
     return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],
-                             spec["reuse_embedding"], spec["init_range"] or 0.1)
+                             spec["reuse_embedding"], spec["init_range"] or 0.1, spec.get("output_bias", True))
 
 
 def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:
@@ -206,7 +258,7 @@ def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32"
         with precisions.autocast(precision, data.device):
             logits, _, hidden = model(inputs, hidden)
         logits, targets = at_least_fp32(logits.flatten(0, 1)), targets.flatten()
-        per_token = objective(logits, targets, model.embedding.weight)
+        per_token = objective(logits, targets, model.embedding.weight, model.output_bias)
         optimiser.zero_grad(set_to_none=True)
         (per_token.sum() / data.shape[1]).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), spec["clip"])
@@ -252,8 +304,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     if spec["unit_norm_embeddings"]:
         normalise_embedding_rows(model)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
-    names, loss = LOSSES[spec["loss"]]
-    objective = functools.partial(loss, **spec["loss_params"]) if names else loss
+    objective = build_objective(spec)
     history, best, start_epoch, finished = [], float("inf"), 1, False
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
@@ -271,8 +322,12 @@ def train(spec: dict, args, device: torch.device) -> None:
             log(f"{checkpoint_path} belongs to another spec; starting over")
 
     for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
+        if history and history[-1].get("converged"):
+            break
         torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
         lr = learning_rate(spec, session_epoch(spec, epoch)[1])
+        if spec["convergence"] is not None:
+            lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
         for group in optimiser.param_groups:
             group["lr"] = lr
         started = time.perf_counter()
@@ -280,14 +335,18 @@ def train(spec: dict, args, device: torch.device) -> None:
         seconds = time.perf_counter() - started
         valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
         improved, best = valid_perplexity < best, min(best, valid_perplexity)
-        if improved or spec["keep"] == "last":
-            save_language_model(kept_path, model, spec, itos, epoch)
         record = {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
                   "train_loss": train_loss / train_tokens,
                   "train_perplexity": perplexity(train_nll, train_tokens),
                   "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
                   "tokens_per_second": round(train_data.numel() / seconds, 1)}
         history.append(record)
+        if kept(spec, history) is record:
+            save_language_model(kept_path, model, spec, itos, epoch)
+        if spec["convergence"] is not None:
+            improvement = training_loss_improvement(history, spec["convergence"]["window"])
+            record |= {"train_loss_improvement": improvement,
+                       "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
         log(json.dumps(record))
         saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(), "history": history,
                  "best": best}
@@ -297,7 +356,7 @@ def train(spec: dict, args, device: torch.device) -> None:
 
     write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
     model, _ = load_language_model(kept_path, device)
-    kept_epoch = history[-1] if spec["keep"] == "last" else min(history, key=lambda r: r["valid_perplexity"])
+    kept_epoch = kept(spec, history)
     result = {
         "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
         "valid_perplexity": evaluate(model, valid_data, spec["bptt"], precision),
@@ -305,6 +364,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
+        "stopped": stopped(spec, history),
         "train_tokens": len(train_stream),
         "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
                        "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
@@ -314,6 +374,17 @@ def train(spec: dict, args, device: torch.device) -> None:
     if not finished:
         mark_finished(checkpoint_path, saved)
     log(f"done: {json.dumps(result)}")
+
+
+def stopped(spec: dict, history: list[dict]) -> str:
+    """Why training ended, in words."""
+    if history and history[-1].get("converged"):
+        rule = spec["convergence"]
+        return (f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
+                f"{history[-1]['train_loss_improvement']:.2%} over the last {rule['window']} epochs "
+                f"(tolerance {rule['tolerance']:.2%})")
+    suffix = " without converging" if spec["convergence"] is not None else ""
+    return f"the epoch cap: {spec['sessions']} x {spec['max_epochs']} epochs{suffix}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,7 +3,8 @@
     x_t = L y*_{t-1},   h_t = LSTM(x_t, h_{t-1}),   logits_t = W h_t + b      (Eqs. 2.1-2.3)
 
 Two LSTM layers whose width equals the embedding's. With `reuse_embedding` (RE, §4) the output
-layer is the embedding itself: W = L^T and b = 0 (no bias parameter).
+layer is the embedding itself: W = L^T and b = 0 (no bias parameter); `output_bias=False` sets
+b = 0 in an untied model (§4's analysis and Figure 1).
 
 Variational dropout (Gal, 2015, tied further as appendix A says): while training, each forward
 call draws one Bernoulli mask per batch row, scaled by 1 / (1 - p), and uses it at every step:
@@ -60,15 +61,15 @@ def unrolled_lstm(rnn: nn.LSTM, x: torch.Tensor, state: State, state_masks: list
 
 class LSTMLanguageModel(nn.Module):
     def __init__(self, vocab_size: int, size: int, layers: int = 2, dropout: float = 0.0,
-                 reuse_embedding: bool = False, init_range: float = 0.1):
+                 reuse_embedding: bool = False, init_range: float = 0.1, output_bias: bool = True):
         """`dropout` is a drop probability (the paper's, per size and corpus: `papers.tying.DROPOUT`);
         `init_range` r draws every parameter from U(-r, r) (Zaremba et al.: 0.1 / 0.05 / 0.04 for
-        small / medium / large)."""
+        small / medium / large); `output_bias` False sets b = 0 in an untied model (§4, Figure 1)."""
         super().__init__()
         self.size, self.layers, self.dropout = size, layers, dropout
         self.embedding = nn.Embedding(vocab_size, size)  # weight: V x d, i.e. L^T
         self.rnn = nn.LSTM(size, size, layers)
-        self.decoder = None if reuse_embedding else nn.Linear(size, vocab_size)
+        self.decoder = None if reuse_embedding else nn.Linear(size, vocab_size, bias=output_bias)
         for parameter in self.parameters():
             nn.init.uniform_(parameter, -init_range, init_range)
 
