@@ -95,8 +95,8 @@ def test_issue_16_items_are_in_the_ledgers():
     settings = {paper: {d.setting for d in deviations.ledger(paper)} for paper in registry.PAPERS}
     assert {"model.encoder_bidirectional", "train.lr_decay", "train.loss_normalisation", "datasets.wmt17.max_ratio",
             "architectures.joint"} <= settings["joint"]
-    assert {"workflow_src/model/lm_losses.py:augmented_loss", "lm.gamma", "workflow_src/lm_predict.py:predict",
-            "workflow_src/papers/tying.py:SUBSPACE"} <= settings["tying"]
+    assert {"workflow_src/model/lm_losses.py:augmented_loss", "papers.tying.table1.tune", "workflow_src/lm_predict.py:predict",
+            "lm.convergence"} <= settings["tying"]
     assert {"train.selection", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
     assert "workflow_src/neighbours.py:neighbour_statistics" in settings["synmargin"]
 
