@@ -97,7 +97,7 @@ def test_issue_16_items_are_in_the_ledgers():
             "architectures.joint"} <= settings["joint"]
     assert {"workflow_src/model/lm_losses.py:augmented_loss", "papers.tying.table1.tune", "workflow_src/lm_predict.py:predict",
             "lm.convergence"} <= settings["tying"]
-    assert {"train.selection", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
+    assert {"workflow_src/analysis.py:time_to_convergence", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
     assert "workflow_src/neighbours.py:neighbour_statistics" in settings["synmargin"]
 
 
