@@ -28,6 +28,7 @@ def limits(kind):
 JOBS_PER_DEVICE = int(config.get("gpu", {}).get("jobs_per_device", 1))
 GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
 BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else JOBS_PER_DEVICE
+PLAN_GPU_SLOTS = GPU_SLOTS and JOBS_PER_DEVICE  # the plan times steps on the training device, alone
 
 
 @functools.cache

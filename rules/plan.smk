@@ -15,11 +15,11 @@ rule plan:
     threads: config["threads"]["train"]
     resources:
         **limits("train"),
-        gpu=GPU_SLOTS,
+        gpu=PLAN_GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --out-prefix results/plan > {log:q} 2>&1"
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --out-prefix results/plan > {log:q} 2>&1"
 
 
 rule plan_vs_actual:

@@ -81,11 +81,11 @@ def test_each_form_shares_the_decoders_input_embedding(form):
 def test_a_joint_model_with_sampled_training_learns(data, tmp_path):
     spec = {**SPEC, "output_form": "joint", "joint_dim": 48, "sample_share": 0.5,
             "model": {**SPEC["model"], "hidden": 64, "tgt_embedding": 32, "input_feed": False}}
-    result = run(data, tmp_path, {**spec, "train": {**SPEC["train"], "max_epochs": 6, "lr": 0.01}})
+    result = run(data, tmp_path, {**spec, "train": {**SPEC["train"], "max_epochs": 10, "lr": 0.01}})
     assert result.returncode == 0, result.stderr
     history = metrics(tmp_path)
     assert history[-1]["dev_loss"] < history[0]["dev_loss"]  # the full softmax, though training sampled
-    assert max(m["dev_bleu"] for m in history) > 2.0
+    assert max(m["dev_bleu"] for m in history) > 10.0  # 20 after 10 epochs; 6 epochs left it at about 2, too close to call
     model, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
     assert model.output.word_vectors is model.decoder.embed.weight  # still shared after saving and loading
     assert history[0]["parameters"] == sum(p.numel() for p in model.parameters())
