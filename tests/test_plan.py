@@ -33,6 +33,8 @@ def test_translation_job_seconds_multiply_steps_epochs_and_sets():
     # the test set (one batch) decoded greedily and with a beam of 5
     assert seconds["decoding"] == pytest.approx(0.2 * 1 + 0.2 * 5 * 1)
     assert batch == 64
+    config["train"]["overrides"] = {"word2word-ce": {"max_epochs": 7}}  # as the demo gives NLLvMF reg1 20
+    assert plan.job_seconds(config, job, corpus, TIMING)["epochs"] == 7
 
 
 def test_language_model_seconds_follow_its_schedule_and_slice():

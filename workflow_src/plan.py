@@ -373,7 +373,7 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
                 "decoding": seconds("forward") * (held_out(corpus.dev) + held_out(corpus.test))}  # the final scores
     t = config["train"]
     steps = math.ceil(corpus.train / t["batch_size"])
-    epochs = t["max_epochs"]
+    epochs = layout.schedule(t, job.experiment)["max_epochs"]  # train.overrides included
     validation = (seconds("forward") * math.ceil(corpus.dev / t["batch_size"])
                   + seconds("decode") * math.ceil(corpus.dev / DEV_DECODE_BATCH))
     decoding = sum(seconds("decode") * beam_width(s) * math.ceil(corpus.test / config["decode"]["batch_size"])
@@ -485,7 +485,7 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
               f"`train.batch_size` sentences; after {WARMUP} warm-up steps, the mean of {STEPS} steps at "
               f"{', '.join(f'{f:g}' for f in LENGTH_SPREAD)} × the corpus's mean target length (both sides: bucketed "
               "batches change shape from step to step); a step is forward, backward, gradient clipping and the optimiser.",
-              "- Training: step × ⌈training pairs / batch⌉ × `train.max_epochs` (an upper bound: patience may stop "
+              "- Training: step × ⌈training pairs / batch⌉ × `train.max_epochs` (or the experiment's `train.overrides`; an upper bound: patience may stop "
               "earlier); language models: step × ⌈tokens / (batch × bptt)⌉ × their fixed schedule's epochs.",
               f"- Validation, each epoch: the development set's loss (a forward per batch) and its greedy BLEU "
               f"(batches of {DEV_DECODE_BATCH}, decoding as many steps as the mean target length).",
