@@ -37,3 +37,24 @@ rule plan_vs_actual:
         "../envs/text.yaml"
     shell:
         "python -m workflow_src.plan compare --jobs {input.jobs:q} --out-prefix results/plan_vs_actual > {log:q} 2>&1"
+
+
+rule plan_modelled:
+    """The H100 model of the cost plan without timing anything: FLOPs and kernels of every model
+    family counted on the CPU (minutes, no GPU, no data), before a run is started. Not part of `all`."""
+    output:
+        csv="results/plan_modelled.csv",
+        md="results/plan_modelled.md",
+        jobs="results/plan_modelled.jobs.csv",
+    params:
+        config=lambda w: json.dumps(config),
+    log:
+        "logs/plan_modelled.log",
+    threads: config["threads"]["train"]
+    resources:
+        **limits("train"),
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --model-only "
+        "--out-prefix results/plan_modelled > {log:q} 2>&1"

@@ -51,14 +51,77 @@ def test_language_model_seconds_follow_its_schedule_and_slice():
     assert sliced["steps_per_epoch"] == -(-20_000 // 700)  # Figure 1's 20,000-word slice, not the corpus
 
 
-def test_modelled_h100_time_is_flops_at_the_stated_fraction_plus_launches():
-    expected = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.LAUNCH_SECONDS
-    assert TIMING.modelled("step", "bf16") == pytest.approx(expected)
-    assert TIMING.modelled("step", "fp32") > TIMING.modelled("step", "bf16")
+def test_modelled_h100_time_is_the_larger_of_the_host_and_the_busy_device():
+    busy = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.KERNEL_SECONDS
+    assert TIMING.modelled_device("step", "bf16") == pytest.approx(busy)
+    assert TIMING.modelled("step", "bf16") == pytest.approx(max(busy, 10_000 * plan.HOST_SECONDS))
+    # decode: 20,000 kernels and few FLOPs, host-bound; fp32's lower peak makes the step device-bound
+    assert TIMING.modelled("decode", "bf16") == pytest.approx(20_000 * plan.HOST_SECONDS)
+    assert TIMING.modelled("step", "fp32") == TIMING.modelled_device("step", "fp32") > TIMING.modelled("step", "bf16")
     assert plan.modelled_precision({"train": {"precision": "auto"}}) == "bf16"  # auto on CUDA
     assert plan.modelled_precision({"train": {}}) == "bf16"
     assert plan.modelled_precision({"train": {"precision": "fp32"}}) == "fp32"
     assert plan.modelled_precision({"train": {"precision": "tf32"}}) == "tf32"
+
+
+def test_jobs_sharing_a_device_are_bound_by_its_busy_time():
+    alone, busy = [4.0, 4.0, 4.0], [1.0, 1.0, 1.0]
+    assert plan.modelled_wall_hours(alone, busy, gpus=1, per_device=1) == 12.0  # one after another
+    assert plan.modelled_wall_hours(alone, busy, gpus=1, per_device=3) == 4.0  # side by side, the GPU 3/4 busy
+    busy = [3.0, 3.0, 3.0]
+    assert plan.modelled_wall_hours(alone, busy, gpus=1, per_device=3) == 9.0  # the GPU's 9 busy hours bound it
+    assert plan.modelled_wall_hours(alone, busy, gpus=3, per_device=3) == 4.0
+    rows = [{"h100_modelled_hours": 24.0 * 4, "h100_busy_hours": 24.0}] * 3
+    days = plan.h100_days_by_jobs_per_device(rows + [{"note": "no size"}])
+    assert days[1] == 12.0 and days[2] == 8.0 and days[4] == 4.0 and days[8] == 4.0
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_fused_lstm_counts_its_flops_and_kernels_per_time_step(packed):
+    """FlopCounterMode does not see inside oneDNN's LSTM layer: the plan adds 2 · tokens · Σ|W| per
+    layer and direction forward, twice that backward, and kernels per time step."""
+    import torch
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    lstm = torch.nn.LSTM(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+    lengths = torch.tensor([7, 4, 2])
+    x = torch.randn(3, 7, 6)
+
+    def step():
+        out, _ = lstm(pack_padded_sequence(x, lengths, batch_first=True) if packed else x)
+        (out.data if packed else out).sum().backward()
+
+    _, (flops, kernels) = plan.measure(step, 0, 0)
+    tokens = int(lengths.sum()) if packed else 3 * 7
+    weights = sum(w.numel() for name, w in lstm.named_parameters() if name.startswith("weight"))
+    # forward and backward; oneDNN's fused layer (unpacked) exactly, torch's own packed loop within the
+    # products it skips (no input gradient for the first layer)
+    assert flops == pytest.approx(2 * tokens * weights * 3, rel=0.15 if packed else 1e-6)
+    per_step = sum(plan.RECURRENT_KERNELS_PER_STEP.values())
+    assert kernels >= 7 * 2 * 2 * per_step  # 7 steps, 2 layers, 2 directions
+
+
+def test_counted_flops_scale_with_the_batch_and_kernels_do_not():
+    """--model-only counts translation models at COUNTING_BATCH and scales their FLOPs."""
+    import torch
+
+    config = load("config.demo.yaml")
+    job = plan.PlannedJob("nmt", "iwslt16", "fr-en", "bpe2bpe-ce", 1)
+    family = plan.nmt_family(config, job, plan.Corpus(100, 6, 10, 10, None, "hand-made"))
+    counted = {}
+    plan._REPEATS = (0, 0)
+    try:
+        for batch in (plan.COUNTING_BATCH, 4 * plan.COUNTING_BATCH):
+            sized = {**config, "train": {**config["train"], "batch_size": batch}}
+            counted[batch] = plan.time_nmt(sized, job, family, torch.device("cpu"))
+    finally:
+        plan._REPEATS = (plan.WARMUP, plan.STEPS)
+    small, large = counted[plan.COUNTING_BATCH], counted[4 * plan.COUNTING_BATCH]
+    assert small.step is None  # counted, not timed
+    scaled = small.scaled_flops(4)
+    for part in ("step", "forward", "decode"):
+        assert scaled.counts[part][0] == pytest.approx(large.counts[part][0], rel=1e-6)
+        assert small.counts[part][1] == pytest.approx(large.counts[part][1], rel=0.02)
 
 
 def test_wall_hours_schedule_longest_first():
@@ -70,8 +133,9 @@ def test_wall_hours_schedule_longest_first():
 def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
     config = {"papers": {"vmf": {"table1": {}, "table3": {}}, "synmargin": {"table1": {}}}, "gpu": {"jobs_per_device": 2}}
     rows = [
-        {"artefacts": "vmf/table1 vmf/table3 synmargin/table1", "device_hours": 2.0, "h100_modelled_hours": 0.2},
-        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1},
+        {"artefacts": "vmf/table1 vmf/table3 synmargin/table1", "device_hours": 2.0, "h100_modelled_hours": 0.2,
+         "h100_busy_hours": 0.1},
+        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1, "h100_busy_hours": 0.1},
         {"artefacts": "synmargin/table1", "note": "no size"},
     ]
     summary = {(r["level"], r["paper"], r["artefact"]): r for r in plan.summary_rows(config, rows)}
@@ -81,8 +145,13 @@ def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
     total = summary[("total", "", "")]
     assert total["jobs"] == 3 and total["device_hours"] == 3.0 and total["h100_modelled_hours"] == pytest.approx(0.3)
     assert total["wall_hours_gpu1"] == 2.0  # two jobs per device: both at once
+    assert total["h100_busy_hours"] == pytest.approx(0.2) and total["h100_wall_hours_gpu1"] == pytest.approx(0.2)
     config["gpu"]["jobs_per_device"] = 1
     assert plan.summary_rows(config, rows)[-1]["wall_hours_gpu1"] == 3.0
+    assert plan.summary_rows(config, rows)[-1]["h100_wall_hours_gpu1"] == pytest.approx(0.3)
+    model_only = [{k: v for k, v in row.items() if k != "device_hours"} for row in rows]
+    total = plan.summary_rows(config, model_only)[-1]
+    assert "device_hours" not in total and "wall_hours_gpu1" not in total and total["h100_modelled_hours"] > 0
 
 
 def planned_row(kind, train_hours, validation_hours, epochs=3, metrics="m.jsonl"):
@@ -159,3 +228,11 @@ def test_the_plan_is_in_the_dry_run_of_all(config, tmp_path):
     planned = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert planned.get("plan") == "1"
     assert ("plan_vs_actual" in planned) == (config == "config.demo.yaml")
+    assert "plan_modelled" not in planned  # on request only
+
+
+def test_the_modelled_plan_runs_on_request_without_data_or_a_gpu(tmp_path):
+    result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "2", "-n",
+                       "results/plan_modelled.md")
+    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
+    assert planned == {"plan_modelled": "1", "total": "1"}

@@ -17,10 +17,14 @@ close the prediction came).
     `--resources gpu=N`), `<prefix>.jobs.csv` (every job) and `<prefix>.md` (with the assumptions).
     Beside the measured hours, an H100 estimate from a model, never measured:
 
-        t_H100 = FLOPs / (ACHIEVED_FRACTION · peak[precision]) + operators · LAUNCH_SECONDS
+        busy_H100  = FLOPs / (ACHIEVED_FRACTION · peak[precision]) + kernels · KERNEL_SECONDS
+        alone_H100 = max(kernels · HOST_SECONDS, busy_H100)          (the host queues kernels ahead)
+        wall on N H100s, J jobs each = max(Σ busy / N, LPT of the alone times on N · J slots)
 
-    with the FLOPs (torch's FlopCounterMode) and the tensor operators (one kernel each) of one
-    step counted while it is timed.
+    with the FLOPs (torch's FlopCounterMode, plus fused LSTM layers') and the kernels (one per
+    tensor operator; a fused LSTM layer's per time step) of one step counted while it is timed.
+    `--model-only` counts without timing, on the CPU: the H100 model of the full configuration in
+    minutes (`snakemake results/plan_modelled.md`).
 
 `python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md, .html)
     beside each trained job's predicted seconds, the seconds its metrics.jsonl records
@@ -50,7 +54,14 @@ from workflow_src.statistics import STATED
 GPU_COUNTS = (1, 2, 4, 8)
 H100_PEAK_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}  # SXM, dense (NVIDIA's datasheet)
 ACHIEVED_FRACTION = 0.3  # of the peak, for matrix products of batch 64 x 1024 (an assumption)
-LAUNCH_SECONDS = 8e-6  # per tensor operator in eager PyTorch: dispatch and launch (an assumption)
+HOST_SECONDS = 8e-6  # per tensor operator, on the host: eager PyTorch's dispatch and launch (an assumption)
+KERNEL_SECONDS = 2.5e-6  # per kernel, on the GPU: a small kernel's launch latency and run (an assumption)
+# A fused LSTM layer (oneDNN's on the CPU, cuDNN's on CUDA) is one operator that runs a kernel or
+# more per time step inside: a recurrent matrix product and the fused gates forward, and about one
+# more backward (an assumption; FlopCounterMode counts neither their FLOPs nor their kernels).
+RECURRENT_KERNELS_PER_STEP = {"forward": 2, "backward": 3}
+JOBS_PER_DEVICE_CHOICES = (1, 2, 3, 4, 6, 8)  # the modelled H100 table of gpu.jobs_per_device
+COUNTING_BATCH = 4  # --model-only counts translation models at this batch; their FLOPs scale with it
 # Batches are bucketed by length, so their shapes vary from step to step: each part is timed once at
 # each of these multiples of the mean length (the mean of their times: the cost at the mean length,
 # with the cost of changing shapes), after WARMUP calls; then counted once more at the mean length.
@@ -92,14 +103,25 @@ class Timing:
     """Seconds of one training step, one validation forward and one greedy decode of a batch,
     with the FLOPs and tensor operators of each (for the modelled H100 time)."""
 
-    step: float
-    forward: float
-    decode: float
-    counts: dict  # "step" | "forward" | "decode" -> (flops, operators)
+    step: float | None  # None: counted only (--model-only)
+    forward: float | None
+    decode: float | None
+    counts: dict  # "step" | "forward" | "decode" -> (flops, kernels)
+
+    def modelled_device(self, part: str, precision: str) -> float:
+        """The H100's busy seconds: FLOPs / (fraction · peak) + kernels · KERNEL_SECONDS."""
+        flops, operators = self.counts[part]
+        return flops / (ACHIEVED_FRACTION * H100_PEAK_FLOPS[precision]) + operators * KERNEL_SECONDS
 
     def modelled(self, part: str, precision: str) -> float:
-        flops, operators = self.counts[part]
-        return flops / (ACHIEVED_FRACTION * H100_PEAK_FLOPS[precision]) + operators * LAUNCH_SECONDS
+        """A job's seconds alone on an H100: max(host, device), the host queueing kernels ahead
+        (no step syncs), host = operators · HOST_SECONDS."""
+        return max(self.counts[part][1] * HOST_SECONDS, self.modelled_device(part, precision))
+
+    def scaled_flops(self, factor: float) -> Timing:
+        """The same counts with FLOPs × factor (every counted product is linear in the batch)."""
+        counts = {part: (flops * factor, operators) for part, (flops, operators) in self.counts.items()}
+        return dataclasses.replace(self, counts=counts)
 
 
 def modelled_precision(config: dict) -> str:
@@ -225,17 +247,54 @@ def spread(length: int) -> list[int]:
     return [max(1, round(length * factor)) for factor in LENGTH_SPREAD]
 
 
-def measure(function, warmup: int, steps: int) -> tuple[float, tuple[int, int]]:
-    """Mean seconds of `function()` over `steps` calls after `warmup` calls, and the FLOPs and
-    tensor operators (views excluded) of one more call."""
+def recurrent_layer_cost(func, args, kwargs) -> tuple[float, int] | None:
+    """FLOPs and kernels of a fused LSTM operator (oneDNN's one layer and direction on the CPU,
+    cuDNN's whole stack on CUDA), None for any other operator:
+
+        FLOPs = 2 · tokens · Σ numel(W_ih, W_hh)  (× 2 backward),
+        kernels = time steps · layers · directions · RECURRENT_KERNELS_PER_STEP[pass]
+    """
+    import torch
+
+    name = func.overloadpacket.__name__
+    if name not in ("mkldnn_rnn_layer", "mkldnn_rnn_layer_backward", "_cudnn_rnn", "_cudnn_rnn_backward"):
+        return None
+    schema = [a.name for a in func._schema.arguments]
+    named = dict(zip(schema, args)) | (kwargs or {})
+    tokens_by_step = named["batch_sizes"]
+    x = named["input"]
+    if tokens_by_step:  # a packed sequence: its batch size at each step
+        steps, tokens = len(tokens_by_step), sum(tokens_by_step)
+    else:  # oneDNN's layer is handed time-major input whatever its batch_first says; cuDNN's is not
+        time_axis = 1 if named["batch_first"] and name.startswith("_cudnn") else 0
+        steps, tokens = x.shape[time_axis], x.numel() // x.shape[-1]
+    if name.startswith("mkldnn"):
+        matrices = [w for w in args[1:5] if isinstance(w, torch.Tensor) and w.dim() == 2]
+    else:
+        matrices = [w for w in named["weight"] if w.dim() == 2]
+    backward = name.endswith("backward")
+    flops = 2 * tokens * sum(w.numel() for w in matrices) * (2 if backward else 1)
+    layer_directions = len(matrices) // 2  # W_ih and W_hh of each
+    kernels = steps * layer_directions * RECURRENT_KERNELS_PER_STEP["backward" if backward else "forward"]
+    return flops, kernels
+
+
+def measure(function, warmup: int, steps: int) -> tuple[float | None, tuple[float, int]]:
+    """Mean seconds of `function()` over `steps` calls after `warmup` calls (None: no call timed),
+    and the FLOPs and kernels of one more call: one per tensor operator (views excluded), and a
+    fused LSTM operator's per `recurrent_layer_cost`."""
     from torch.utils.flop_counter import FlopCounterMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Operators(TorchDispatchMode):
-        count = 0
+        count, recurrent_flops = 0, 0.0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.count += 0 if func.is_view else 1
+            if (cost := recurrent_layer_cost(func, args, kwargs)) is not None:
+                self.recurrent_flops += cost[0]
+                self.count += cost[1]
+            else:
+                self.count += 0 if func.is_view else 1
             return func(*args, **(kwargs or {}))
 
     for _ in range(warmup):
@@ -249,10 +308,12 @@ def measure(function, warmup: int, steps: int) -> tuple[float, tuple[int, int]]:
         times.append(time.perf_counter() - started)
     with FlopCounterMode(display=False) as flops, Operators() as operators:
         function()
-    return statistics.mean(times), (flops.get_total_flops(), operators.count)
+    return (statistics.mean(times) if times else None,
+            (flops.get_total_flops() + operators.recurrent_flops, operators.count))
 
 
 _DEVICE = None
+_REPEATS = (WARMUP, STEPS)  # (0, 0) with --model-only: counted, not timed
 
 
 def synchronize() -> None:
@@ -324,7 +385,7 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
 
 
 def timings(config: dict, step, forward, decode) -> Timing:
-    parts = {name: measure(function, WARMUP, STEPS)
+    parts = {name: measure(function, *_REPEATS)
              for name, function in (("step", step), ("forward", forward), ("decode", decode))}
     return Timing(*(parts[name][0] for name in ("step", "forward", "decode")),
                   counts={name: counts for name, (_, counts) in parts.items()})
@@ -391,11 +452,22 @@ def wall_hours(durations: list[float], slots: int) -> float:
     return max(loads)
 
 
+def modelled_wall_hours(alone: list[float], busy: list[float], gpus: int, per_device: int) -> float:
+    """Modelled H100 wall hours of jobs sharing `gpus` devices, `per_device` at a time:
+
+        max(Σ busy / gpus, LPT makespan of the jobs' alone hours on gpus · per_device slots)
+
+    jobs run at their own (host-bound) speed until the devices' busy time is the bound (with
+    MPS, kernels of several processes run at once; without it they take turns: an optimistic bound)."""
+    return max(sum(busy) / gpus, wall_hours(alone, gpus * per_device))
+
+
 JOB_COLUMNS = ["kind", "dataset", "pair", "experiment", "seed", "artefacts", "searches", "family", "corpus_source",
                "steps_per_epoch", "epochs", "step_seconds", "train_hours", "validation_hours", "decoding_hours",
-               "device_hours", "h100_modelled_hours", "metrics", "note"]
+               "device_hours", "h100_modelled_hours", "h100_busy_hours", "metrics", "note"]
 SUMMARY_COLUMNS = ["level", "paper", "artefact", "jobs", "jobs_without_size", "device_hours", "h100_modelled_hours",
-                   *(f"wall_hours_gpu{n}" for n in GPU_COUNTS)]
+                   "h100_busy_hours", *(f"wall_hours_gpu{n}" for n in GPU_COUNTS),
+                   *(f"h100_wall_hours_gpu{n}" for n in GPU_COUNTS)]
 
 
 def job_rows(config: dict, jobs: list[PlannedJob], corpora: dict, families: dict, timings_by_family: dict) -> list[dict]:
@@ -413,14 +485,20 @@ def job_rows(config: dict, jobs: list[PlannedJob], corpora: dict, families: dict
             rows.append(row)
             continue
         timing = timings_by_family[families[key]]
-        measured = job_seconds(config, job, corpus, timing)
+        parts = ("train", "validation", "decoding")
         modelled = job_seconds(config, job, corpus, timing, lambda part: timing.modelled(part, precision))
+        busy = job_seconds(config, job, corpus, timing, lambda part: timing.modelled_device(part, precision))
         row |= {"family": family_label(families[key]), "corpus_source": corpus.source,
-                "steps_per_epoch": measured["steps_per_epoch"], "epochs": measured["epochs"],
-                "step_seconds": round(timing.step, 5),
-                **{f"{part}_hours": measured[part] / 3600 for part in ("train", "validation", "decoding")},
-                "device_hours": sum(measured[p] for p in ("train", "validation", "decoding")) / 3600,
-                "h100_modelled_hours": sum(modelled[p] for p in ("train", "validation", "decoding")) / 3600}
+                "steps_per_epoch": modelled["steps_per_epoch"], "epochs": modelled["epochs"],
+                "h100_modelled_hours": sum(modelled[p] for p in parts) / 3600,
+                "h100_busy_hours": sum(busy[p] for p in parts) / 3600}
+        if timing.step is None:
+            row["note"] = "model only: counted, not timed (--model-only)"
+        else:
+            measured = job_seconds(config, job, corpus, timing)
+            row |= {"step_seconds": round(timing.step, 5),
+                    **{f"{part}_hours": measured[part] / 3600 for part in parts},
+                    "device_hours": sum(measured[p] for p in parts) / 3600}
         rows.append(row)
     return rows
 
@@ -440,51 +518,85 @@ def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
     out = []
     for level, paper, artefact_id in groups:
         members = [row for row in rows if member(row, level, paper, artefact_id)]
-        sized = [row for row in members if "device_hours" in row]
+        sized = [row for row in members if "h100_modelled_hours" in row]
         # a job and its decodes run one after the other: one item per job
-        durations = [row["device_hours"] for row in sized]
-        out.append({"level": level, "paper": paper, "artefact": artefact_id, "jobs": len(members),
-                    "jobs_without_size": len(members) - len(sized),
-                    "device_hours": sum(durations),
-                    "h100_modelled_hours": sum(row["h100_modelled_hours"] for row in sized),
-                    **{f"wall_hours_gpu{n}": wall_hours(durations, n * per_device) if durations else 0.0
-                       for n in GPU_COUNTS}})
+        durations = [row["device_hours"] for row in sized if "device_hours" in row]
+        alone, busy = ([row[column] for row in sized] for column in ("h100_modelled_hours", "h100_busy_hours"))
+        summary = {"level": level, "paper": paper, "artefact": artefact_id, "jobs": len(members),
+                   "jobs_without_size": len(members) - len(sized),
+                   "h100_modelled_hours": sum(alone), "h100_busy_hours": sum(busy),
+                   **{f"h100_wall_hours_gpu{n}": modelled_wall_hours(alone, busy, n, per_device) if sized else 0.0
+                      for n in GPU_COUNTS}}
+        if len(durations) == len(sized):  # timed (not --model-only)
+            summary |= {"device_hours": sum(durations),
+                        **{f"wall_hours_gpu{n}": wall_hours(durations, n * per_device) if durations else 0.0
+                           for n in GPU_COUNTS}}
+        out.append(summary)
     return out
 
 
+def h100_days_by_jobs_per_device(rows: list[dict]) -> dict[int, float]:
+    """Modelled days of every sized job on one H100 for each gpu.jobs_per_device choice."""
+    sized = [row for row in rows if "h100_modelled_hours" in row]
+    alone, busy = ([row[column] for row in sized] for column in ("h100_modelled_hours", "h100_busy_hours"))
+    return {n: modelled_wall_hours(alone, busy, 1, n) / 24 for n in JOBS_PER_DEVICE_CHOICES}
+
+
+def seconds_cell(value: float | None) -> str:
+    return "not timed" if value is None else f"{value:.4f}"
+
+
 def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dict], families: dict,
-             timings_by_family: dict) -> str:
+             timings_by_family: dict, model_only: bool = False) -> str:
     precision = modelled_precision(config)
     total = next(row for row in summary if row["level"] == "total")
     per_device = config.get("gpu", {}).get("jobs_per_device", 1)
+    by_jobs_per_device = h100_days_by_jobs_per_device(rows)
+    measured = ("Counted, **not timed** (`--model-only`): the FLOPs and kernels of every family on "
+                f"{device_name}" if model_only else
+                f"Measured on **{device_name}** (config `train.device`: {config['train']['device']}): "
+                f"{total['device_hours']:.4g} device-hours on this device")
+    columns = [c for c in SUMMARY_COLUMNS if not (model_only and (c == "device_hours" or c.startswith("wall_")))]
     lines = [
         "# Cost plan", "",
-        f"Measured on **{device_name}** (config `train.device`: {config['train']['device']}): "
-        f"{total['jobs']} training jobs, {total['device_hours']:.4g} device-hours on this device "
-        f"({total['jobs_without_size']} without a size). "
-        f"H100 (**modelled, not measured**, {precision}; config `train.precision`: "
-        f"{config['train'].get('precision', 'unset')}): {total['h100_modelled_hours']:.4g} hours "
-        f"= {total['h100_modelled_hours'] / 24:.3g} H100-days.", "",
+        f"{measured}; {total['jobs']} training jobs ({total['jobs_without_size']} without a size).", "",
+        f"**H100, modelled, not measured** ({precision}; config `train.precision`: "
+        f"{config['train'].get('precision', 'unset')}): {total['h100_modelled_hours'] / 24:.3g} days one job at a time; "
+        f"{total['h100_wall_hours_gpu1'] / 24:.3g} days on one H100 at {per_device} job(s) per device "
+        f"(config `gpu.jobs_per_device`); the device busy {total['h100_busy_hours'] / 24:.3g} days of it.", "",
+        "| gpu.jobs_per_device | " + " | ".join(str(n) for n in by_jobs_per_device) + " |",
+        "|---|" + "---|" * len(by_jobs_per_device),
+        "| days for every job on one H100 (modelled) | " + " | ".join(f"{d:.3g}" for d in by_jobs_per_device.values()) + " |",
+        "",
         "## Predicted hours per table, per paper and in total", "",
-        *to_markdown(SUMMARY_COLUMNS, summary), "",
-        f"A job shared by several tables or figures counts in each one's row, once in its paper's and the total. "
-        f"wall_hours_gpuN: `--resources gpu=N` with {per_device} job(s) per device (config `gpu.jobs_per_device`), "
-        "a job and its decodes one after the other, jobs sharing a device assumed to run at their own speed "
-        "(with more than one per device, an optimistic bound), dependencies ignored. Per job: plan.jobs.csv.", "",
-        "## Families and their measured step times", "",
-        "| family | step s | validation forward s | greedy decode s (batch) | step GFLOP | step operators | H100 step s (modelled) |",
+        *to_markdown(columns, summary), "",
+        "A job shared by several tables or figures counts in each one's row, once in its paper's and the total. "
+        + ("" if model_only else
+           f"wall_hours_gpuN: `--resources gpu=N` with {per_device} job(s) per device (config `gpu.jobs_per_device`), "
+           "a job and its decodes one after the other, jobs sharing a device assumed to run at their own speed "
+           "(with more than one per device, an optimistic bound), dependencies ignored. ")
+        + "h100_modelled_hours: each job alone on an H100, one after another; h100_busy_hours: the GPU's busy time "
+        "in them; h100_wall_hours_gpuN: N H100s at the configured jobs per device (below). Per job: plan.jobs.csv.", "",
+        "## Families", "",
+        "| family | step s | validation forward s | greedy decode s (batch) | step GFLOP | step kernels "
+        "| H100 step s (modelled: alone, GPU busy) |",
         "|---|---|---|---|---|---|---|",
     ]
     for family, timing in timings_by_family.items():
         flops, operators = timing.counts["step"]
-        lines.append(f"| {family_label(family)} | {timing.step:.4f} | {timing.forward:.4f} | {timing.decode:.4f} | "
-                     f"{flops / 1e9:.2f} | {operators} | {timing.modelled('step', precision):.4f} |")
+        lines.append(f"| {family_label(family)} | {seconds_cell(timing.step)} | {seconds_cell(timing.forward)} | "
+                     f"{seconds_cell(timing.decode)} | {flops / 1e9:.2f} | {operators} | "
+                     f"{timing.modelled('step', precision):.4f}, {timing.modelled_device('step', precision):.4f} |")
     sources = sorted({row["corpus_source"] for row in rows if "corpus_source" in row})
+    counted_as = (f"counted with batches of {COUNTING_BATCH} sentences at the mean target length, the FLOPs then "
+                  "scaled to `train.batch_size` (language models: at their own batch)" if model_only else
+                  f"timed after {WARMUP} warm-up steps, the mean of {STEPS} steps at "
+                  f"{', '.join(f'{f:g}' for f in LENGTH_SPREAD)} × the corpus's mean target length (both sides: "
+                  "bucketed batches change shape from step to step), then counted once more at the mean length")
     lines += ["", "## How it is computed", "",
-              "- Step times: untrained models of each family at the configured sizes, random batches of "
-              f"`train.batch_size` sentences; after {WARMUP} warm-up steps, the mean of {STEPS} steps at "
-              f"{', '.join(f'{f:g}' for f in LENGTH_SPREAD)} × the corpus's mean target length (both sides: bucketed "
-              "batches change shape from step to step); a step is forward, backward, gradient clipping and the optimiser.",
+              "- Steps: untrained models of each family at the configured sizes, random batches of "
+              f"`train.batch_size` sentences, {counted_as}; a step is forward, backward, gradient clipping and "
+              "the optimiser.",
               "- Training: step × ⌈training pairs / batch⌉ × `train.max_epochs` (or the experiment's `train.overrides`; an upper bound: patience may stop "
               "earlier); language models: step × ⌈tokens / (batch × bptt)⌉ × their fixed schedule's epochs.",
               f"- Validation, each epoch: the development set's loss (a forward per batch) and its greedy BLEU "
@@ -493,18 +605,30 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
               "K times that for beam K; decoding runs the mean target length, as trained models stop at </s>.",
               "- Not planned: data preparation, embeddings, alignment, benchmarks and rendering (CPU jobs or minutes).",
               "- Corpus sizes used: " + "; ".join(sources) + ".",
-              f"- **H100, modelled, not measured**: t = FLOPs / ({ACHIEVED_FRACTION} × peak) + operators × "
-              f"{LAUNCH_SECONDS * 1e6:g} µs, with the peak at {precision} {H100_PEAK_FLOPS[precision] / 1e12:g} TFLOP/s "
-              "(H100 SXM, dense), FLOPs counted by torch's FlopCounterMode and operators (each one kernel launch, "
-              "views excluded) counted in the same step on this device; the two terms are added (no overlap assumed). "
-              f"The achieved fraction ({ACHIEVED_FRACTION}) and the per-operator cost ({LAUNCH_SECONDS * 1e6:g} µs) "
-              "are assumptions, not measurements; the recurrent loops' one-kernel-per-operator-per-time-step "
-              "is what the operator count captures.", ""]
+              "- **H100, modelled, not measured.** Per step, the GPU is busy "
+              f"FLOPs / ({ACHIEVED_FRACTION} × peak) + kernels × {KERNEL_SECONDS * 1e6:g} µs, the peak at {precision} "
+              f"{H100_PEAK_FLOPS[precision] / 1e12:g} TFLOP/s (H100 SXM, dense), and the host issues the kernels at "
+              f"{HOST_SECONDS * 1e6:g} µs each; a job alone takes the larger of the two (the host queues kernels ahead: "
+              "no step waits for the device). Jobs sharing a device run at their own speed until the GPU's busy time "
+              "is the bound: max(Σ busy / GPUs, the longest-first schedule of the jobs' alone times on GPUs × "
+              "jobs per device slots). This assumes NVIDIA MPS (docs/cluster.md); without it, processes take turns "
+              "on the GPU and the gain from several jobs per device is smaller.",
+              "- Kernels: one per tensor operator (views excluded), counted in the same step on this device; a fused "
+              f"LSTM layer (oneDNN on the CPU, cuDNN on CUDA) counts {RECURRENT_KERNELS_PER_STEP['forward']} per time "
+              f"step forward and {RECURRENT_KERNELS_PER_STEP['backward']} backward, and its FLOPs are added "
+              "(FlopCounterMode counts neither). Counted on the CPU, an LSTM cell is about ten operators where CUDA "
+              "runs one fused kernel and two products: the CPU's count overstates CUDA's.",
+              f"- Assumptions, not measurements: the achieved fraction ({ACHIEVED_FRACTION}), "
+              f"{HOST_SECONDS * 1e6:g} µs per operator on the host, {KERNEL_SECONDS * 1e6:g} µs per kernel on the GPU, "
+              "the fused LSTM's kernels per step, and the sharing of a device. A plan run on a GPU measures its own "
+              "step times (device_hours), and those are the ones to trust.", ""]
     return "\n".join(lines) + "\n"
 
 
-def plan(config: dict, out_prefix: Path, threads: int) -> None:
-    global _DEVICE
+def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False) -> None:
+    """Write `<prefix>.csv`, `.jobs.csv` and `.md`. `model_only`: count each family's FLOPs and
+    kernels on the CPU (translation models at COUNTING_BATCH, their FLOPs scaled up) without timing."""
+    global _DEVICE, _REPEATS
     import torch
 
     from workflow_src.gpu import job_device
@@ -525,20 +649,29 @@ def plan(config: dict, out_prefix: Path, threads: int) -> None:
         if key in families:
             representative.setdefault(families[key], job)
     timings_by_family = {}
-    with job_device(config["train"]["device"]) as device:
+    _REPEATS = (0, 0) if model_only else (WARMUP, STEPS)
+    counting = {**config, "train": {**config["train"], "batch_size": COUNTING_BATCH}}
+    with job_device("cpu" if model_only else config["train"]["device"]) as device:
         _DEVICE = device
         device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({threads} threads)"
         print(f"plan: {len(jobs)} jobs in {len(representative)} families on {device_name}", flush=True)
         for family, job in representative.items():
-            timing = (time_lm if job.kind == "lm" else time_nmt)(config, job, family, device)
+            if job.kind == "lm":
+                timing = time_lm(config, job, family, device)
+            elif model_only:
+                timing = time_nmt(counting, job, family, device).scaled_flops(config["train"]["batch_size"] / COUNTING_BATCH)
+            else:
+                timing = time_nmt(config, job, family, device)
             timings_by_family[family] = timing
-            print(f"{family_label(family)}: step {timing.step:.4f} s", flush=True)
+            print(f"{family_label(family)}: step {seconds_cell(timing.step)} s, {timing.counts['step'][1]} kernels",
+                  flush=True)
     rows = job_rows(config, jobs, corpora, families, timings_by_family)
     summary = summary_rows(config, rows)
     write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
     write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
                                                       [{**row, "device": device_name} for row in summary]))
-    write_text(out_prefix.with_suffix(".md"), markdown(config, device_name, summary, rows, families, timings_by_family))
+    write_text(out_prefix.with_suffix(".md"),
+               markdown(config, device_name, summary, rows, families, timings_by_family, model_only))
 
 
 # -- prediction against the actual time ----------------------------------------------------------------
@@ -614,12 +747,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--config", type=json.loads, required=True, help="the workflow's config (JSON)")
     p.add_argument("--out-prefix", type=Path, required=True)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--model-only", action="store_true",
+                   help="count FLOPs and kernels on the CPU without timing: the H100 model alone, in minutes")
     c = commands.add_parser("compare")
     c.add_argument("--jobs", type=Path, required=True, help="the plan's <prefix>.jobs.csv")
     c.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "plan":
-        plan(args.config, args.out_prefix, args.threads)
+        plan(args.config, args.out_prefix, args.threads, args.model_only)
     else:
         total = write_comparison(args.jobs, args.out_prefix)
         print(f"actual / predicted: {total['actual / predicted']}")
