@@ -2,6 +2,7 @@
 
 import itertools
 
+import pytest
 import torch
 
 from workflow_src.model.seq2seq import Seq2Seq
@@ -80,3 +81,25 @@ def test_teacher_forcing_matches_step_by_step_decoding():
             h, a, state = m.decoder.step(m.decoder.embed(tgt_in[:, t]), state, keys)
             torch.testing.assert_close(m.output(h), outputs[:, t], rtol=1e-5, atol=1e-5)
             torch.testing.assert_close(a, attention[:, t], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("search", ("greedy", "beam"))
+def test_checking_for_the_end_every_8_steps_changes_nothing_before_the_first_eos(search):
+    """CUDA asks whether every sentence has finished only every 8 steps (a host sync each): the
+    extra steps add </s> columns and leave the words and attended positions before them as they were."""
+    m = model(30, seed=3)
+    with torch.no_grad():
+        m.output.bias[EOS] += 4.0  # sentences end within a few words, at different steps
+    src, lengths = sources(6, seed=13)
+
+    def decode(check_every):
+        if search == "greedy":
+            return m.greedy(src, lengths, BOS, EOS, [PAD, BOS], max_len=40, check_every=check_every)
+        return m.beam_search(src, lengths, BOS, EOS, [PAD, BOS], max_len=40, beam=3, check_every=check_every)
+
+    (words, attended), (words_8, attended_8) = decode(1), decode(8)
+    steps = words.shape[1]
+    assert steps < 40 and steps % 8 and words_8.shape[1] == 8 * (steps // 8 + 1)
+    assert (words == EOS).any(1).all()
+    assert torch.equal(words_8[:, :steps], words) and torch.equal(attended_8[:, :steps], attended)
+    assert (words_8[:, steps:] == EOS).all()
