@@ -95,7 +95,7 @@ def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
         return sample_vocabulary(target, vocab_size, share, banned)
     rank = torch.randperm(vocab_size, device=target.device).index_fill_(0, target, vocab_size)
     for word in banned:  # one at a time: a list index would be copied to the device, a sync
-        rank[word] = -1
+        rank[word].fill_(-1)
     ids = rank.topk(k).indices.sort().values
     return ids, torch.searchsorted(ids, target)
 
