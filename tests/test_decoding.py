@@ -2,9 +2,12 @@
 
 import itertools
 
+import pytest
 import torch
 
+from workflow_src.decode import translate
 from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.vocab import Vocab
 
 SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False,
         "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8, "dropout": 0.0}}
@@ -80,3 +83,54 @@ def test_teacher_forcing_matches_step_by_step_decoding():
             h, a, state = m.decoder.step(m.decoder.embed(tgt_in[:, t]), state, keys)
             torch.testing.assert_close(m.output(h), outputs[:, t], rtol=1e-5, atol=1e-5)
             torch.testing.assert_close(a, attention[:, t], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("search", ("greedy", "beam"))
+def test_checking_for_the_end_every_8_steps_changes_nothing_before_the_first_eos(search):
+    """CUDA asks whether every sentence has finished only every 8 steps (a host sync each): the
+    extra steps add </s> columns and leave the words and attended positions before them as they were."""
+    m = model(30, seed=3)
+    with torch.no_grad():
+        m.output.bias[EOS] += 4.0  # sentences end within a few words, at different steps
+    src, lengths = sources(6, seed=13)
+
+    def decode(check_every):
+        if search == "greedy":
+            return m.greedy(src, lengths, BOS, EOS, [PAD, BOS], max_len=40, check_every=check_every)
+        return m.beam_search(src, lengths, BOS, EOS, [PAD, BOS], max_len=40, beam=3, check_every=check_every)
+
+    (words, attended), (words_8, attended_8) = decode(1), decode(8)
+    steps = words.shape[1]
+    assert steps < 40 and steps % 8 and words_8.shape[1] == 8 * (steps // 8 + 1)
+    assert (words == EOS).any(1).all()
+    assert torch.equal(words_8[:, :steps], words) and torch.equal(attended_8[:, :steps], attended)
+    assert (words_8[:, steps:] == EOS).all()
+
+
+@pytest.mark.parametrize("beam", (1, 3))
+def test_translate_cuts_the_extra_eos_columns(beam):
+    """translate() (test sets and the development BLEU) reads each hypothesis up to its first
+    </s>: decoding that runs on past the end gives the same units and attended positions."""
+    m = model(30, seed=2)
+    with torch.no_grad():
+        m.output.bias[EOS] += 5.0
+    src_vocab, tgt_vocab = Vocab([f"s{i}" for i in range(4, 20)]), Vocab([f"t{i}" for i in range(4, 30)])
+    sources = [" ".join(f"s{i}" for i in range(4 + n, 8 + 2 * n)) for n in range(6)]
+    widths = []
+
+    def translated(check_every):
+        def checking_every(search):
+            def decode(*args, **kwargs):
+                words, attended = search(m, *args, check_every=check_every, **kwargs)
+                widths.append(words.shape[1])
+                return words, attended
+            return decode
+
+        m.greedy, m.beam_search = checking_every(Seq2Seq.greedy), checking_every(Seq2Seq.beam_search)
+        return translate(m, SPEC, src_vocab, tgt_vocab, sources, torch.device("cpu"), beam=beam)
+
+    hypotheses = translated(1)
+    assert hypotheses == translated(8)
+    assert widths[1] > widths[0]  # checking every 8 steps ran on past the last </s>
+    assert all(len(units) == len(attended) and "</s>" not in units for units, attended in hypotheses)
+    assert len({len(units) for units, _ in hypotheses}) > 2

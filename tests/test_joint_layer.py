@@ -4,9 +4,10 @@ against Eq. 8-10 and 16, and negative sampling against a softmax restricted by h
 
 import pytest
 import torch
+from scipy.stats import chi2_contingency, chisquare
 from torch import nn
 
-from workflow_src.model.joint import VARIANTS, JointOutput, parameter_count, sample_vocabulary
+from workflow_src.model.joint import VARIANTS, JointOutput, parameter_count, sample_vocabulary, sample_vocabulary_topk
 
 V, D, D_H, D_J, N = 40, 6, 6, 9, 25
 BANNED = (0, 2)
@@ -110,33 +111,71 @@ def test_scores_are_log_probabilities_over_the_vocabulary(variant):
 def test_sampling_at_100_percent_is_the_full_softmax(variant):
     full, _, h, target = make(variant)
     sampled, *_ = make(variant, sample_share=1.0)
-    ids, positions = sample_vocabulary(target, V, 1.0)
-    assert torch.equal(ids, torch.arange(V)) and torch.equal(positions, target)
+    for sample in (sample_vocabulary, sample_vocabulary_topk):
+        ids, positions = sample(target, V, 1.0)
+        assert torch.equal(ids, torch.arange(V)) and torch.equal(positions, target)
     assert torch.equal(sampled.loss(sampled(h), target), full.loss(full(h), target))
 
 
-def test_the_subset_holds_the_targets_and_the_configured_share():
+SAMPLERS = pytest.mark.parametrize("sample", (sample_vocabulary, sample_vocabulary_topk))
+
+
+@SAMPLERS
+def test_the_subset_holds_the_targets_and_the_configured_share(sample):
     target = torch.tensor([5, 5, 17, 30, 3, 17])
     for share in (0.5, 0.25, 0.05):  # the paper's shares (Table 4)
-        ids, positions = sample_vocabulary(target, 400, share, BANNED)
+        ids, positions = sample(target, 400, share, BANNED)
         assert len(ids) == int(share * 400)
         assert torch.equal(ids, ids.unique())  # sorted, no repeats
         assert set(target.tolist()) <= set(ids.tolist())
         assert not set(BANNED) & set(ids.tolist())
         assert torch.equal(ids[positions], target)
     # more distinct targets than the share allows: the subset is the targets alone
-    ids, _ = sample_vocabulary(target, V, 0.05, BANNED)
+    ids, _ = sample(target, V, 0.05, BANNED)
     assert ids.tolist() == sorted(set(target.tolist()))
+    # a share above what the banned ids leave: every other id
+    ids, _ = sample(target, 40, 1.0, BANNED)
+    assert ids.tolist() == [i for i in range(40) if i not in BANNED]
 
 
-def test_sampling_repeats_under_a_seed_and_varies_otherwise():
+@SAMPLERS
+def test_sampling_repeats_under_a_seed_and_varies_otherwise(sample):
     target = torch.tensor([5, 9])
-    draw = lambda: sample_vocabulary(target, 1000, 0.05, BANNED)[0]  # noqa: E731
+    draw = lambda: sample(target, 1000, 0.05, BANNED)[0]  # noqa: E731
     torch.manual_seed(7)
     first, second = draw(), draw()
     torch.manual_seed(7)
     assert torch.equal(draw(), first)
     assert not torch.equal(first, second)
+
+
+def membership_counts(sample, draws: int, target: torch.Tensor, vocab: int, share: float) -> torch.Tensor:
+    """How often each id was in V' over `draws` draws of `sample`."""
+    torch.manual_seed(11)
+    counts = torch.zeros(vocab, dtype=torch.long)
+    for _ in range(draws):
+        counts[sample(target, vocab, share, BANNED)[0]] += 1
+    return counts
+
+
+TARGET, VOCAB, SHARE, DRAWS = torch.tensor([5, 9, 17, 9]), 50, 0.2, 4000  # 10 ids: 3 targets, 7 negatives of 45
+
+
+def test_the_sync_free_sampler_draws_negatives_uniformly():
+    counts = membership_counts(sample_vocabulary_topk, DRAWS, TARGET, VOCAB, SHARE)
+    negatives = [i for i in range(VOCAB) if i not in BANNED and i not in TARGET.tolist()]
+    assert counts[TARGET].eq(DRAWS).all() and counts[list(BANNED)].eq(0).all()
+    assert counts[negatives].sum() == 7 * DRAWS
+    assert chisquare(counts[negatives].numpy()).pvalue > 0.001
+
+
+def test_both_samplers_choose_each_id_equally_often():
+    """`sample_vocabulary_topk` (CUDA) draws V' from the distribution of `sample_vocabulary`."""
+    old = membership_counts(sample_vocabulary, DRAWS, TARGET, VOCAB, SHARE)
+    new = membership_counts(sample_vocabulary_topk, DRAWS, TARGET, VOCAB, SHARE)
+    random = (old > 0) & (old < DRAWS)  # neither always in (targets) nor never (banned)
+    assert torch.equal(old[~random], new[~random])
+    assert chi2_contingency(torch.stack([old[random], new[random]]).numpy()).pvalue > 0.001
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -70,10 +70,12 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
 
 
 def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
+    """(src, lengths, tgt): random ids on `device`, the lengths on the host, where the encoder
+    packs by them (on the device, each step would wait to copy them back)."""
     src_vocab = model.encoder.embed.num_embeddings
     tgt_vocab = model.output.vocab_size
     src = torch.randint(4, src_vocab, (batch, length), device=device)
-    lengths = torch.full((batch,), length, device=device)
+    lengths = torch.full((batch,), length)
     tgt = torch.randint(4, tgt_vocab, (batch, length), device=device)
     return src, lengths, tgt
 

@@ -76,9 +76,10 @@ def translate(model, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, sources: li
             words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)
         else:
             words, attended = model.beam_search(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len, beam)
+        words, attended = words.tolist(), attended.tolist()  # one copy each: a row's would sync every row
         for row, i in enumerate(idx):
-            units = tgt_vocab.decode(words[row].tolist())
-            hypotheses[i] = (units, attended[row, : len(units)].tolist())
+            units = tgt_vocab.decode(words[row])
+            hypotheses[i] = (units, attended[row][: len(units)])
     return hypotheses
 
 

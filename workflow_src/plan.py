@@ -338,7 +338,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
                                  fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
     batches = itertools.cycle([(torch.randint(4, src_size, (batch, n), device=device),
-                                torch.full((batch,), n, device=device),
+                                torch.full((batch,), n),  # on the host, as the encoder packs by them
                                 torch.randint(4, tgt_size, (batch, n), device=device)) for n in spread(length)])
 
     def step():

@@ -14,7 +14,8 @@ h_t (d_h) the attentional state, b (V) one bias per word, sigma = tanh. The vari
     context   E sigma(W h) + b            (Eq. 7b) E                   sigma(W h)
     joint     sigma(E U^T + b_u) sigma(V h + b_v) + b  (Eq. 12-15), U: d_j x d, V: d_j x d_h
 
-Training may normalise over a sampled subset V' of the vocabulary (§3.2, `sample_vocabulary`);
+Training may normalise over a sampled subset V' of the vocabulary (§3.2, `sample_vocabulary`,
+`sample_vocabulary_topk` on CUDA);
 validation (eval mode) and decoding (`scores`) use all of V.
 """
 
@@ -74,6 +75,29 @@ def sample_vocabulary(target: torch.Tensor, vocab_size: int, share: float,
     wanted = max(int(share * vocab_size) - int(chosen.sum()), 0)
     chosen[candidates[torch.randperm(len(candidates), device=target.device)[:wanted]]] = True
     return chosen.nonzero().squeeze(1), (chosen.cumsum(0) - 1)[target]
+
+
+@torch.no_grad()
+def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
+                           banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+    """`sample_vocabulary` without a host sync (for CUDA). Every id gets a random rank, a
+    permutation of 0 .. |V|-1; the targets get |V| (above all), the banned ids -1 (below all):
+
+        V' = topk(rank, k),   k = min(floor(share |V|), |V| - |banned|)
+
+    holds every target and the k - #targets other ids of highest rank, a uniform subset without
+    replacement of V less the targets and the banned ids: the distribution of `sample_vocabulary`
+    (not its draws). This needs k >= #targets, which the host knows when k >= len(target);
+    otherwise `sample_vocabulary` draws V'. Returns V' (sorted ids) and the targets' positions in V'.
+    """
+    k = min(int(share * vocab_size), vocab_size - len(set(banned)))
+    if k < len(target):
+        return sample_vocabulary(target, vocab_size, share, banned)
+    rank = torch.randperm(vocab_size, device=target.device).index_fill_(0, target, vocab_size)
+    for word in banned:  # one at a time: a list index would be copied to the device, a sync
+        rank[word].fill_(-1)
+    ids = rank.topk(k).indices.sort().values
+    return ids, torch.searchsorted(ids, target)
 
 
 def _projections(variant: str, d: int, d_h: int, d_j: int | None, activation: Callable[[], nn.Module],
@@ -171,7 +195,8 @@ class JointOutput(nn.Module):
     def loss(self, context: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         ids = None
         if self.training and self.sample_share is not None:
-            ids, target = sample_vocabulary(target, self.vocab_size, self.sample_share, self.banned)
+            sample = sample_vocabulary_topk if target.device.type == "cuda" else sample_vocabulary
+            ids, target = sample(target, self.vocab_size, self.sample_share, self.banned)
         return losses.cross_entropy(self.logits(context, ids), target)
 
     def scores(self, context: torch.Tensor) -> torch.Tensor:

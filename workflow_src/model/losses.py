@@ -109,7 +109,8 @@ def most_informative_negative(e_hat: torch.Tensor, target: torch.Tensor, table: 
             rows = slice(start, start + chunk)
             scores = (unit_hat[rows] - table[target[rows]]) @ table.T
             scores.scatter_(1, target[rows, None], float("-inf"))
-            scores[:, list(banned)] = float("-inf")
+            for word in banned:  # one at a time: a list index would be copied to the device, a sync
+                scores[:, word].fill_(float("-inf"))
             ids[rows] = scores.argmax(-1)
     return table[ids].unsqueeze(1)
 

@@ -23,6 +23,14 @@ from workflow_src.precision import at_least_fp32
 from workflow_src.vocab import SPECIALS, BOS
 
 BOS_ID = SPECIALS.index(BOS)
+# Asking whether every sentence has finished copies a flag to the host, which waits for the
+# device: on CUDA, decoding asks every 8 steps (finished rows go on with </s> in between).
+FINISHED_CHECK_INTERVAL_CUDA = 8
+
+
+def finished_check_interval(device: torch.device) -> int:
+    """Steps between checks that every sentence has finished: 1 but on CUDA."""
+    return FINISHED_CHECK_INTERVAL_CUDA if device.type == "cuda" else 1
 
 
 class ProjectedEmbedding(nn.Module):
@@ -239,28 +247,37 @@ class Seq2Seq(nn.Module):
         return per_token.sum(), len(positions)
 
     @torch.no_grad()
-    def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int):
-        """Batched greedy decoding: (B x T) word ids and (B x T) most-attended source positions."""
+    def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int,
+               check_every: int | None = None):
+        """Batched greedy decoding: (B x T) word ids and (B x T) most-attended source positions.
+        A finished row continues with </s>; the search stops at the first step t, a multiple of
+        `check_every` (default `finished_check_interval`), where every row has finished, or at
+        `max_len`. Up to the first </s> the output does not depend on `check_every`."""
+        check_every = check_every or finished_check_interval(src.device)
+        banned = torch.tensor(banned, dtype=torch.long, device=src.device)  # a list index would copy it every step
         keys, state = self.encode(src, lengths)
         y = torch.full((src.shape[0],), bos, dtype=torch.long, device=src.device)
         done = torch.zeros_like(y, dtype=torch.bool)
         words, attended = [], []
-        for _ in range(max_len):
+        for t in range(1, max_len + 1):
             h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
-            scores = self.output.scores(self.output(h))
-            scores[:, banned] = float("-inf")
+            scores = self.output.scores(self.output(h)).index_fill_(1, banned, float("-inf"))
             y = scores.argmax(-1).masked_fill(done, eos)
             words.append(y)
             attended.append(attention.argmax(-1))
             done |= y == eos
-            if bool(done.all()):
+            if t % check_every == 0 and bool(done.all()):
                 break
         return torch.stack(words, 1), torch.stack(attended, 1)
 
     @torch.no_grad()
-    def beam_search(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int, beam: int):
+    def beam_search(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int, beam: int,
+                    check_every: int | None = None):
         """Batched beam search over log-probabilities (summed, no length penalty): the best
-        hypothesis per sentence, as (B x T) word ids and most-attended source positions."""
+        hypothesis per sentence, as (B x T) word ids and most-attended source positions. A
+        finished hypothesis continues with </s> at no cost; the search stops as `greedy` does."""
+        check_every = check_every or finished_check_interval(src.device)
+        banned = torch.tensor(banned, dtype=torch.long, device=src.device)
         batch = src.shape[0]
         keys, state = self.encode(src, lengths)
         expand = torch.arange(batch, device=src.device).repeat_interleave(beam)
@@ -270,13 +287,12 @@ class Seq2Seq(nn.Module):
         finished = torch.zeros(batch, beam, dtype=torch.bool, device=src.device)
         y = torch.full((batch * beam,), bos, dtype=torch.long, device=src.device)
         words, parents, attended = [], [], []
-        for _ in range(max_len):
+        for t in range(1, max_len + 1):
             h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
-            log_probs = self.output.scores(self.output(h))
-            log_probs[:, banned] = float("-inf")
+            log_probs = self.output.scores(self.output(h)).index_fill_(1, banned, float("-inf"))
             done = finished.view(-1)
-            log_probs[done] = float("-inf")
-            log_probs[done, eos] = 0.0  # a finished hypothesis only continues with </s>, at no cost
+            log_probs.masked_fill_(done[:, None], float("-inf"))
+            log_probs[:, eos].masked_fill_(done, 0.0)  # a finished hypothesis only continues with </s>, at no cost
             vocab = log_probs.shape[1]
             total = (scores.view(-1, 1) + log_probs).view(batch, beam * vocab)
             scores, flat = total.topk(beam, dim=1)
@@ -288,7 +304,7 @@ class Seq2Seq(nn.Module):
             attended.append(attention.argmax(-1)[rows].view(batch, beam))
             finished = finished.gather(1, parent) | (y == eos)
             y = y.view(-1)
-            if bool(finished.all()):
+            if t % check_every == 0 and bool(finished.all()):
                 break
         best = scores.argmax(-1)
         out_words, out_attended = [], []
