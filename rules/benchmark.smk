@@ -5,8 +5,10 @@ rule benchmark_artefact:
     params:
         kind=lambda w: benchmark_kind(w.paper, w.artefact),
         experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
-        # an experiment's architecture (the joint paper's 2 x 512) replaces the benchmark's sizes
-        settings=json.dumps({**config["benchmarks"], "architectures": config.get("architectures", {})}),
+        # an experiment's architecture (the joint paper's 2 x 512) replaces the benchmark's sizes;
+        # train.compile joins only when it is on (eager benchmarks keep their params)
+        settings=json.dumps({**config["benchmarks"], "architectures": config.get("architectures", {}),
+                             **compilation.spec_entry(config["train"])}),
     wildcard_constraints:
         artefact=r"(table|figure)\d+",
     log:
@@ -27,7 +29,7 @@ rule benchmark_extra:
     output:
         "results/benchmarks/vmf/{kind}.json",
     params:
-        settings=json.dumps(config["benchmarks"]),
+        settings=json.dumps({**config["benchmarks"], **compilation.spec_entry(config["train"])}),
         experiments="word2word-ce word2emb-fasttext-tied-nllvmf_reg1reg2",
     wildcard_constraints:
         kind="log-cm|decoding",

@@ -4,7 +4,7 @@ import os
 import re
 import shlex
 
-from workflow_src import layout, registry, render, sources
+from workflow_src import compilation, layout, registry, render, sources
 from workflow_src.embeddings import monolingual_sources
 
 # Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow

@@ -25,6 +25,7 @@ def test_shipped_configs_are_valid(name):
      "datasets.wmt17.max_len_unit: 'pieces' is not one of 'word', 'piece'"),
     (lambda c: c["sources"]["wmt15/wiki-titles.tgz"].pop("md5"), "sources.wmt15/wiki-titles.tgz: needs exactly one of md5, no_md5_reason"),
     (lambda c: c.pop("papers"), "(top level): 'papers' is required"),
+    (lambda c: c["train"].update(compile=False), "train.compile: False is not one of 'off', 'fuse', 'graphs'"),  # a bare off
 ])
 def test_each_mistake_names_its_key(change, message):
     config = copy.deepcopy(FULL)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from workflow_src import compilation
 from workflow_src.atomic import write_text
 from workflow_src.layout import resolve_spec
 from workflow_src.model.seq2seq import Seq2Seq
@@ -46,7 +47,8 @@ def synchronize(device: torch.device) -> None:
 def build(experiment: str, settings: dict, device: torch.device, **spec_changes) -> Seq2Seq:
     """An untrained model of `experiment` at the benchmark's sizes, changed by its architecture
     (`settings["architectures"]`, config `architectures`): the joint paper's 2 x 512 for joint
-    Table 4, the benchmark's own sizes (the vMF paper's) for every model without one."""
+    Table 4, the benchmark's own sizes (the vMF paper's) for every model without one. Compiled as
+    `settings["compile"]` (config `train.compile`, absent when off) says."""
     e = registry_experiment(experiment)
     config = {
         "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
@@ -57,7 +59,7 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
                                    "max_len_unit": "word"}},
         "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3, "joint": 1e-3},
                   "batch_size": settings["batch_size"], "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0,
-                  "init_scale": 0.1},
+                  "init_scale": 0.1, **compilation.spec_entry(settings)},
         "architectures": {e.architecture: settings.get("architectures", {}).get(e.architecture, {})} if e.architecture else {},
     }
     spec = {**resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes}
@@ -66,7 +68,9 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
     if e.embeddings:
         table = torch.nn.functional.normalize(torch.randn(size("word"), settings["dim"]), dim=-1)
     model = Seq2Seq(spec, size(e.source_unit), size("word" if e.target_unit == "emb" else e.target_unit), PAD, table)
-    return model.to(device)
+    model.to(device)
+    compilation.apply(model, spec, device)
+    return model
 
 
 def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
@@ -269,7 +273,8 @@ def main(argv: list[str] | None = None) -> None:
             result = decoding(args.experiments, args.settings, device)
     settings = {k: args.settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
                                                "batch_size", "length")}
-    result["settings"] = {**settings, "device": str(device), "threads": args.threads}
+    result["settings"] = {**settings, "device": str(device), "compile": args.settings.get(compilation.KEY, "off"),
+                          "threads": args.threads}
     write_text(args.out, json.dumps(result, indent=2) + "\n")
 
 

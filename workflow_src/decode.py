@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from workflow_src import bpe
+from workflow_src import bpe, compilation
 from workflow_src.atomic import read_lines, write_lines
 from workflow_src.gpu import job_device
 from workflow_src.nmt_data import batch_indices, load_model, source_batch
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     dictionary = read_dictionary(args.dictionary)
     with job_device(args.device) as device:
         model, spec, src_vocab, tgt_vocab = load_model(args.model, device)
+        compilation.apply(model, spec, device)  # as the model was trained (its saved spec)
         hypotheses = translate(model, spec, src_vocab, tgt_vocab, sources, device, args.batch_size, args.beam)
     tokenized = [
         finish(units, attended, src.split(), words.split(), spec, dictionary)

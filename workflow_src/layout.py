@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+from workflow_src import compilation
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    MeteorByFrequency, NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves,
                                    PerplexityTable, RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
@@ -346,6 +347,7 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
         "precision": train.get("precision", "auto"),
+        **compilation.spec_entry(train),
         "model": model_settings(config, experiment),
         "vocab": vocab_sizes(data, experiment),
         "data": length_limit(data, dataset),
@@ -409,6 +411,7 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "seed": seed,
         "device": config["train"]["device"],
         "precision": config["train"].get("precision", "auto"),
+        **compilation.spec_entry(config["train"]),
         "init_range": tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
         "unit_norm_embeddings": model.unit_norm_embeddings,
         "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,

@@ -324,9 +324,11 @@ def synchronize() -> None:
 
 
 def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
-    """A `job`-shaped model (untrained, random batches of the family's length), as train.py builds it."""
+    """A `job`-shaped model (untrained, random batches of the family's length), as train.py builds it
+    (compiled as config `train.compile` says)."""
     import torch
 
+    from workflow_src import compilation
     from workflow_src.benchmark import BOS, EOS, PAD
     from workflow_src.model.seq2seq import Seq2Seq
 
@@ -334,6 +336,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
     spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
     table = torch.nn.functional.normalize(torch.randn(tgt_size, dim), dim=-1) if dim else None
     model = Seq2Seq(spec, src_size, tgt_size, PAD, table).to(device)
+    compilation.apply(model, spec, device)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4,
                                  fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
@@ -365,16 +368,18 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
 
 
 def time_lm(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
-    """One segment of a `job`-shaped language model, with train_lm's own epoch and evaluation."""
+    """One segment of a `job`-shaped language model, with train_lm's own epoch and evaluation
+    (compiled as config `train.compile` says)."""
     import functools
 
     import torch
 
-    from workflow_src import train_lm
+    from workflow_src import compilation, train_lm
 
     vocabulary = family[2]
     spec = train_lm.resolve(layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
     model = train_lm.build_model(spec, vocabulary).to(device)
+    compilation.apply(model, spec, device)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
     names, loss = train_lm.LOSSES[spec["loss"]]
     objective = functools.partial(loss, **spec["loss_params"]) if names else loss

@@ -39,7 +39,7 @@ from workflow_src.atomic import atomic_output, read_lines, write_lines
 from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.gpu import job_device
-from workflow_src import precision as precisions
+from workflow_src import compilation, precision as precisions
 from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, prefetched, save_model, training_batch,
                                    training_pairs_within)
 from workflow_src.preprocess import postprocess
@@ -162,6 +162,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     initialise(model, t["init_scale"])
     model.to(device)
+    log(f"train.compile: {compilation.apply(model, spec, device)}")
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
     history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
     if checkpoint_path.exists():

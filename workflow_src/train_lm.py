@@ -35,6 +35,8 @@ The spec (JSON); every key is required but those with a default:
     max_epochs, seed, device (auto | cpu | cuda)
     precision             default auto; auto | bf16 | tf32 | fp32 (`workflow_src.precision`: auto is
                           bf16 on CUDA, fp32 elsewhere; the loss always runs in fp32)
+    compile               absent (off) | fuse | graphs: the dropout segment through torch.compile
+                          (`workflow_src.compilation`; absent, not defaulted, so eager specs keep their hash)
     sessions              default 1; the schedule's runs, each from the weights the last ended with
     keep                  default best; best | last | lowest_train_loss: the epoch `model.pt` holds
                           (the best validation perplexity, the last, the lowest training loss)
@@ -84,7 +86,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
-from workflow_src import precision as precisions
+from workflow_src import compilation, precision as precisions
 from workflow_src.gpu import job_device
 from workflow_src.precision import at_least_fp32
 from workflow_src.archives import CorpusError
@@ -101,6 +103,7 @@ REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss"
 DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
             "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
             "precision": "auto"}
+OPTIONAL = (compilation.KEY,)  # neither required nor defaulted
 KEEP = {  # the epoch model.pt holds: the one that minimises
     "best": lambda record: record["valid_perplexity"],
     "last": lambda record: -record["epoch"],
@@ -116,7 +119,7 @@ LOSSES = {
 def resolve(spec: dict) -> dict:
     """The spec with its defaults, or a ValueError naming the missing or unknown key."""
     missing = [key for key in REQUIRED if key not in spec]
-    unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS))
+    unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS) - set(OPTIONAL))
     if missing or unknown:
         raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
     if not (isinstance(spec["size"], int) and spec["size"] > 0):
@@ -301,6 +304,7 @@ def train(spec: dict, args, device: torch.device) -> None:
 
     torch.manual_seed(spec["seed"])
     model = build_model(spec, len(itos)).to(device)
+    log(f"train.compile: {compilation.apply(model, spec, device)}")
     if spec["unit_norm_embeddings"]:
         normalise_embedding_rows(model)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])

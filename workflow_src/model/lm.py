@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from workflow_src.compilation import compiled
+
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
 
@@ -70,8 +72,13 @@ class LSTMLanguageModel(nn.Module):
         self.embedding = nn.Embedding(vocab_size, size)  # weight: V x d, i.e. L^T
         self.rnn = nn.LSTM(size, size, layers)
         self.decoder = None if reuse_embedding else nn.Linear(size, vocab_size, bias=output_bias)
+        self.unrolled = unrolled_lstm  # `compile_unrolled` replaces it by its compiled form
         for parameter in self.parameters():
             nn.init.uniform_(parameter, -init_range, init_range)
+
+    def compile_unrolled(self, mode: str) -> None:
+        """From now on the dropout segment runs through torch.compile in `mode` (`workflow_src.compilation`)."""
+        self.unrolled = compiled(unrolled_lstm, mode)
 
     @property
     def output_weight(self) -> torch.Tensor:
@@ -100,7 +107,7 @@ class LSTMLanguageModel(nn.Module):
         x = self.embedding(tokens)
         if self.training and self.dropout > 0:
             input_mask, *state_masks = self.sample_masks(tokens.shape[1], x)
-            h, hidden = unrolled_lstm(self.rnn, x * input_mask, hidden, state_masks)
+            h, hidden = self.unrolled(self.rnn, x * input_mask, hidden, state_masks)
         else:
             h, hidden = self.rnn(x, hidden)
         logits = F.linear(h, self.output_weight, self.output_bias)

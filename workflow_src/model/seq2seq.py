@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from workflow_src.compilation import compiled
 from workflow_src.model.output_layers import build_output_layer
 from workflow_src.precision import at_least_fp32
 from workflow_src.vocab import SPECIALS, BOS
@@ -101,6 +102,7 @@ class Decoder(nn.Module):
         # every step at once (`sequence`). None: where the device is CUDA; the CPU keeps the fused
         # LSTMCell, whose fp32 numbers differ from the split sum in the last bits.
         self.split_input_projection: bool | None = None
+        self.compiled_step = None  # `compile_step`: a function, not a module (no state_dict entries)
 
     def init_state(self, encoder_final):
         h, c = encoder_final
@@ -154,10 +156,17 @@ class Decoder(nn.Module):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
         return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
 
+    def compile_step(self, mode: str) -> None:
+        """From now on `step` runs through torch.compile in `mode` (`workflow_src.compilation`)."""
+        self.compiled_step = compiled(self._step, mode)
+
     def step(self, embedded: torch.Tensor, state, keys, precomputed: bool = False):
         """One step: the embedded previous words (B x E) -> attentional state (B x H), attention
         (B x S), state. `keys` comes from `attention_keys`. With `precomputed`, `embedded` is
-        the step's `embedding_gates` instead (input feeding only)."""
+        the step's `embedding_gates` instead (input feeding only). Compiled after `compile_step`."""
+        return (self.compiled_step or self._step)(embedded, state, keys, precomputed)
+
+    def _step(self, embedded: torch.Tensor, state, keys, precomputed: bool):
         layer_states, feed = state
         if self.input_feed:
             new_states = []

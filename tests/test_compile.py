@@ -1,0 +1,118 @@
+"""config `train.compile` (workflow_src/compilation.py): the compiled decoder step and LM segment
+compute what the eager ones do, on the CPU with inductor; `graphs` needs CUDA; eager specs are
+unchanged and compiled models save the eager model's state_dict."""
+
+import copy
+
+import pytest
+import torch
+import yaml
+
+from tests.conftest import REPO
+from workflow_src import compilation, train_lm
+from workflow_src.layout import resolve_lm_spec, resolve_spec
+from workflow_src.model.lm import LSTMLanguageModel, unrolled_lstm
+from workflow_src.model.seq2seq import Seq2Seq
+
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
+SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False, "compile": "fuse",
+        "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8,
+                  "dropout": 0.0}}
+PAD, BOS, EOS = 0, 2, 3
+CPU = torch.device("cpu")
+
+
+def eager_and_compiled(spec: dict) -> tuple[Seq2Seq, Seq2Seq]:
+    torch.manual_seed(0)
+    eager = Seq2Seq(spec, 20, 30, PAD)
+    compiled = copy.deepcopy(eager)
+    compilation.apply(compiled, spec, CPU)
+    return eager, compiled
+
+
+def batch():
+    generator = torch.Generator().manual_seed(1)
+    lengths = torch.tensor([6, 5, 3, 2])
+    src = torch.randint(4, 20, (4, 6), generator=generator) * (torch.arange(6)[None] < lengths[:, None])
+    tgt = torch.randint(4, 30, (4, 5), generator=generator)
+    return src, lengths, tgt
+
+
+def assert_close_to_eager(compiled: torch.Tensor, eager: torch.Tensor, name: str = "") -> None:
+    """Within 1e-5 relative, element-wise or to the tensor's largest entry (a summed gradient
+    entry near zero keeps the absolute error of its large terms, reassociated by the compiler)."""
+    torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5 * eager.abs().max().item(),
+                               msg=lambda message: f"{name}: {message}")
+
+
+def test_fused_decoder_step_gives_eager_loss_gradients_greedy_words_and_state_dict():
+    eager, compiled = eager_and_compiled(SPEC)
+    src, lengths, tgt = batch()
+    losses = []
+    for model in (eager, compiled):
+        loss, _ = model.loss(src, lengths, tgt, tgt, PAD)
+        loss.backward()
+        losses.append(loss)
+    torch.testing.assert_close(losses[1], losses[0], rtol=1e-5, atol=0)
+    for (name, p), q in zip(eager.named_parameters(), compiled.parameters()):
+        assert_close_to_eager(q.grad, p.grad, name)
+    words = [model.eval().greedy(src, lengths, BOS, EOS, [PAD, BOS], max_len=8)[0] for model in (eager, compiled)]
+    assert torch.equal(words[0], words[1])
+    assert compiled.decoder.compiled_step is not None
+    assert list(compiled.state_dict()) == list(eager.state_dict())  # checkpoints as eager's
+
+
+def test_compiled_step_without_input_feeding_decodes_the_eager_words():
+    """That step runs nn.LSTM, which dynamo traces only with `allow_rnn` (`compilation.compiled`)."""
+    eager, compiled = eager_and_compiled({**SPEC, "model": {**SPEC["model"], "input_feed": False}})
+    src, lengths, _ = batch()
+    words = [model.eval().greedy(src, lengths, BOS, EOS, [PAD, BOS], max_len=8)[0] for model in (eager, compiled)]
+    assert torch.equal(words[0], words[1])
+
+
+def test_fused_unrolled_lstm_gives_eager_outputs_and_gradients():
+    torch.manual_seed(2)
+    model = LSTMLanguageModel(13, 8, dropout=0.5)
+    compilation.apply(model, {"compile": "fuse"}, CPU)
+    x = torch.randn(35, 4, 8)
+    state = tuple(torch.randn(2, 4, 8) for _ in range(2))
+    masks = model.sample_masks(4, x)[1:]
+    results = []
+    for run in (unrolled_lstm, model.unrolled):
+        inputs = x.clone().requires_grad_()
+        out, (h, c) = run(model.rnn, inputs, state, masks)
+        model.rnn.zero_grad()
+        (out.sin().sum() + h.sum() + c.cos().sum()).backward()
+        results.append([out, h, c, inputs.grad, *(p.grad.clone() for p in model.rnn.parameters())])
+    assert model.unrolled is not unrolled_lstm
+    assert list(model.state_dict()) == list(LSTMLanguageModel(13, 8).state_dict())
+    for eager, compiled in zip(*results):
+        assert_close_to_eager(compiled, eager)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("graphs", "train.compile: graphs captures CUDA graphs and needs a CUDA device, not cpu"),
+    ("fused", "train.compile: 'fused' is not one of off, fuse, graphs"),
+])
+def test_graphs_off_cuda_and_unknown_settings_name_the_key(setting, message):
+    with pytest.raises(ValueError, match=message):
+        compilation.apply(Seq2Seq(SPEC, 20, 30, PAD), {"compile": setting}, CPU)
+
+
+def test_off_leaves_the_specs_as_they_were_and_fuse_joins_them():
+    """`off` adds nothing (eager jobs keep their spec hashes and Snakemake params); `fuse` is in
+    the spec, and the language-model spec accepts it."""
+    def specs(setting):
+        config = copy.deepcopy(CONFIG)
+        if setting is None:
+            config["train"].pop("compile")
+        else:
+            config["train"]["compile"] = setting
+        return (resolve_spec(config, "iwslt16", "fr-en", "word2word-ce", seed=1),
+                resolve_lm_spec(config, "ptb", "lm-small-vd", seed=1))
+
+    assert specs("off") == specs(None)
+    assert all("compile" not in spec for spec in specs("off"))
+    translation, language_model = specs("fuse")
+    assert translation["compile"] == language_model["compile"] == "fuse"
+    assert train_lm.resolve(language_model)["compile"] == "fuse"
