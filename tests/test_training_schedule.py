@@ -45,10 +45,12 @@ def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     joint_train = resolve_spec(config, "wmt17", "de-en", joint.name("32k", "nmt"), 1)["train"]
     assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (0.5, 8, "sentence")
+    assert joint_train["max_epochs"] == 13  # OpenNMT-py's -epochs 13 (joint ledger D14)
     for name in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
         assert name in vmf.EXPERIMENTS
         other = resolve_spec(config, "iwslt16", "fr-en", name, 1)["train"]
         assert (other["lr_decay"], other["lr_decay_start"], other["loss_normalisation"]) == (None, None, "token")
+        assert other["max_epochs"] == config["train"]["max_epochs"] == 20
     assert schedule_settings({}, "joint") == {"lr_decay": None, "lr_decay_start": None, "loss_normalisation": "token"}
 
 
@@ -57,3 +59,16 @@ def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):  # noqa: F
     result = run(data, tmp_path, spec)
     assert result.returncode == 0, result.stderr
     assert [record["lr"] for record in metrics(tmp_path)] == [0.005, 0.0025, 0.00125]
+
+
+def test_a_groups_max_epochs_yields_to_an_experiments_override_and_names_unknown_groups():
+    from workflow_src.layout import schedule
+
+    train = {"lr": {"softmax": 1e-3, "joint": 1e-3}, "max_epochs": 20, "patience": 3,
+             "max_epochs_by_group": {"joint": 13}}
+    name = joint.name("32k", "nmt")
+    assert schedule(train, name) == {"max_epochs": 13, "patience": 3}
+    assert schedule({**train, "overrides": {name: {"max_epochs": 5}}}, name) == {"max_epochs": 5, "patience": 3}
+    assert schedule(train, "word2word-ce") == {"max_epochs": 20, "patience": 3}
+    with pytest.raises(ValueError, match="train.max_epochs_by_group: jont not training groups"):
+        schedule({**train, "max_epochs_by_group": {"jont": 13}}, name)

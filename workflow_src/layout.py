@@ -325,14 +325,26 @@ def length_limit(data: dict, dataset: str) -> dict:
     return {"max_len": data["max_len"], "max_len_unit": data["max_len_unit"]}
 
 
+def training_group(experiment: Experiment) -> str:
+    """The key of config train.lr (and of the settings kept per group) an experiment trains under."""
+    return experiment.lr_group or experiment.output_layer
+
+
 def schedule(train: dict, name: str) -> dict:
     """max_epochs and patience of experiment `name` (a variant takes its base's): config `train`,
-    or what `train.overrides` sets for it."""
+    its training group's `train.max_epochs_by_group`, or what `train.overrides` sets for it."""
     overrides = train.get("overrides", {})
     unknown = sorted(set(overrides) - set(all_experiments()))
     if unknown:
         raise ValueError(f"train.overrides: {', '.join(unknown)} not experiments of any paper")
-    return {key: train[key] for key in ("max_epochs", "patience")} | overrides.get(name.partition("@")[0], {})
+    by_group = train.get("max_epochs_by_group", {})
+    unknown = sorted(set(by_group) - set(train.get("lr", {})))
+    if unknown:
+        raise ValueError(f"train.max_epochs_by_group: {', '.join(unknown)} not training groups (keys of train.lr)")
+    group = training_group(registry_experiment(name))
+    return ({key: train[key] for key in ("max_epochs", "patience")}
+            | ({"max_epochs": by_group[group]} if group in by_group else {})
+            | overrides.get(name.partition("@")[0], {}))
 
 
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
@@ -353,10 +365,10 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "data": length_limit(data, dataset),
         "train": {
             "seed": seed,
-            "lr": train["lr"][experiment.lr_group or experiment.output_layer],
+            "lr": train["lr"][training_group(experiment)],
             **{key: train[key] for key in ("batch_size", "selection", "clip", "init_scale")},
             **schedule(train, name),
-            **schedule_settings(train, experiment.lr_group or experiment.output_layer),
+            **schedule_settings(train, training_group(experiment)),
         },
     }
 
