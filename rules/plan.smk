@@ -7,6 +7,7 @@ rule plan:
         csv="results/plan.csv",
         md="results/plan.md",
         jobs="results/plan.jobs.csv",
+        families="results/plan.families.csv",
     params:
         config=lambda w: json.dumps(config),  # a function: the config holds {src} templates
     log:
@@ -26,6 +27,7 @@ rule plan_vs_actual:
     """The plan's predicted training time of each model beside the time its metrics.jsonl records."""
     input:
         jobs="results/plan.jobs.csv",
+        families="results/plan.families.csv",
         metrics=planned_metrics(),
     output:
         csv="results/plan_vs_actual.csv",
@@ -46,6 +48,7 @@ rule plan_modelled:
         csv="results/plan_modelled.csv",
         md="results/plan_modelled.md",
         jobs="results/plan_modelled.jobs.csv",
+        families="results/plan_modelled.families.csv",
     params:
         config=lambda w: json.dumps(config),
     log:

@@ -124,6 +124,21 @@ def test_counted_flops_scale_with_the_batch_and_kernels_do_not():
         assert small.counts[part][1] == pytest.approx(large.counts[part][1], rel=0.02)
 
 
+def test_family_rows_give_target_tokens_per_second():
+    config = load("config.yaml")
+    nmt = plan.nmt_family(config, plan.PlannedJob("nmt", "iwslt16", "fr-en", "word2word-ce", 1),
+                          plan.Corpus(1000, 26, 10, 10, None, "hand-made"))
+    lm = plan.lm_family(config, plan.PlannedJob("lm", "ptb", "lm", "lm-medium-vd", 1),
+                        plan.Corpus(1000, 1, 10, 10, 10_000, "hand-made"))
+    counted = plan.Timing(None, None, None, TIMING.counts)  # --model-only
+    rows = {row["target_tokens_per_step"]: row for row in plan.family_rows(config, {nmt: TIMING, lm: counted})}
+    translation, language_model = rows[64 * 26], rows[20 * 35]
+    assert translation["tokens_per_second"] == pytest.approx(64 * 26 / 0.5)
+    assert translation["h100_tokens_per_second_modelled"] == pytest.approx(
+        64 * 26 / TIMING.modelled("step", "bf16"))
+    assert language_model["tokens_per_second"] is None and language_model["step_kernels"] == 10_000
+
+
 def test_wall_hours_schedule_longest_first():
     assert plan.wall_hours([5, 4, 3, 3, 3], 1) == 18
     assert plan.wall_hours([5, 4, 3, 3, 3], 2) == 10  # 5 | 4, then each 3 onto the lighter: 8 | 10

@@ -14,7 +14,8 @@ close the prediction came).
     `results/data/<corpus>/stats.json`), else from the sizes the papers state
     (`workflow_src.statistics.STATED`), with `benchmarks.length` units per sentence; each job says
     which. Writes `<prefix>.csv` (device-hours per table, per paper and in total, wall hours for
-    `--resources gpu=N`), `<prefix>.jobs.csv` (every job) and `<prefix>.md` (with the assumptions).
+    `--resources gpu=N`), `<prefix>.jobs.csv` (every job), `<prefix>.families.csv` (each family's
+    step: seconds, target tokens per second, FLOPs, kernels) and `<prefix>.md` (with the assumptions).
     Beside the measured hours, an H100 estimate from a model, never measured:
 
         busy_H100  = FLOPs / (ACHIEVED_FRACTION · peak[precision]) + kernels · KERNEL_SECONDS
@@ -551,6 +552,34 @@ def seconds_cell(value: float | None) -> str:
     return "not timed" if value is None else f"{value:.4f}"
 
 
+FAMILY_COLUMNS = ["family", "target_tokens_per_step", "step_seconds", "tokens_per_second", "forward_seconds",
+                  "decode_seconds", "step_gflop", "step_kernels", "h100_step_seconds_modelled",
+                  "h100_step_busy_seconds_modelled", "h100_tokens_per_second_modelled"]
+
+
+def family_rows(config: dict, timings_by_family: dict) -> list[dict]:
+    """Per family: its step's target tokens (batch × mean target length; LM: batch × bptt), the
+    step seconds measured here and the tokens per second they give, and the H100 model's."""
+    precision = modelled_precision(config)
+    rows = []
+    for family, timing in timings_by_family.items():
+        kind, shape, *_, length = family
+        if kind == "lm":
+            s = json.loads(shape)
+            tokens = s["batch_size"] * s["bptt"]
+        else:  # the timed batches' targets: `length` units (</s> included) per sentence
+            tokens = config["train"]["batch_size"] * length
+        flops, kernels = timing.counts["step"]
+        modelled = timing.modelled("step", precision)
+        rows.append({"family": family_label(family), "target_tokens_per_step": tokens,
+                     "step_seconds": timing.step, "tokens_per_second": tokens / timing.step if timing.step else None,
+                     "forward_seconds": timing.forward, "decode_seconds": timing.decode,
+                     "step_gflop": flops / 1e9, "step_kernels": kernels, "h100_step_seconds_modelled": modelled,
+                     "h100_step_busy_seconds_modelled": timing.modelled_device("step", precision),
+                     "h100_tokens_per_second_modelled": tokens / modelled})
+    return rows
+
+
 def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dict], families: dict,
              timings_by_family: dict, model_only: bool = False) -> str:
     precision = modelled_precision(config)
@@ -583,15 +612,15 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
         + "h100_modelled_hours: each job alone on an H100, one after another; h100_busy_hours: the GPU's busy time "
         "in them; h100_wall_hours_gpuN: N H100s at the configured jobs per device (below). Per job: plan.jobs.csv.", "",
         "## Families", "",
-        "| family | step s | validation forward s | greedy decode s (batch) | step GFLOP | step kernels "
-        "| H100 step s (modelled: alone, GPU busy) |",
-        "|---|---|---|---|---|---|---|",
+        "| family | step s | target tokens/s | validation forward s | greedy decode s (batch) | step GFLOP "
+        "| step kernels | H100 step s (modelled: alone, GPU busy) | H100 tokens/s (modelled) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for family, timing in timings_by_family.items():
-        flops, operators = timing.counts["step"]
-        lines.append(f"| {family_label(family)} | {seconds_cell(timing.step)} | {seconds_cell(timing.forward)} | "
-                     f"{seconds_cell(timing.decode)} | {flops / 1e9:.2f} | {operators} | "
-                     f"{timing.modelled('step', precision):.4f}, {timing.modelled_device('step', precision):.4f} |")
+    for row in family_rows(config, timings_by_family):
+        lines.append(f"| {row['family']} | {seconds_cell(row['step_seconds'])} | {cell(row['tokens_per_second'])} | "
+                     f"{seconds_cell(row['forward_seconds'])} | {seconds_cell(row['decode_seconds'])} | "
+                     f"{row['step_gflop']:.2f} | {row['step_kernels']} | {row['h100_step_seconds_modelled']:.4f}, "
+                     f"{row['h100_step_busy_seconds_modelled']:.4f} | {row['h100_tokens_per_second_modelled']:.4g} |")
     sources = sorted({row["corpus_source"] for row in rows if "corpus_source" in row})
     counted_as = (f"counted with batches of {COUNTING_BATCH} sentences at the mean target length, the FLOPs then "
                   "scaled to `train.batch_size` (language models: at their own batch)" if model_only else
@@ -673,6 +702,7 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False)
     rows = job_rows(config, jobs, corpora, families, timings_by_family)
     summary = summary_rows(config, rows)
     write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
+    write_text(out_prefix.with_suffix(".families.csv"), to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family)))
     write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
                                                       [{**row, "device": device_name} for row in summary]))
     write_text(out_prefix.with_suffix(".md"),
