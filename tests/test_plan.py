@@ -1,6 +1,7 @@
 """The cost plan (workflow_src.plan): its arithmetic on hand-made step times and sizes, a real
 timing of a tiny model family, the comparison with the actual time, and the rule in both DAGs."""
 
+import csv
 import json
 import re
 
@@ -251,3 +252,24 @@ def test_the_modelled_plan_runs_on_request_without_data_or_a_gpu(tmp_path):
                        "results/plan_modelled.md")
     planned = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert planned == {"plan_modelled": "1", "total": "1"}
+
+
+def test_a_model_only_plan_counts_without_timing(tmp_path, monkeypatch):
+    """--model-only on a hand-sized slice of the demo: every family counted, nothing timed, the
+    H100 columns filled and the measured ones left out."""
+    config = load("config.demo.yaml")
+    config["papers"] = {"vmf": {"table2": {}}}
+    jobs = plan.planned_jobs(config)
+    assert jobs
+    sized = plan.Corpus(train=200, length=6, dev=20, test=20, vocabulary=None, source="hand-made")
+    monkeypatch.setattr(plan, "parallel_corpus", lambda *args: sized)
+    plan.plan(config, tmp_path / "plan_modelled", threads=1, model_only=True)
+    rows = list(csv.DictReader(open(tmp_path / "plan_modelled.jobs.csv")))
+    assert len(rows) == len(jobs)
+    assert all(float(r["h100_modelled_hours"]) >= float(r["h100_busy_hours"]) > 0 for r in rows)
+    assert all(r["device_hours"] == "" and "not timed" in r["note"] for r in rows)
+    families = list(csv.DictReader(open(tmp_path / "plan_modelled.families.csv")))
+    assert families and all(f["tokens_per_second"] == "" and float(f["h100_tokens_per_second_modelled"]) > 0
+                            for f in families)
+    markdown = (tmp_path / "plan_modelled.md").read_text()
+    assert "**not timed**" in markdown and "| wall_hours_gpu1 |" not in markdown and "| h100_wall_hours_gpu1 |" in markdown

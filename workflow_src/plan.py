@@ -655,7 +655,11 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
               f"- Assumptions, not measurements: the achieved fraction ({ACHIEVED_FRACTION}), "
               f"{HOST_SECONDS * 1e6:g} µs per operator on the host, {KERNEL_SECONDS * 1e6:g} µs per kernel on the GPU, "
               "the fused LSTM's kernels per step, and the sharing of a device. A plan run on a GPU measures its own "
-              "step times (device_hours), and those are the ones to trust.", ""]
+              "step times (device_hours), and those are the ones to trust.",
+              f"- `train.compile` is {config['train'].get('compile', 'off')!r}: "
+              + ("the kernels are counted as eager PyTorch runs them (the counting runs the step eagerly), so "
+                 "the model ignores what compiling fuses; the measured step times include it."
+                 if config["train"].get("compile", "off") != "off" else "eager PyTorch, as counted."), ""]
     return "\n".join(lines) + "\n"
 
 
