@@ -261,6 +261,12 @@ def test_the_split_input_projection_is_the_fused_cell(kind):
     for a, b in zip(split_grads, fused_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     assert "decoder.cells.0.weight_ih" in model.state_dict()
+    src, lengths = batch[0], batch[1]
+    words = []
+    for split in (False, True):  # greedy decoding: every cell as CUDA runs it, or nn.LSTMCell
+        model.decoder.split_input_projection = split
+        words.append(model.greedy(src, lengths, 2, 3, [0, 2], 6)[0])
+    torch.testing.assert_close(words[0], words[1])
     with torch.autocast("cpu", dtype=torch.bfloat16):  # as it runs on CUDA by default
         bf16, _ = model.loss(*batch, 0)
     torch.testing.assert_close(bf16, fused, rtol=0.05, atol=0)

@@ -337,18 +337,23 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
     spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
     table = torch.nn.functional.normalize(torch.randn(tgt_size, dim), dim=-1) if dim else None
     model = Seq2Seq(spec, src_size, tgt_size, PAD, table).to(device)
+    # the decoder's path on CUDA (its default there), on any device: one cell operator per layer
+    # and step, so that a CPU counts the kernels a GPU launches
+    model.decoder.split_input_projection = True
     compilation.apply(model, spec, device)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4,
                                  fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
     batches = itertools.cycle([(torch.randint(4, src_size, (batch, n), device=device),
                                 torch.full((batch,), n),  # on the host, as the encoder packs by them
-                                torch.randint(4, tgt_size, (batch, n), device=device)) for n in spread(length)])
+                                torch.randint(4, tgt_size, (batch, n), device=device),
+                                torch.arange(batch * n, device=device))  # every target counts: no mask to search
+                               for n in spread(length)])
 
     def step():
-        src, lengths, tgt = next(batches)
+        src, lengths, tgt, positions = next(batches)
         model.train()
-        loss, n = model.loss(src, lengths, tgt, tgt, PAD)
+        loss, n = model.loss(src, lengths, tgt, tgt, PAD, positions)
         optimiser.zero_grad(set_to_none=True)
         (loss / n).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config["train"]["clip"])
@@ -356,12 +361,12 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
 
     @torch.no_grad()
     def forward():
-        src, lengths, tgt = next(batches)
+        src, lengths, tgt, positions = next(batches)
         model.eval()
-        model.loss(src, lengths, tgt, tgt, PAD)
+        model.loss(src, lengths, tgt, tgt, PAD, positions)
 
     def decode():
-        src, lengths, _ = next(batches)
+        src, lengths, *_ = next(batches)
         model.eval()
         model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], src.shape[1])  # </s> banned: as many steps as units
 

@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from workflow_src.compilation import compiled
+from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
 from workflow_src.precision import at_least_fp32
 from workflow_src.vocab import SPECIALS, BOS
@@ -100,7 +101,8 @@ class Decoder(nn.Module):
         self.dropout = nn.Dropout(dropout)
         # Teacher forcing computes the embedding half of the first layer's input projection for
         # every step at once (`sequence`). None: where the device is CUDA; the CPU keeps the fused
-        # LSTMCell, whose fp32 numbers differ from the split sum in the last bits.
+        # LSTMCell, whose fp32 numbers differ from the split sum in the last bits. True on another
+        # device also runs every cell as CUDA does (`_upper_cell`), for tests and the plan's counts.
         self.split_input_projection: bool | None = None
         self.compiled_step = None  # `compile_step`: a function, not a module (no state_dict entries)
 
@@ -144,13 +146,18 @@ class Decoder(nn.Module):
 
     def _first_cell(self, embedded_gates: torch.Tensor, feed: torch.Tensor, state):
         """LSTMCell of the first layer from precomputed `embedding_gates`: the input-feed half and
-        the recurrence remain, then nn.LSTMCell's gates (i, f, g, o)."""
+        the recurrence remain (a product each), then nn.LSTMCell's gates in one operator
+        (`lstm_cell.lstm_cell`: ATen's fused kernel on CUDA)."""
         cell, (h, c) = self.cells[0], state
         feed_weight = cell.weight_ih[:, cell.weight_ih.shape[1] - feed.shape[-1]:]
-        gates = embedded_gates + F.linear(feed, feed_weight) + F.linear(h, cell.weight_hh)
-        i, f, g, o = gates.chunk(4, dim=-1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        return lstm_cell(torch.addmm(embedded_gates, feed, feed_weight.t()), F.linear(h, cell.weight_hh), c)
+
+    @staticmethod
+    def _upper_cell(cell: nn.LSTMCell, x: torch.Tensor, state):
+        """nn.LSTMCell (any layer, its whole input) as CUDA runs it, two products and one cell
+        operator, on any device."""
+        (h, c) = state
+        return lstm_cell(F.linear(x, cell.weight_ih, cell.bias_ih), F.linear(h, cell.weight_hh, cell.bias_hh), c)
 
     def attention_keys(self, memory: torch.Tensor, mask: torch.Tensor):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
@@ -170,12 +177,14 @@ class Decoder(nn.Module):
         layer_states, feed = state
         if self.input_feed:
             new_states = []
+            # split_input_projection forced on another device: nn.LSTMCell as CUDA runs it (tests, the plan's counts)
+            cell_as_cuda = self.split_input_projection is True and not embedded.is_cuda
             for i, cell in enumerate(self.cells):
-                if i == 0:
-                    h, c = (self._first_cell(embedded, feed, layer_states[0]) if precomputed
-                            else cell(torch.cat([embedded, feed], dim=-1), layer_states[0]))
+                if i == 0 and precomputed:
+                    h, c = self._first_cell(embedded, feed, layer_states[0])
                 else:
-                    h, c = cell(x, layer_states[i])
+                    x = torch.cat([embedded, feed], dim=-1) if i == 0 else x
+                    h, c = self._upper_cell(cell, x, layer_states[i]) if cell_as_cuda else cell(x, layer_states[i])
                 new_states.append((h, c))
                 x = self.dropout(h) if i + 1 < self.layers else h
         else:

@@ -1,0 +1,48 @@
+"""The LSTM cell as one operator (workflow_src.model.lstm_cell): nn.LSTMCell's numbers, a
+hand-written backward checked against finite differences, and one operator each way."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from workflow_src.model.lstm_cell import lstm_cell
+
+
+def test_it_is_nn_lstmcell():
+    torch.manual_seed(0)
+    cell = torch.nn.LSTMCell(6, 5)
+    x, h, c = torch.randn(3, 6), torch.randn(3, 5), torch.randn(3, 5)
+    expected = cell(x, (h, c))
+    got = lstm_cell(F.linear(x, cell.weight_ih, cell.bias_ih), F.linear(h, cell.weight_hh, cell.bias_hh), c)
+    for a, b in zip(got, expected, strict=True):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("outputs", ["both", "h only", "c only"])
+def test_its_backward_matches_finite_differences(outputs):
+    torch.manual_seed(1)
+    inputs = (torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
+              torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
+              torch.randn(3, 2, dtype=torch.float64, requires_grad=True))
+    pick = {"both": lambda h, c: (h, c), "h only": lambda h, c: h, "c only": lambda h, c: c}[outputs]
+    assert torch.autograd.gradcheck(lambda *a: pick(*lstm_cell(*a)), inputs)
+
+
+def test_it_is_one_operator_each_way():
+    class Operators(TorchDispatchMode):
+        names: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.name())
+            return func(*args, **(kwargs or {}))
+
+    gates = torch.randn(3, 8, requires_grad=True)
+    c = torch.randn(3, 2)
+    h, c_next = lstm_cell(gates, gates.detach(), c)
+    grad_h, grad_c = torch.ones_like(h), torch.ones_like(c_next)
+    with Operators() as operators:
+        h, c_next = lstm_cell(gates, gates.detach(), c)
+        torch.autograd.backward((h, c_next), (grad_h, grad_c))
+    cell_operators = [n for n in operators.names if n.startswith("repro::")]
+    assert cell_operators == ["repro::lstm_cell", "repro::lstm_cell_backward"]
