@@ -273,3 +273,30 @@ def test_a_model_only_plan_counts_without_timing(tmp_path, monkeypatch):
                             for f in families)
     markdown = (tmp_path / "plan_modelled.md").read_text()
     assert "**not timed**" in markdown and "| wall_hours_gpu1 |" not in markdown and "| h100_wall_hours_gpu1 |" in markdown
+
+
+def test_dropout_is_counted_as_one_kernel_each_way_as_on_cuda():
+    """The CPU draws, scales and multiplies; CUDA's native_dropout is one kernel, its backward one."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.name())
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(8, 5, requires_grad=True)
+    with Recorder() as cpu:
+        torch.nn.Dropout(0.3)(x).sum().backward()
+    with Recorder() as as_cuda, plan.dropout_as_cuda():
+        torch.nn.Dropout(0.3)(x).sum().backward()
+    assert "aten::bernoulli_.float" in cpu.names and "aten::native_dropout" not in cpu.names
+    dropout = [n for n in as_cuda.names if "dropout" in n or "bernoulli" in n]
+    assert dropout == ["aten::native_dropout", "aten::native_dropout_backward"]
+    with Recorder() as evaluation, plan.dropout_as_cuda():
+        torch.nn.Dropout(0.3).eval()(x)
+    assert evaluation.names == []  # off in eval mode, as nn.Dropout is

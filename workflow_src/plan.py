@@ -35,6 +35,7 @@ close the prediction came).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import heapq
@@ -280,10 +281,34 @@ def recurrent_layer_cost(func, args, kwargs) -> tuple[float, int] | None:
     return flops, kernels
 
 
+def dropout_as_cuda():
+    """A torch function mode under which `F.dropout` runs as on CUDA, one fused kernel each way
+    (`native_dropout`), where the CPU draws, scales and multiplies in three or four: the plan's
+    counts on a CPU are then a GPU's."""
+    import inspect
+
+    import torch
+    import torch.nn.functional as F
+    from torch.overrides import TorchFunctionMode
+
+    signature = inspect.signature(F.dropout)
+
+    class DropoutAsCuda(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is not F.dropout:
+                return func(*args, **(kwargs or {}))
+            bound = signature.bind(*args, **(kwargs or {}))
+            bound.apply_defaults()
+            x, p, training = (bound.arguments[name] for name in ("input", "p", "training"))
+            return torch.native_dropout(x, p, True)[0] if training and p > 0 else x
+
+    return DropoutAsCuda()
+
+
 def measure(function, warmup: int, steps: int) -> tuple[float | None, tuple[float, int]]:
     """Mean seconds of `function()` over `steps` calls after `warmup` calls (None: no call timed),
     and the FLOPs and kernels of one more call: one per tensor operator (views excluded), and a
-    fused LSTM operator's per `recurrent_layer_cost`."""
+    fused LSTM operator's per `recurrent_layer_cost`; off CUDA, dropout counted as CUDA runs it."""
     from torch.utils.flop_counter import FlopCounterMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -307,7 +332,8 @@ def measure(function, warmup: int, steps: int) -> tuple[float | None, tuple[floa
         function()
         synchronize()
         times.append(time.perf_counter() - started)
-    with FlopCounterMode(display=False) as flops, Operators() as operators:
+    as_cuda = dropout_as_cuda() if _DEVICE is None or _DEVICE.type != "cuda" else contextlib.nullcontext()
+    with FlopCounterMode(display=False) as flops, Operators() as operators, as_cuda:
         function()
     return (statistics.mean(times) if times else None,
             (flops.get_total_flops() + operators.recurrent_flops, operators.count))
