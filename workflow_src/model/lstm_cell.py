@@ -56,6 +56,7 @@ def _save(ctx, inputs, output):
     _, _, c = inputs
     _, c_next, gates = output
     ctx.save_for_backward(gates, c, c_next)
+    ctx.set_materialize_grads(False)  # the gates' gradient is always None: no zeros made for it
 
 
 def _backward(ctx, grad_h, grad_c, _grad_gates):
