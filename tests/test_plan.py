@@ -300,3 +300,10 @@ def test_dropout_is_counted_as_one_kernel_each_way_as_on_cuda():
     with Recorder() as evaluation, plan.dropout_as_cuda():
         torch.nn.Dropout(0.3).eval()(x)
     assert evaluation.names == []  # off in eval mode, as nn.Dropout is
+
+
+def test_the_committed_modelled_plan_counts_todays_jobs():
+    """docs/plan_modelled.md is the model-only plan of config.yaml, for users before they start."""
+    text = (REPO / "docs" / "plan_modelled.md").read_text()
+    jobs = int(re.search(r"(\d+) training jobs", text).group(1))
+    assert jobs == len(plan.planned_jobs(load("config.yaml"))), "regenerate: snakemake results/plan_modelled.md"
