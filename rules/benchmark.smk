@@ -5,10 +5,8 @@ rule benchmark_artefact:
     params:
         kind=lambda w: benchmark_kind(w.paper, w.artefact),
         experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
-        # an experiment's architecture (the joint paper's 2 x 512) replaces the benchmark's sizes;
-        # train.compile joins only when it is on (eager benchmarks keep their params)
-        settings=json.dumps({**config["benchmarks"], "architectures": config.get("architectures", {}),
-                             **compilation.spec_entry(config["train"])}),
+        # an experiment's architecture (the joint paper's 2 x 512) replaces the benchmark's sizes
+        settings=benchmark_settings(architectures=config.get("architectures", {})),
     wildcard_constraints:
         artefact=r"(table|figure)\d+",
     log:
@@ -29,7 +27,7 @@ rule benchmark_extra:
     output:
         "results/benchmarks/vmf/{kind}.json",
     params:
-        settings=json.dumps({**config["benchmarks"], **compilation.spec_entry(config["train"])}),
+        settings=benchmark_settings(),
         experiments="word2word-ce word2emb-fasttext-tied-nllvmf_reg1reg2",
     wildcard_constraints:
         kind="log-cm|decoding",

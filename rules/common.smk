@@ -178,6 +178,14 @@ def benchmark_experiments(paper, artefact_id):
     return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
 
 
+def benchmark_settings(**extra):
+    """`workflow_src.benchmark`'s --settings: config `benchmarks`, and from config `train` the
+    precision and (only when on, so eager benchmarks keep their params) the compile setting a
+    training job of this config runs with."""
+    return json.dumps({**config["benchmarks"], **extra, **compilation.spec_entry(config["train"]),
+                       "precision": config["train"].get("precision", "auto")})
+
+
 def benchmark_kind(paper, artefact_id):
     a = registry.artefact(paper, artefact_id)
     return {registry.ParameterTable: "output-layers", registry.SamplingTable: "sampling"}.get(type(a), "throughput")

@@ -14,6 +14,9 @@
   a BPE vocabulary of `sampling_vocab` pieces (the paper's 128K).
 
 Models are untrained and fed random token ids: speed and size do not depend on the weights.
+Training steps and decoding run in the precision a training job of the same config runs in
+(`settings["precision"]`, config `train.precision`, resolved by `main`; see `workflow_src.precision`);
+every result's "settings" say where, in what and when it ran (`stamp`).
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import platform
 import statistics
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from workflow_src import compilation
+from workflow_src import compilation, precision as precisions
 from workflow_src.atomic import write_text
 from workflow_src.layout import resolve_spec
 from workflow_src.model.seq2seq import Seq2Seq
@@ -85,14 +90,16 @@ def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
 
 
 def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device) -> list[float]:
-    """Seconds per training step, after `warmup` untimed steps."""
+    """Seconds per training step, after `warmup` untimed steps; the forward pass in
+    `settings["precision"]`, as `train.train` runs it."""
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
     src, lengths, tgt = random_batch(model, batch, settings["length"], device)
     times = []
     for i in range(settings["warmup"] + settings["steps"]):
         synchronize(device)
         started = time.perf_counter()
-        loss, n = model.loss(src, lengths, tgt, tgt, PAD)
+        with precisions.autocast(settings["precision"], device):
+            loss, n = model.loss(src, lengths, tgt, tgt, PAD)
         optimiser.zero_grad(set_to_none=True)
         (loss / n).backward()
         optimiser.step()
@@ -107,11 +114,15 @@ def count(module: torch.nn.Module) -> int:
 
 
 def output_layers(experiments: list[str], settings: dict, device: torch.device) -> dict:
+    """Per model: input and output layer parameters, ms per training step and target tokens per
+    second (batch_size x length / step seconds)."""
+    tokens = settings["batch_size"] * settings["length"]
     rows = {}
     for experiment in experiments:
         model = build(experiment, settings, device)
         seconds = statistics.median(step_times(model, settings["batch_size"], settings, device))
-        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output), "ms": round(1000 * seconds, 2)}
+        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output), "ms": round(1000 * seconds, 2),
+                            "tokens_per_second": round(tokens / seconds, 1)}
         print(f"{experiment}: {rows[experiment]}", flush=True)
         del model
         release(device)
@@ -180,7 +191,8 @@ def throughput(experiments: list[str], settings: dict, device: torch.device) -> 
 
 
 def log_cm_speed(settings: dict, device: torch.device) -> dict:
-    """log C_m and its derivative for a batch of kappas: torch on the device vs scipy via the host."""
+    """log C_m and its derivative for a batch of kappas: torch on the device vs scipy via the host,
+    whatever the precision (fp32 kappas, float64 inside log C_m, no autocast)."""
     from scipy.special import ive
 
     m = settings["dim"]
@@ -215,6 +227,7 @@ def log_cm_speed(settings: dict, device: torch.device) -> dict:
     reference_value, reference_gradient = scipy_round_trip()
     result = {
         "m": m, "kappas": kappa.numel(), "device": str(device),
+        "arithmetic": "fp32 kappas, float64 inside log C_m (torch) and scipy; no autocast, whatever the precision in settings",
         "torch_ms": round(1000 * timings["torch"], 4), "scipy_round_trip_ms": round(1000 * timings["scipy"], 4),
         "torch_over_scipy": round(timings["torch"] / timings["scipy"], 3),
         "max_relative_difference": float(((value.double() - reference_value).abs() / reference_value.abs()).max()),
@@ -236,7 +249,8 @@ def decoding(experiments: list[str], settings: dict, device: torch.device) -> di
         for i in range(settings["warmup"] + settings["steps"]):
             synchronize(device)
             started = time.perf_counter()
-            model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
+            with precisions.autocast(settings["precision"], device):
+                model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
             synchronize(device)
             if i >= settings["warmup"]:
                 times.append(time.perf_counter() - started)
@@ -247,6 +261,25 @@ def decoding(experiments: list[str], settings: dict, device: torch.device) -> di
     for experiment, speed in rows.items():
         print(f"{experiment}: {speed} sentences/s decoding ({speed / rows[first]:.2f}x {first})")
     return {"sentences_per_second": rows}
+
+
+def device_name(device: torch.device) -> str:
+    """The GPU's name on CUDA; elsewhere the CPU's model and torch's thread count."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    cpuinfo = Path("/proc/cpuinfo")
+    models = [line.partition(":")[2].strip() for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+              if line.startswith("model name")]
+    return f"{models[0] if models else platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)"
+
+
+def stamp(settings: dict, device: torch.device, precision: str, threads: int) -> dict:
+    """A result's "settings": the benchmark's sizes, and where, in what and when (UTC) it ran."""
+    sizes = {k: settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
+                                      "batch_size", "length")}
+    return {**sizes, "device": str(device), "device_name": device_name(device), "precision": precision,
+            "compile": settings.get(compilation.KEY, "off"), "threads": threads, "torch": torch.__version__,
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -260,21 +293,21 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     with job_device(args.settings["device"]) as device:
-        print(f"benchmark {args.kind} on {device}", flush=True)
+        precision = precisions.resolve(args.settings["precision"], device)
+        precisions.configure(precision)
+        settings = {**args.settings, "precision": precision}
+        print(f"benchmark {args.kind} on {device} ({device_name(device)}) in {precision}", flush=True)
         if args.kind == "output-layers":
-            result = output_layers(args.experiments, args.settings, device)
+            result = output_layers(args.experiments, settings, device)
         elif args.kind == "throughput":
-            result = throughput(args.experiments, args.settings, device)
+            result = throughput(args.experiments, settings, device)
         elif args.kind == "log-cm":
-            result = log_cm_speed(args.settings, device)
+            result = log_cm_speed(settings, device)
         elif args.kind == "sampling":
-            result = sampling(args.experiments, args.settings, device)
+            result = sampling(args.experiments, settings, device)
         else:
-            result = decoding(args.experiments, args.settings, device)
-    settings = {k: args.settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
-                                               "batch_size", "length")}
-    result["settings"] = {**settings, "device": str(device), "compile": args.settings.get(compilation.KEY, "off"),
-                          "threads": args.threads}
+            result = decoding(args.experiments, settings, device)
+    result["settings"] = stamp(args.settings, device, precision, args.threads)
     write_text(args.out, json.dumps(result, indent=2) + "\n")
 
 
