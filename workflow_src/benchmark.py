@@ -14,7 +14,7 @@
   a BPE vocabulary of `sampling_vocab` pieces (the paper's 128K).
 
 Models are untrained and fed random token ids: speed and size do not depend on the weights.
-Training steps and decoding run in the precision a training job of the same config runs in
+Training steps run in the precision a training job of the same config runs in
 (`settings["precision"]`, config `train.precision`, resolved by `main`; see `workflow_src.precision`);
 every result's "settings" say where, in what and when it ran (`stamp`).
 """
@@ -240,7 +240,8 @@ def log_cm_speed(settings: dict, device: torch.device) -> dict:
 
 @torch.no_grad()
 def decoding(experiments: list[str], settings: dict, device: torch.device) -> dict:
-    """Sentences per second of batched greedy decoding for `length` steps (</s> banned)."""
+    """Sentences per second of batched greedy decoding for `length` steps (</s> banned), in fp32
+    as decode jobs (`workflow_src.decode`) run whatever `train.precision` says."""
     rows = {}
     for experiment in experiments:
         model = build(experiment, settings, device).eval()
@@ -249,8 +250,7 @@ def decoding(experiments: list[str], settings: dict, device: torch.device) -> di
         for i in range(settings["warmup"] + settings["steps"]):
             synchronize(device)
             started = time.perf_counter()
-            with precisions.autocast(settings["precision"], device):
-                model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
+            model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
             synchronize(device)
             if i >= settings["warmup"]:
                 times.append(time.perf_counter() - started)
@@ -260,7 +260,7 @@ def decoding(experiments: list[str], settings: dict, device: torch.device) -> di
     first = experiments[0]
     for experiment, speed in rows.items():
         print(f"{experiment}: {speed} sentences/s decoding ({speed / rows[first]:.2f}x {first})")
-    return {"sentences_per_second": rows}
+    return {"sentences_per_second": rows, "arithmetic": "fp32, as decode jobs run"}
 
 
 def device_name(device: torch.device) -> str:
