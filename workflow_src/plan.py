@@ -48,7 +48,7 @@ import statistics
 import time
 from pathlib import Path
 
-from workflow_src import layout, registry
+from workflow_src import layout, precision as precisions, registry
 from workflow_src.atomic import write_text
 from workflow_src.render import to_html
 from workflow_src.statistics import STATED
@@ -376,10 +376,14 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
                                 torch.arange(batch * n, device=device))  # every target counts: no mask to search
                                for n in spread(length)])
 
+    precision = precisions.resolve(config["train"].get("precision", "auto"), device)
+    precisions.configure(precision)
+
     def step():
         src, lengths, tgt, positions = next(batches)
         model.train()
-        loss, n = model.loss(src, lengths, tgt, tgt, PAD, positions)
+        with precisions.autocast(precision, device):  # as train.py: the forward pass
+            loss, n = model.loss(src, lengths, tgt, tgt, PAD, positions)
         optimiser.zero_grad(set_to_none=True)
         (loss / n).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config["train"]["clip"])
@@ -389,7 +393,8 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
     def forward():
         src, lengths, tgt, positions = next(batches)
         model.eval()
-        model.loss(src, lengths, tgt, tgt, PAD, positions)
+        with precisions.autocast(precision, device):  # as train.mean_loss
+            model.loss(src, lengths, tgt, tgt, PAD, positions)
 
     def decode():
         src, lengths, *_ = next(batches)
@@ -417,8 +422,10 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
     objective = functools.partial(loss, **spec["loss_params"]) if names else loss
     segment = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["batch_size"]), device=device)
     held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
-    return timings(config, lambda: train_lm.train_epoch(model, segment, spec, optimiser, objective),
-                   lambda: train_lm.evaluate(model, held_out, spec["bptt"]), lambda: None)
+    precision = precisions.resolve(spec["precision"], device)
+    precisions.configure(precision)
+    return timings(config, lambda: train_lm.train_epoch(model, segment, spec, optimiser, objective, precision),
+                   lambda: train_lm.evaluate(model, held_out, spec["bptt"], precision), lambda: None)
 
 
 def timings(config: dict, step, forward, decode) -> Timing:
@@ -719,14 +726,16 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False)
             representative.setdefault(families[key], job)
     timings_by_family = {}
     _REPEATS = (0, 0) if model_only else (WARMUP, STEPS)
-    counting = {**config, "train": {**config["train"], "batch_size": COUNTING_BATCH}}
+    # --model-only counts in the precision a CUDA job runs in (bf16 autocast's casts are kernels too)
+    as_on_cuda = {**config, "train": {**config["train"], "precision": modelled_precision(config)}}
+    counting = {**as_on_cuda, "train": {**as_on_cuda["train"], "batch_size": COUNTING_BATCH}}
     with job_device("cpu" if model_only else config["train"]["device"]) as device:
         _DEVICE = device
         device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({threads} threads)"
         print(f"plan: {len(jobs)} jobs in {len(representative)} families on {device_name}", flush=True)
         for family, job in representative.items():
             if job.kind == "lm":
-                timing = time_lm(config, job, family, device)
+                timing = time_lm(as_on_cuda if model_only else config, job, family, device)
             elif model_only:
                 timing = time_nmt(counting, job, family, device).scaled_flops(config["train"]["batch_size"] / COUNTING_BATCH)
             else:
