@@ -27,7 +27,6 @@ rule plan_vs_actual:
     """The plan's predicted training time of each model beside the time its metrics.jsonl records."""
     input:
         jobs="results/plan.jobs.csv",
-        families="results/plan.families.csv",
         metrics=planned_metrics(),
     output:
         csv="results/plan_vs_actual.csv",

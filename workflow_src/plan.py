@@ -562,10 +562,9 @@ def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
     out = []
     for level, paper, artefact_id in groups:
         members = [row for row in rows if member(row, level, paper, artefact_id)]
-        sized = [row for row in members if "h100_modelled_hours" in row]
+        sized, alone, busy = modelled_hours(members)
         # a job and its decodes run one after the other: one item per job
         durations = [row["device_hours"] for row in sized if "device_hours" in row]
-        alone, busy = ([row[column] for row in sized] for column in ("h100_modelled_hours", "h100_busy_hours"))
         summary = {"level": level, "paper": paper, "artefact": artefact_id, "jobs": len(members),
                    "jobs_without_size": len(members) - len(sized),
                    "h100_modelled_hours": sum(alone), "h100_busy_hours": sum(busy),
@@ -579,10 +578,15 @@ def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
     return out
 
 
+def modelled_hours(rows: list[dict]) -> tuple[list[dict], list[float], list[float]]:
+    """The rows with a size, and their modelled H100 hours alone and busy."""
+    sized = [row for row in rows if "h100_modelled_hours" in row]
+    return sized, [row["h100_modelled_hours"] for row in sized], [row["h100_busy_hours"] for row in sized]
+
+
 def h100_days_by_jobs_per_device(rows: list[dict]) -> dict[int, float]:
     """Modelled days of every sized job on one H100 for each gpu.jobs_per_device choice."""
-    sized = [row for row in rows if "h100_modelled_hours" in row]
-    alone, busy = ([row[column] for row in sized] for column in ("h100_modelled_hours", "h100_busy_hours"))
+    _, alone, busy = modelled_hours(rows)
     return {n: modelled_wall_hours(alone, busy, 1, n) / 24 for n in JOBS_PER_DEVICE_CHOICES}
 
 
@@ -688,8 +692,10 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
               "- Kernels: one per tensor operator (views excluded), counted in the same step on this device; a fused "
               f"LSTM layer (oneDNN on the CPU, cuDNN on CUDA) counts {RECURRENT_KERNELS_PER_STEP['forward']} per time "
               f"step forward and {RECURRENT_KERNELS_PER_STEP['backward']} backward, and its FLOPs are added "
-              "(FlopCounterMode counts neither). Counted on the CPU, an LSTM cell is about ten operators where CUDA "
-              "runs one fused kernel and two products: the CPU's count overstates CUDA's.",
+              "(FlopCounterMode counts neither). Translation steps are counted on the decoder's CUDA path (two "
+              "products and one fused cell operator per layer and step, `workflow_src/model/lstm_cell.py`) and, off "
+              "CUDA, dropout as CUDA's one kernel each way; the language models' hand-unrolled cells are elementwise "
+              "operators on every device.",
               f"- Assumptions, not measurements: the achieved fraction ({ACHIEVED_FRACTION}), "
               f"{HOST_SECONDS * 1e6:g} µs per operator on the host, {KERNEL_SECONDS * 1e6:g} µs per kernel on the GPU, "
               "the fused LSTM's kernels per step, and the sharing of a device. A plan run on a GPU measures its own "
@@ -707,6 +713,7 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False)
     global _DEVICE, _REPEATS
     import torch
 
+    from workflow_src import benchmark
     from workflow_src.gpu import job_device
 
     torch.set_num_threads(threads)
@@ -731,7 +738,7 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False)
     counting = {**as_on_cuda, "train": {**as_on_cuda["train"], "batch_size": COUNTING_BATCH}}
     with job_device("cpu" if model_only else config["train"]["device"]) as device:
         _DEVICE = device
-        device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({threads} threads)"
+        device_name = benchmark.device_name(device)
         print(f"plan: {len(jobs)} jobs in {len(representative)} families on {device_name}", flush=True)
         for family, job in representative.items():
             if job.kind == "lm":
