@@ -1,10 +1,11 @@
 """An LSTM cell's elementwise part as one operator, the way CUDA runs nn.LSTMCell:
 
-    (a_i, a_f, a_g, a_o) = input_gates + hidden_gates      (nn.LSTMCell's gate order)
+    (a_i, a_f, a_g, a_o) = input_gates + hidden_gates + b_ih + b_hh      (nn.LSTMCell's gate order)
     c' = σ(a_f) ⊙ c + σ(a_i) ⊙ tanh(a_g)        h' = σ(a_o) ⊙ tanh(c')
 
 On CUDA it is ATen's fused kernel `_thnn_fused_lstm_cell` (what nn.LSTMCell launches there, with
-its own backward). Elsewhere it is `repro::lstm_cell`, a custom operator computing the same
+its own backward), given the biases as nn.LSTMCell gives them (torch 2.13's meta kernel for it, which
+fake tensors and torch.compile run, fails without them). Elsewhere it is `repro::lstm_cell`, a custom operator computing the same
 elementwise, with its backward another: one operator each way, as on CUDA, so that the cost plan
 counts the kernels a GPU would launch (`workflow_src.plan`). The decoder uses it where it computes
 its gates itself (`Decoder._first_cell`); the CPU's default path keeps nn.LSTMCell.
@@ -16,16 +17,17 @@ Tensor = torch.Tensor
 
 
 @torch.library.custom_op("repro::lstm_cell", mutates_args=())
-def _lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+def _lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
+               ) -> tuple[Tensor, Tensor, Tensor]:
     """(h', c', the gates' pre-activations, kept for the backward)."""
-    gates = input_gates + hidden_gates
+    gates = input_gates + hidden_gates + input_bias + hidden_bias
     i, f, g, o = gates.chunk(4, dim=-1)
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
     return o.sigmoid() * c_next.tanh(), c_next, gates
 
 
 @_lstm_cell.register_fake
-def _(input_gates, hidden_gates, c):
+def _(input_gates, hidden_gates, c, input_bias, hidden_bias):
     gates = torch.empty_like(input_gates)
     return torch.empty_like(c), torch.empty_like(c), gates
 
@@ -53,7 +55,7 @@ def _(grad_h, grad_c, gates, c, c_next):
 
 
 def _save(ctx, inputs, output):
-    _, _, c = inputs
+    _, _, c, _, _ = inputs
     _, c_next, gates = output
     ctx.save_for_backward(gates, c, c_next)
     ctx.set_materialize_grads(False)  # the gates' gradient is always None: no zeros made for it
@@ -64,17 +66,17 @@ def _backward(ctx, grad_h, grad_c, _grad_gates):
     grad_h = torch.zeros_like(c_next) if grad_h is None else grad_h
     grad_c = torch.zeros_like(c_next) if grad_c is None else grad_c
     grad_gates, grad_c_previous = _lstm_cell_backward(grad_h, grad_c, gates, c, c_next)
-    return grad_gates, grad_gates, grad_c_previous
+    grad_bias = grad_gates.sum(0)  # as CUDA's fused backward: ∂L/∂b_ih = ∂L/∂b_hh = Σ_rows ∂L/∂gates
+    return grad_gates, grad_gates, grad_c_previous, grad_bias, grad_bias
 
 
 _lstm_cell.register_autograd(_backward, setup_context=_save)
 
 
-def lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
-    """(h', c') from the gate pre-activations W_ih x + b_ih (+ b_hh) and W_hh h, and the cell c."""
-    if input_gates.is_cuda:
-        dtype = input_gates.dtype  # under autocast the products are bf16; the kernel wants one dtype
-        h, c_next, _ = torch.ops.aten._thnn_fused_lstm_cell(input_gates, hidden_gates.to(dtype), c.to(dtype))
-        return h, c_next
-    h, c_next, _ = _lstm_cell(input_gates, hidden_gates, c)
+def lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
+              ) -> tuple[Tensor, Tensor]:
+    """(h', c') from the products W_ih x and W_hh h, the cell c and the biases b_ih and b_hh,
+    all of one dtype (the recurrent layers run outside autocast: `precision.full_precision`)."""
+    cell = torch.ops.aten._thnn_fused_lstm_cell if input_gates.is_cuda else _lstm_cell
+    h, c_next, _ = cell(input_gates, hidden_gates, c, input_bias, hidden_bias)
     return h, c_next
