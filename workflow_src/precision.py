@@ -1,10 +1,15 @@
 """The arithmetic a training job runs in (config `train.precision`), without changing any paper setting.
 
     auto   bf16 where the device is CUDA, fp32 elsewhere (the CPU and the demo)
-    bf16   torch.autocast to bfloat16 (matmuls, LSTMs); parameters, optimiser state and gradients
-           stay fp32
+    bf16   torch.autocast to bfloat16 around the output layers' products (the large ones: hidden
+           x vocabulary); the recurrent layers run outside autocast, in fp32 with TF32 allowed
+           (`full_precision`); parameters, optimiser state and gradients stay fp32
     tf32   fp32 tensors, matmuls and cuDNN convolutions/RNNs in TensorFloat-32 (Ampere and later)
-    fp32   plain fp32 everywhere
+    fp32   plain fp32 everywhere: the papers' arithmetic
+
+Why no autocast around the recurrent layers: CUDA autocast's wrapper for cuDNN's RNN
+(`_cudnn_rnn_cast_reflatten`, aten/src/ATen/cudnn/AutocastRNN.cpp) casts input, weights, h and c
+to fp16 whatever dtype autocast was given, and nothing here scales the loss for fp16.
 
 Whatever the setting, the losses run in fp32 or wider: the model casts its outputs to fp32 at
 the loss boundary (`Seq2Seq.loss`, `train_lm.train_epoch`), log C_m runs in float64, and the
@@ -30,8 +35,9 @@ def resolve(setting: str, device: torch.device) -> str:
 
 
 def configure(precision: str) -> None:
-    """Set torch's TF32 switches for the whole job: on for tf32 only."""
-    tf32 = precision == "tf32"
+    """Set torch's TF32 switches for the whole job: on for tf32, and for bf16, whose recurrent
+    layers run in fp32 (`full_precision`); off for fp32."""
+    tf32 = precision in ("tf32", "bf16")
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
 
@@ -41,6 +47,12 @@ def autocast(precision: str, device: torch.device) -> contextlib.AbstractContext
     if precision != "bf16":
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def full_precision(device: torch.device) -> contextlib.AbstractContextManager:
+    """Autocast off for the block, on any device: the recurrent layers (encoder, decoder, the LM's
+    LSTM) run in their parameters' fp32 inside `autocast("bf16", ...)`, on the CPU as on CUDA."""
+    return torch.autocast(device_type=device.type, enabled=False)
 
 
 def at_least_fp32(tensor: torch.Tensor) -> torch.Tensor:

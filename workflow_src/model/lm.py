@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from workflow_src.compilation import compiled
+from workflow_src.precision import full_precision
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
@@ -101,15 +102,17 @@ class LSTMLanguageModel(nn.Module):
         return list(torch.bernoulli(like.new_full(shape, keep)) / keep)
 
     def forward(self, tokens: torch.Tensor, hidden: State) -> tuple[torch.Tensor, torch.Tensor, State]:
-        """tokens: T x B (time-major). Returns the logits W h + b (T x B x V), the top layer's
+        """tokens: T x B (time-major). Returns the logits W h + b (T x B x V: in the caller's
+        autocast; the LSTM runs outside it, `precision.full_precision`), the top layer's
         outputs h (T x B x d, after dropout) and the final state, detached so that gradients
         stop at the segment boundary (truncated BPTT)."""
         x = self.embedding(tokens)
-        if self.training and self.dropout > 0:
-            input_mask, *state_masks = self.sample_masks(tokens.shape[1], x)
-            h, hidden = self.unrolled(self.rnn, x * input_mask, hidden, state_masks)
-        else:
-            h, hidden = self.rnn(x, hidden)
+        with full_precision(x.device):  # the LSTM in fp32; the output layer in the caller's autocast
+            if self.training and self.dropout > 0:
+                input_mask, *state_masks = self.sample_masks(tokens.shape[1], x)
+                h, hidden = self.unrolled(self.rnn, x * input_mask, hidden, state_masks)
+            else:
+                h, hidden = self.rnn(x, hidden)
         logits = F.linear(h, self.output_weight, self.output_bias)
         return logits, h, (hidden[0].detach(), hidden[1].detach())
 

@@ -21,7 +21,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from workflow_src.compilation import compiled
 from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
-from workflow_src.precision import at_least_fp32
+from workflow_src.precision import at_least_fp32, full_precision
 from workflow_src.vocab import SPECIALS, BOS
 
 BOS_ID = SPECIALS.index(BOS)
@@ -70,9 +70,17 @@ class Encoder(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
-        packed = pack_padded_sequence(self.dropout(self.embed(src)), lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, (h, c) = self.rnn(packed)
+        """`lengths` on the host. The rows are packed in order of falling length, an order sorted
+        on the host (`enforce_sorted=False` would copy its indices to and from the device with a
+        host sync each way), and put back in their own order after: the same operations as torch's
+        own sorting, without the waits."""
+        by_length, order = torch.sort(lengths.cpu(), descending=True)
+        own_order = torch.empty_like(order).scatter_(0, order, torch.arange(len(order)))
+        order, own_order = (i.to(src.device, non_blocking=True) for i in (order, own_order))
+        embedded = self.dropout(self.embed(src)).index_select(0, order)
+        out, (h, c) = self.rnn(pack_padded_sequence(embedded, by_length, batch_first=True, enforce_sorted=True))
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        out, h, c = out.index_select(0, own_order), h.index_select(1, own_order), c.index_select(1, own_order)
         if self.bidirectional:  # last layer, both directions: B x hidden
             return out, tuple(torch.cat([s[-2], s[-1]], dim=-1) for s in (h, c))
         return out, (h[-1], c[-1])
@@ -138,11 +146,11 @@ class Decoder(nn.Module):
         return self.dropout(attentional), attention
 
     def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
-        """W_ih[:, :E] emb + b_ih + b_hh of the first layer, for every step at once (... x 4H):
+        """W_ih[:, :E] emb of the first layer, for every step at once (... x 4H):
         the half of its input projection that does not wait for the previous step. The cell keeps
         its one W_ih (the same parameters, checkpoints and counts)."""
         cell = self.cells[0]
-        return F.linear(embedded, cell.weight_ih[:, :embedded.shape[-1]], cell.bias_ih + cell.bias_hh)
+        return F.linear(embedded, cell.weight_ih[:, :embedded.shape[-1]])
 
     def _first_cell(self, embedded_gates: torch.Tensor, feed: torch.Tensor, state):
         """LSTMCell of the first layer from precomputed `embedding_gates`: the input-feed half and
@@ -150,14 +158,15 @@ class Decoder(nn.Module):
         (`lstm_cell.lstm_cell`: ATen's fused kernel on CUDA)."""
         cell, (h, c) = self.cells[0], state
         feed_weight = cell.weight_ih[:, cell.weight_ih.shape[1] - feed.shape[-1]:]
-        return lstm_cell(torch.addmm(embedded_gates, feed, feed_weight.t()), F.linear(h, cell.weight_hh), c)
+        return lstm_cell(torch.addmm(embedded_gates, feed, feed_weight.t()), F.linear(h, cell.weight_hh), c,
+                         cell.bias_ih, cell.bias_hh)
 
     @staticmethod
     def _upper_cell(cell: nn.LSTMCell, x: torch.Tensor, state):
         """nn.LSTMCell (any layer, its whole input) as CUDA runs it, two products and one cell
         operator, on any device."""
         (h, c) = state
-        return lstm_cell(F.linear(x, cell.weight_ih, cell.bias_ih), F.linear(h, cell.weight_hh, cell.bias_hh), c)
+        return lstm_cell(F.linear(x, cell.weight_ih), F.linear(h, cell.weight_hh), c, cell.bias_ih, cell.bias_hh)
 
     def attention_keys(self, memory: torch.Tensor, mask: torch.Tensor):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
@@ -247,10 +256,12 @@ class Seq2Seq(nn.Module):
         return self.decoder.attention_keys(memory, mask), self.decoder.init_state(final)
 
     def forward(self, src, lengths, tgt_in) -> tuple[torch.Tensor, torch.Tensor]:
-        """Teacher-forced outputs (B x T x out) and attention (B x T x S)."""
-        keys, state = self.encode(src, lengths)
-        embedded = self.decoder.dropout(self.decoder.embed(tgt_in))  # every step's input at once
-        states, attentions = self.decoder.sequence(embedded, state, keys)
+        """Teacher-forced outputs (B x T x out) and attention (B x T x S). Encoder and decoder run
+        outside autocast (`precision.full_precision`); the output layer runs in the caller's."""
+        with full_precision(src.device):
+            keys, state = self.encode(src, lengths)
+            embedded = self.decoder.dropout(self.decoder.embed(tgt_in))  # every step's input at once
+            states, attentions = self.decoder.sequence(embedded, state, keys)
         return self.output(states), attentions
 
     def loss(self, src, lengths, tgt_in, tgt_out, pad: int, positions: torch.Tensor | None = None):
