@@ -112,3 +112,32 @@ def test_jobs_behind_reported_times_ask_for_a_whole_device(tmp_path):
             if f"--out-dir {target.rsplit('/', 1)[0]} " in block or f"--out {target} " in block:
                 slots[target] = (block.split("gpu=")[1].split(",")[0], block.split("REPRO_GPU_SLOTS=")[1].split()[0])
     assert slots == {timed: ("3", "3"), untimed: ("1", "1"), "results/benchmarks/vmf/table4.json": ("3", "3")}
+
+
+def test_devices_are_counted_without_starting_cuda_in_the_job(monkeypatch):
+    """Where NVML is missing, torch.cuda.device_count() starts CUDA, which reads
+    CUDA_VISIBLE_DEVICES then and never again: counting so before `gpu_slot` sets it would put
+    every job on device 0. A child process counts instead."""
+    import torch
+
+    from workflow_src import gpu
+
+    def started_cuda():
+        raise AssertionError("CUDA started in the job's process before CUDA_VISIBLE_DEVICES was set")
+
+    monkeypatch.delenv("REPRO_GPUS", raising=False)
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_is_compiled", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: -1)  # no NVML
+    monkeypatch.setattr(torch._C, "_cuda_getDeviceCount", started_cuda, raising=False)  # absent from CPU builds
+    children = []
+
+    def child(command, **kwargs):
+        children.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="3\n", stderr="")
+
+    monkeypatch.setattr(gpu.subprocess, "run", child)
+    assert gpu.device_count() == 3
+    assert children and children[0][0] == sys.executable
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: 2)  # NVML counts without starting CUDA
+    assert gpu.device_count() == 2 and len(children) == 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,11 +32,22 @@ from typing import IO, Iterator
 
 
 def device_count() -> int:
+    """The machine's GPUs, counted without starting CUDA in this process: CUDA reads
+    CUDA_VISIBLE_DEVICES once, when it starts, so a job that started it before `gpu_slot` set the
+    variable would run on device 0 whatever slot it took. torch.cuda.device_count() starts it
+    where NVML is missing; NVML counts here, or else a child process."""
     if "REPRO_GPUS" in os.environ:
         return int(os.environ["REPRO_GPUS"])
     import torch
 
-    return torch.cuda.device_count()
+    if not torch.backends.cuda.is_built():
+        return 0
+    counted = torch.cuda._device_count_nvml()  # -1 where NVML cannot be loaded
+    if counted >= 0:
+        return counted
+    child = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+                           capture_output=True, text=True, check=True)
+    return int(child.stdout.split()[-1])
 
 
 def _count_setting(name: str, default: int, least: int) -> int:
