@@ -342,3 +342,20 @@ def test_a_training_batch_locates_its_tokens_on_the_host():
     with pytest.raises(ValueError, match="bad batch"):
         list(prefetched(failing(), torch.device("cpu"), background=True))
     assert isinstance(handed[0], TrainingBatch)
+
+
+def test_padding_to_multiples_only_where_the_step_is_compiled():
+    """Eager, a batch is as long as its longest sentence on every device (padding to 8 costs
+    decoder steps for nothing); compiled, S and T round up to multiples of 8 (fewer shapes)."""
+    from workflow_src.nmt_data import length_multiple, training_batch
+    from workflow_src.vocab import Vocab
+
+    vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", "a", "b"])
+    src, tgt = [[4, 5, 4], [5]], [[4, 3], [5, 4, 5, 3]]
+    assert length_multiple({"compile": "fuse"}) == length_multiple({"compile": "graphs"}) == 8
+    eager = length_multiple({})
+    assert eager == 1
+    batch = training_batch(src, tgt, [0, 1], vocab, vocab, torch.device("cpu"), eager)
+    assert batch.src.shape == (2, 3) and batch.tgt_out.shape == (2, 4)
+    padded = training_batch(src, tgt, [0, 1], vocab, vocab, torch.device("cpu"), 8)
+    assert padded.src.shape == (2, 8) and padded.tgt_out.shape == (2, 8) and padded.tokens == batch.tokens == 6

@@ -12,7 +12,7 @@ it T times per batch) and the language model's variationally-dropped-out segment
 state_dicts, checkpoints and parameter counts are the eager model's.
 
 Shapes stay static: a batch's B and hidden sizes are fixed within an epoch but for its last
-batch, and on CUDA `nmt_data.length_multiple` pads T and S to multiples of 8, so few distinct
+batch, and with compile on `nmt_data.length_multiple` pads T and S to multiples of 8, so few distinct
 shapes reach the compiler; with dynamic=None, a dimension that changes (S, the last batch's B,
 B x beam) turns symbolic at its first recompile instead of compiling once per value.
 
@@ -73,13 +73,12 @@ def compiled(function, mode: str):
 
 def apply(model: torch.nn.Module, spec: dict, device: torch.device) -> str:
     """Compile the recurrent loop of `model` (a Seq2Seq or an LSTMLanguageModel) as `spec` says;
-    returns the setting, for the job's log."""
-    from workflow_src.model.lm import LSTMLanguageModel
-
+    returns the setting, for the job's log. (Told apart by what they can compile, so that this
+    module, which the models import, imports no model.)"""
     setting = spec.get(KEY, "off")
     torch_mode = mode(setting, device)
     if torch_mode is not None:
-        if isinstance(model, LSTMLanguageModel):
+        if hasattr(model, "compile_unrolled"):  # an LSTMLanguageModel
             model.compile_unrolled(torch_mode)
         else:
             model.decoder.compile_step(torch_mode)

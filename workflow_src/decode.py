@@ -21,7 +21,7 @@ import torch
 from workflow_src import bpe, compilation
 from workflow_src.atomic import read_lines, write_lines
 from workflow_src.gpu import job_device
-from workflow_src.nmt_data import batch_indices, load_model, source_batch
+from workflow_src.nmt_data import batch_indices, length_multiple, load_model, source_batch
 from workflow_src.preprocess import postprocess
 from workflow_src.vocab import UNK, Vocab
 
@@ -70,7 +70,7 @@ def translate(model, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, sources: li
     hypotheses: list = [None] * len(sources)
     banned = [tgt_vocab.pad, tgt_vocab.bos]
     for idx in batch_indices([len(s) for s in encoded], batch_size, rng=None):
-        src, lengths = source_batch(encoded, idx, src_vocab, device)
+        src, lengths = source_batch(encoded, idx, src_vocab, device, length_multiple(spec))
         max_len = int(max_len_ratio * int(lengths.max()) + max_len_extra)
         if beam == 1:
             words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)

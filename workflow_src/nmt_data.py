@@ -68,10 +68,12 @@ def batch_indices(lengths: list[int], batch_size: int, rng: random.Random | None
     return batches
 
 
-def length_multiple(device: torch.device) -> int:
-    """Padding granule of a batch's time axes: 8 on CUDA (tensor-core shapes, fewer distinct
-    shapes to compile), 1 elsewhere (the CPU's numbers stay those of unpadded batches)."""
-    return 8 if device.type == "cuda" else 1
+def length_multiple(spec: dict) -> int:
+    """Padding granule of a batch's time axes: 8 where the spec compiles the decoder step
+    (`train.compile` on: fewer distinct shapes to compile and capture), 1 otherwise. Eager, a
+    padded step is a whole decoder step more of work (about 3.5 per batch at granule 8) for
+    nothing, on any device."""
+    return 8 if spec.get("compile", "off") != "off" else 1
 
 
 def _source_ids(src: list[list[int]], idx: list[int], vocab: Vocab, multiple: int):
@@ -85,16 +87,17 @@ def _target_ids(tgt: list[list[int]], idx: list[int], vocab: Vocab, multiple: in
             pad([tgt[i] for i in idx], vocab.pad, multiple))
 
 
-def source_batch(src: list[list[int]], idx: list[int], vocab: Vocab, device: torch.device):
+def source_batch(src: list[list[int]], idx: list[int], vocab: Vocab, device: torch.device, multiple: int = 1):
     """(B x S ids on `device`, B lengths on the host): the encoder packs by host lengths, so
-    reading them needs no device round trip."""
-    ids, lengths = _source_ids(src, idx, vocab, length_multiple(device))
+    reading them needs no device round trip. S is padded to a multiple of `multiple`."""
+    ids, lengths = _source_ids(src, idx, vocab, multiple)
     return ids.to(device), lengths
 
 
-def target_batch(tgt: list[list[int]], idx: list[int], vocab: Vocab, device: torch.device):
-    """Decoder inputs `<s> w1 .. wn` and outputs `w1 .. wn </s>` on `device`."""
-    tgt_in, tgt_out = _target_ids(tgt, idx, vocab, length_multiple(device))
+def target_batch(tgt: list[list[int]], idx: list[int], vocab: Vocab, device: torch.device, multiple: int = 1):
+    """Decoder inputs `<s> w1 .. wn` and outputs `w1 .. wn </s>` on `device`, T padded to a
+    multiple of `multiple`."""
+    tgt_in, tgt_out = _target_ids(tgt, idx, vocab, multiple)
     return tgt_in.to(device), tgt_out.to(device)
 
 
@@ -121,9 +124,9 @@ class TrainingBatch:
 
 
 def training_batch(src: list[list[int]], tgt: list[list[int]], idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab,
-                   device: torch.device) -> TrainingBatch:
-    """The batch `idx` on the host (pinned where `device` is CUDA), shaped for `device`."""
-    multiple = length_multiple(device)
+                   device: torch.device, multiple: int = 1) -> TrainingBatch:
+    """The batch `idx` on the host (pinned where `device` is CUDA), S and T padded to multiples
+    of `multiple` (`length_multiple`)."""
     source, lengths = _source_ids(src, idx, src_vocab, multiple)
     tgt_in, tgt_out = _target_ids(tgt, idx, tgt_vocab, multiple)
     width = tgt_out.shape[1]

@@ -40,7 +40,7 @@ from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.gpu import job_device
 from workflow_src import compilation, precision as precisions
-from workflow_src.nmt_data import (batch_indices, encode_file, load_vocabularies, prefetched, save_model, training_batch,
+from workflow_src.nmt_data import (batch_indices, encode_file, length_multiple, load_vocabularies, prefetched, save_model, training_batch,
                                    training_pairs_within)
 from workflow_src.preprocess import postprocess
 from workflow_src.score import bleu
@@ -112,11 +112,11 @@ def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
 
 
 @torch.no_grad()
-def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32") -> float:
+def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32", multiple: int = 1) -> float:
     model.eval()
     total, tokens = torch.zeros((), dtype=torch.float64, device=device), 0
     batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
-    for batch in prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device) for idx in batches), device):
+    for batch in prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches), device):
         with precisions.autocast(precision, device):
             loss, _ = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
         total, tokens = total + loss.double(), tokens + batch.tokens
@@ -163,6 +163,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     initialise(model, t["init_scale"])
     model.to(device)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
+    multiple = length_multiple(spec)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
     history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
     if checkpoint_path.exists():
@@ -195,7 +196,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
         started, tokens, sentences = time.perf_counter(), 0, 0
         total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
-        built = (training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device) for idx in batches)
+        built = (training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches)
         for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
                           mininterval=10, leave=False):
             with precisions.autocast(precision, device):
@@ -209,7 +210,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         train_seconds = time.perf_counter() - started
         elapsed += train_seconds
         validation_started = time.perf_counter()
-        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision)
+        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
         dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
         record = {
             "epoch": epoch, "lr": lr, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
