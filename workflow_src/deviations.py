@@ -46,6 +46,21 @@ class Deviation:
 COLUMNS = ("id", "state", "topic", "paper", "ours", "why", "effect", "setting", "artefacts")
 
 
+def mixed_precision(entry_id: str, artefacts: tuple[str, ...]) -> Deviation:
+    """The entry every paper's ledger carries: the papers trained in fp32, our GPU default is bf16
+    autocast around the output layers (`workflow_src/precision.py`)."""
+    return Deviation(
+        entry_id, "arithmetic precision", "fp32 (silent: no mixed precision is mentioned, and the GPUs of the time "
+        "trained in fp32)", "train.precision auto: on CUDA, bf16 autocast around the output layers' products only "
+        "(hidden x vocabulary, the joint layer's g_out(E)); the LSTMs, attention, losses, log C_m and softmax "
+        "normalisation in fp32 or wider; on the CPU (the demo) fp32 throughout",
+        "the output layers' products are most of a step's FLOPs at the papers' vocabularies, and bf16 runs them "
+        "several times faster on tensor cores; the LSTMs stay fp32 because CUDA autocast would run cuDNN's in fp16",
+        "logits and predicted vectors rounded to bf16 (8 significant bits) before an fp32 loss; expected within "
+        "seed noise, not measured at scale here (results/gpu_check.md compares losses and gradients with fp32 on "
+        "your GPU before training)", "train.precision", artefacts)
+
+
 def ledger(paper: str) -> tuple[Deviation, ...]:
     """A paper's deviations, checked for unique ids."""
     from workflow_src import registry

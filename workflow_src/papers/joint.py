@@ -12,7 +12,7 @@ size 5, OpenNMT-py's default; the paper does not give its size).
 """
 
 from workflow_src.claims import Check, Claim
-from workflow_src.deviations import Deviation
+from workflow_src.deviations import Deviation, mixed_precision
 from workflow_src.registry import (Column, Experiment, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
                                    ScoreAgainst, ScoreTable, System)
 
@@ -246,6 +246,7 @@ DEVIATIONS = (
               "translation model of the pipeline; OpenNMT-py leaves the choice of checkpoint to its user",
               "a run that stalls for 3 epochs before the decay helps stops early and may miss a late gain",
               "train.max_epochs_by_group", ("table1", *BLEU_ARTEFACTS)),
+    mixed_precision("D15", ("table1", "table2", "table3", "table4", "table5", "figure2", "figure3")),
 )
 
 

@@ -10,7 +10,7 @@ development set from the configured grid (`tune: {gamma: [...]}`), as the paper 
 import dataclasses
 
 from workflow_src.claims import Check, Claim
-from workflow_src.deviations import Deviation
+from workflow_src.deviations import Deviation, mixed_precision
 from workflow_src.papers import vmf
 from workflow_src.registry import (Column, Experiment, Figure, NeighbourTable, Row, ScoreTable, System, Throughput)
 
@@ -117,6 +117,7 @@ DEVIATIONS = (
               "workflow_src/significance.py:paired_bootstrap_p", ("table1",)),
     Deviation("D6", "dropout", "none (§4)", "none: the same jobs as the vMF paper's models", "the paper is explicit",
               "none", "model.dropout", ("table1", "table2", "figure2"), "faithful"),
+    mixed_precision("D7", ("table1", "table2", "figure2")),
 )
 
 CLAIMS = (

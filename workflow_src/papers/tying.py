@@ -11,7 +11,7 @@ widths' owner for toy runs, epochs) is in config `lm:`.
 """
 
 from workflow_src.claims import Check, Claim
-from workflow_src.deviations import Deviation
+from workflow_src.deviations import Deviation, mixed_precision
 from workflow_src.registry import (Corpus, Figure, LanguageModel, NextWordTable, PerplexityCurves, PerplexityTable, Row,
                                    SubspaceSweep, System)
 
@@ -248,6 +248,7 @@ DEVIATIONS = (
               "a phrase the test text lacks is read from a sentence start, and its row says so",
               "a prediction for every phrase of the paper", "rows read out of context",
               "workflow_src/registry.py:NextWordTable", ("table4",)),
+    mixed_precision("D13", ("table1", "table2", "table3", "table4", "figure1", "figure2")),
 )
 
 

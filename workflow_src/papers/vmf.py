@@ -6,7 +6,7 @@ columns are derived from them (`label`), so a row is its experiment and the pape
 """
 
 from workflow_src.claims import Check, Claim
-from workflow_src.deviations import Deviation
+from workflow_src.deviations import Deviation, mixed_precision
 from workflow_src.registry import (Column, ConvergenceTable, Experiment, ExampleTable, Figure, LearningCurves,
                                    ParameterTable, RareWordTable, Row, ScoreTable, System, Throughput)
 
@@ -283,6 +283,7 @@ DEVIATIONS = (
               "`align.fast_align` names a fast_align binary; eflomal seeds from /dev/urandom", "fast_align has no "
               "installable package", "a slightly different dictionary; BLEU after <unk> replacement by a hair",
               "align.fast_align", ("table1", "table2", "table5", "table9")),
+    mixed_precision("D19", ("table1", "table2", "table3", "table4", "table5", "table9", "table10", "figure1", "figure2")),
 )
 
 
