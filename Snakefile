@@ -91,6 +91,7 @@ include: "rules/data.smk"
 include: "rules/embeddings.smk"
 include: "rules/align.smk"
 include: "rules/bpe.smk"
+include: "rules/gpu_check.smk"
 include: "rules/train.smk"
 include: "rules/lm.smk"
 include: "rules/decode.smk"
@@ -103,6 +104,7 @@ include: "rules/demo.smk"
 
 rule all:
     input:
+        "results/gpu_check.md",  # the first job: the GPU check (rules/gpu_check.smk)
         all_targets(),
 
 

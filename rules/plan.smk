@@ -2,6 +2,7 @@ rule plan:
     """The cost plan: measured step times of every model family, times the corpus and the
     schedule: device-hours per table, per paper and in total, and wall hours on N GPUs."""
     input:
+        gpu_check_first("results/plan.csv"),  # waits for the GPU check; never outdated by it (rules/gpu_check.smk)
         plan_statistics(),
     output:
         csv="results/plan.csv",
