@@ -85,6 +85,7 @@ AVOID = {
     "bf16": "train.precision: fp32", "tf32": "train.precision: fp32",
     "fp32": "train.device: cpu (fp32 on the device disagrees with the CPU: a driver or kernel fault to report)",
     "compile": "train.compile: off",
+    "dtypes": "no setting (a reduced dtype appears although none was asked for: a fault to report)",
     "syncs": "none: a host sync slows each step but changes no result; report it with this file",
 }
 
@@ -602,7 +603,7 @@ def check_family(family: Family, config: dict, device: torch.device, checked: li
         dtype_issues = dtype_problems(result["dtypes"], precision, result["loss_dtype"])
         entry["dtypes"][precision] = {"outputs": dtype_table(result["dtypes"]), "problems": dtype_issues,
                                       "passed": not dtype_issues}
-        failures += [Failure(f"dtypes in {precision}", family.name, p, AVOID.get(precision, AVOID["bf16"]))
+        failures += [Failure(f"dtypes in {precision}", family.name, p, AVOID["bf16"] if precision == "bf16" else AVOID["dtypes"])
                      for p in dtype_issues]
         del model
     precisions.configure(configured)
