@@ -17,8 +17,8 @@ def load(name: str) -> dict:
     return yaml.safe_load((REPO / name).read_text())
 
 
-TIMING = plan.Timing(step=0.5, forward=0.1, decode=0.2, counts={"step": (3e12, 10_000), "forward": (1e12, 3000),
-                                                               "decode": (5e11, 20_000)})
+TIMING = plan.Timing(step=0.5, forward=0.1, decode=0.2, counts={
+    "step": plan.Counts(3e12, 10_000, 6.7e9), "forward": plan.Counts(1e12, 3000), "decode": plan.Counts(5e11, 20_000, 0, 3)})
 
 
 def test_translation_job_seconds_multiply_steps_epochs_and_sets():
@@ -53,11 +53,16 @@ def test_language_model_seconds_follow_its_schedule_and_slice():
 
 
 def test_modelled_h100_time_is_the_larger_of_the_host_and_the_busy_device():
-    busy = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + 10_000 * plan.KERNEL_SECONDS
+    memory = 6.7e9 / plan.H100_HBM_BYTES_PER_SECOND  # 2 ms of optimiser traffic
+    busy = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + memory + 10_000 * plan.KERNEL_SECONDS
     assert TIMING.modelled_device("step", "bf16") == pytest.approx(busy)
     assert TIMING.modelled("step", "bf16") == pytest.approx(max(busy, 10_000 * plan.HOST_SECONDS))
-    # decode: 20,000 kernels and few FLOPs, host-bound; fp32's lower peak makes the step device-bound
-    assert TIMING.modelled("decode", "bf16") == pytest.approx(20_000 * plan.HOST_SECONDS)
+    assert TIMING.floor("step", "bf16") == pytest.approx(3e12 / (0.4 * plan.H100_PEAK_FLOPS["bf16"]) + memory)
+    # decode: 20,000 kernels and few FLOPs, host-bound, and its 3 syncs drain the queue
+    assert TIMING.modelled("decode", "bf16") == pytest.approx(
+        20_000 * plan.HOST_SECONDS + 3 * (plan.HOST_SECONDS + plan.KERNEL_SECONDS))
+    assert TIMING.launch_bound("decode", "bf16") and not TIMING.launch_bound("step", "fp32")
+    # fp32's lower peak makes the step device-bound
     assert TIMING.modelled("step", "fp32") == TIMING.modelled_device("step", "fp32") > TIMING.modelled("step", "bf16")
     assert plan.modelled_precision({"train": {"precision": "auto"}}) == "bf16"  # auto on CUDA
     assert plan.modelled_precision({"train": {}}) == "bf16"
@@ -92,7 +97,8 @@ def test_a_fused_lstm_counts_its_flops_and_kernels_per_time_step(packed):
         out, _ = lstm(pack_padded_sequence(x, lengths, batch_first=True) if packed else x)
         (out.data if packed else out).sum().backward()
 
-    _, (flops, kernels) = plan.measure(step, 0, 0)
+    _, counted = plan.measure(step, 0, 0)
+    flops, kernels = counted.flops, counted.kernels
     tokens = int(lengths.sum()) if packed else 3 * 7
     weights = sum(w.numel() for name, w in lstm.named_parameters() if name.startswith("weight"))
     # forward and backward; oneDNN's fused layer (unpacked) exactly, torch's own packed loop within the
@@ -102,27 +108,27 @@ def test_a_fused_lstm_counts_its_flops_and_kernels_per_time_step(packed):
     assert kernels >= 7 * 2 * 2 * per_step  # 7 steps, 2 layers, 2 directions
 
 
-def test_counted_flops_scale_with_the_batch_and_kernels_do_not():
-    """--model-only counts translation models at COUNTING_BATCH and scales their FLOPs."""
+def test_counts_at_two_batches_extrapolate_per_batch_work_once():
+    """--model-only counts translation models at COUNTING_BATCH and twice it: FLOPs affine in the
+    batch (the joint layer's g_out(E) of its sampled vocabulary once per batch), kernels constant."""
     import torch
 
     config = load("config.demo.yaml")
-    job = plan.PlannedJob("nmt", "iwslt16", "fr-en", "bpe2bpe-ce", 1)
+    job = plan.PlannedJob("nmt", "wmt17", "de-en", "bpe32k-joint2048", 1)
     family = plan.nmt_family(config, job, plan.Corpus(100, 6, 10, 10, None, "hand-made"))
-    counted = {}
-    plan._REPEATS = (0, 0)
-    try:
-        for batch in (plan.COUNTING_BATCH, 4 * plan.COUNTING_BATCH):
-            sized = {**config, "train": {**config["train"], "batch_size": batch}}
-            counted[batch] = plan.time_nmt(sized, job, family, torch.device("cpu"))
-    finally:
-        plan._REPEATS = (plan.WARMUP, plan.STEPS)
-    small, large = counted[plan.COUNTING_BATCH], counted[4 * plan.COUNTING_BATCH]
-    assert small.step is None  # counted, not timed
-    scaled = small.scaled_flops(4)
+    batch = 4 * plan.COUNTING_BATCH
+    sized = {**config, "train": {**config["train"], "batch_size": batch}}
+    extrapolated = plan.count_nmt(sized, job, family, torch.device("cpu"))
+    counted = plan.time_nmt(sized, job, family, torch.device("cpu"), model_only=True)
+    assert extrapolated.step is None and counted.step is None  # counted, not timed
     for part in ("step", "forward", "decode"):
-        assert scaled.counts[part][0] == pytest.approx(large.counts[part][0], rel=1e-6)
-        assert small.counts[part][1] == pytest.approx(large.counts[part][1], rel=0.02)
+        assert extrapolated.counts[part].flops == pytest.approx(counted.counts[part].flops, rel=1e-6)
+        assert extrapolated.counts[part].kernels == pytest.approx(counted.counts[part].kernels, rel=0.02)
+    small = plan.time_nmt({**config, "train": {**config["train"], "batch_size": plan.COUNTING_BATCH}}, job, family,
+                          torch.device("cpu"), model_only=True)
+    assert counted.counts["step"].flops < 4 * small.counts["step"].flops  # per-batch work: not scaled by 4
+    assert counted.counts["step"].bytes == small.counts["step"].bytes > 0  # Adam and clipping, per step
+    assert counted.counts["step"].syncs == 0  # as on CUDA: host positions, sampling by topk
 
 
 def test_family_rows_give_target_tokens_per_second():
@@ -229,13 +235,14 @@ def test_a_tiny_family_is_timed_on_the_cpu():
     family = plan.nmt_family(config, job, corpus)
     timing = plan.time_nmt(config, job, family, torch.device("cpu"))
     assert timing.step > 0 and timing.forward > 0 and timing.decode > 0
-    (step_flops, step_operators), (forward_flops, _) = timing.counts["step"], timing.counts["forward"]
+    step_flops, step_operators = timing.counts["step"].flops, timing.counts["step"].kernels
+    forward_flops = timing.counts["forward"].flops
     assert step_flops > 2 * forward_flops > 0  # the backward pass costs about twice the forward
     assert step_operators > 50
     lm_job = plan.PlannedJob("lm", "ptb", "lm", "lm-small-re", 1)
     lm_family = plan.lm_family(config, lm_job, plan.Corpus(1000, 1, 100, 100, 50, "hand-made"))
     lm_timing = plan.time_lm(config, lm_job, lm_family, torch.device("cpu"))
-    assert lm_timing.step > 0 and lm_timing.counts["step"][0] > lm_timing.counts["forward"][0] > 0
+    assert lm_timing.step > 0 and lm_timing.counts["step"].flops > lm_timing.counts["forward"].flops > 0
 
 
 @pytest.mark.parametrize("config", ["config.yaml", "config.demo.yaml"])
@@ -262,7 +269,7 @@ def test_a_model_only_plan_counts_without_timing(tmp_path, monkeypatch):
     jobs = plan.planned_jobs(config)
     assert jobs
     sized = plan.Corpus(train=200, length=6, dev=20, test=20, vocabulary=None, source="hand-made")
-    monkeypatch.setattr(plan, "parallel_corpus", lambda *args: sized)
+    monkeypatch.setattr(plan.jobs, "parallel_corpus", lambda *args: sized)
     plan.plan(config, tmp_path / "plan_modelled", threads=1, model_only=True)
     rows = list(csv.DictReader(open(tmp_path / "plan_modelled.jobs.csv")))
     assert len(rows) == len(jobs)
@@ -307,3 +314,93 @@ def test_the_committed_modelled_plan_counts_todays_jobs():
     text = (REPO / "docs" / "plan_modelled.md").read_text()
     jobs = int(re.search(r"(\d+) training jobs", text).group(1))
     assert jobs == len(plan.planned_jobs(load("config.yaml"))), "regenerate: snakemake results/plan_modelled.md"
+
+
+def hand_step_flops(config: dict, job: plan.PlannedJob, family: tuple, batch: int) -> float:
+    """A translation step's matrix-product FLOPs by hand (forward F; a step is 3 F where both
+    operands take gradients, 2 F where only the weight does, F under no_grad), per sentence of
+    n units (no padding: train.compile off), B sentences, N = B n target tokens:
+
+        encoder    Σ_layers,directions 2 B n (4h · in + 4h · h)
+        decoder    2 N · 4H · (E + H [input feed] + H) + (L - 1) · 2 N · 4H · 2H   (LSTM layers)
+                   + 2 N n H · 2 + 2 N · 2H · H  (attention: scores, context, W_c)
+                   + 2 B n H H (keys) + 2 · 2 B H H (bridges)
+        output     softmax 2 N H V;  pretrained tied 2 N H d + 2 N d V;  continuous 2 N H m
+                   (+ 2 N m V under no_grad for the most informative negative);  joint forms over
+                   V' (the sample, once per batch): output 2 V' d H + 2 N H V', joint 2 V' d d_j
+                   + 2 N H d_j + 2 N d_j V', bilinear/context 2 N H d + 2 N d V'
+    """
+    spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+    m = spec["model"]
+    _, _, _, vocab, dim, n = family
+    B, N = batch, batch * n
+    H, E = m["hidden"], m["tgt_embedding"]
+    bidirectional = m.get("encoder_bidirectional", True)
+    h, directions = (H // 2, 2) if bidirectional else (H, 1)
+    flops = 0.0
+    width = m["src_embedding"]
+    for _ in range(m["encoder_layers"]):
+        flops += 3 * directions * 2 * B * n * (4 * h * width + 4 * h * h)
+        width = h * directions
+    feed = H if m.get("input_feed", True) else 0  # input feeding: layer 0 also reads the previous h~
+    layers = 2 * N * 4 * H * (E + feed + H) + (m["decoder_layers"] - 1) * 2 * N * 4 * H * 2 * H
+    attention = 2 * N * n * H * 2 + 2 * N * 2 * H * H
+    flops += 3 * (layers + attention + 2 * B * n * H * H + 2 * 2 * B * H * H)
+    form = spec.get("output_form")
+    if spec["output_layer"] == "continuous":
+        flops += 3 * 2 * N * H * dim
+        if spec.get("tied"):
+            flops += 2 * 2 * N * dim * E  # the projection of the frozen table: no gradient for the table
+        if spec.get("negative") == "most_informative":
+            flops += 2 * N * dim * vocab
+    elif form is None and spec.get("embeddings"):  # a softmax over pretrained, trained word vectors
+        flops += 3 * (2 * N * H * dim + 2 * N * dim * vocab + (2 * N * dim * E if spec.get("tied") else 0))
+    elif form is None:
+        flops += 3 * 2 * N * H * vocab
+    else:
+        d = E
+        sampled = int(spec["sample_share"] * vocab) if spec.get("sample_share") else vocab
+        dj = spec.get("joint_dim")
+        flops += 3 * {"nmt": 2 * N * H * sampled,
+                      "tied": 2 * N * d * sampled + (0 if d == H else 2 * N * H * d),
+                      "bilinear": 2 * N * H * d + 2 * N * d * sampled,
+                      "context": 2 * N * H * d + 2 * N * d * sampled,
+                      "output": 2 * sampled * d * H + 2 * N * H * sampled,
+                      "joint": 2 * sampled * d * (dj or 0) + 2 * N * H * (dj or 0) + 2 * N * (dj or 0) * sampled}[form]
+    return flops
+
+
+def test_every_familys_counted_flops_match_the_hand_formula():
+    """A translation family of every kind in the demo (the full configuration's output layers,
+    forms, losses, negatives and tyings at small sizes), counted as --model-only counts it (two batches, extrapolated to train.batch_size),
+    within 5% of `hand_step_flops`; the joint layer's per-batch g_out(E) is counted once."""
+    import torch
+
+    config = load("config.demo.yaml")
+    representative = {}
+    for job in plan.planned_jobs(config):
+        if job.kind == "nmt":
+            family = plan.nmt_family(config, job, plan.Corpus(100, 7, 10, 10, None, "hand-made"))
+            s = json.loads(family[1])
+            kind = (s["output_layer"], s.get("output_form"), s["loss"], s.get("negative"), bool(family[4]),
+                    s["tied"], bool(s.get("sample_share")))
+            size = family[3] * (s.get("joint_dim") or 1)
+            if kind not in representative or size < representative[kind][0]:
+                representative[kind] = (size, family, job)  # the smallest family of each kind
+    assert len(representative) >= 10
+    # the time budget: the kinds whose formulas differ (softmax, pretrained tied softmax, continuous with
+    # and without the no_grad negative, tied to the frozen table, the joint forms with per-batch g_out(E))
+    chosen = [min((v for k, v in representative.items() if want(k)), key=lambda v: v[0])[1:]
+              for want in (lambda k: k[0] == "softmax" and k[1] is None and not k[4],
+                           lambda k: k[0] == "softmax" and k[4],
+                           lambda k: k[3] == "most_informative" and k[5],
+                           lambda k: k[2] == "nllvmf",
+                           lambda k: k[1] == "output",
+                           lambda k: k[1] == "joint")]
+    forms = set()
+    for family, job in chosen:
+        counted = plan.count_nmt(config, job, family, torch.device("cpu")).counts["step"].flops
+        expected = hand_step_flops(config, job, family, config["train"]["batch_size"])
+        assert counted == pytest.approx(expected, rel=0.05), plan.family_label(family)
+        forms.add(json.loads(family[1]).get("output_form") or json.loads(family[1])["output_layer"])
+    assert {"continuous", "softmax", "output", "joint"} <= forms and len(chosen) == 6

@@ -1,0 +1,3 @@
+from workflow_src.plan.cost import main
+
+main()

@@ -1,0 +1,88 @@
+"""The plan itself: every job's family timed (or counted) once, the jobs' hours, the files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from workflow_src.atomic import write_text
+from workflow_src.plan import jobs as planned, steps
+from workflow_src.plan.compare import write_comparison
+from workflow_src.plan.report import markdown
+from workflow_src.plan.tables import (FAMILY_COLUMNS, JOB_COLUMNS, SUMMARY_COLUMNS, family_rows, job_rows, seconds_cell,
+                                      summary_rows, to_csv)
+from workflow_src.plan.timing import modelled_precision
+
+
+def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False) -> None:
+    """Write `<prefix>.csv`, `.jobs.csv`, `.families.csv` and `.md`. `model_only`: count each family
+    on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing."""
+    import torch
+
+    from workflow_src import benchmark
+    from workflow_src.gpu import job_device
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    jobs = planned.planned_jobs(config)
+    corpora, families = {}, {}
+    for job in jobs:
+        key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
+        corpora[key] = (planned.lm_corpus(config, job.dataset) if job.kind == "lm"
+                        else planned.parallel_corpus(config, job.dataset, job.pair))
+        if corpora[key] is not None:
+            families[key] = (planned.lm_family if job.kind == "lm" else planned.nmt_family)(config, job, corpora[key])
+    representative = {}
+    for job in jobs:
+        key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
+        if key in families:
+            representative.setdefault(families[key], job)
+    timings_by_family = {}
+    # --model-only counts in the precision a CUDA job runs in (bf16 autocast's casts are kernels too)
+    as_on_cuda = {**config, "train": {**config["train"], "precision": modelled_precision(config)}}
+    with job_device("cpu" if model_only else config["train"]["device"]) as device:
+        device_name = benchmark.device_name(device)
+        print(f"plan: {len(jobs)} jobs in {len(representative)} families on {device_name}", flush=True)
+        for family, job in representative.items():
+            if job.kind == "lm":
+                timing = steps.time_lm(as_on_cuda if model_only else config, job, family, device, model_only)
+            elif model_only:
+                timing = steps.count_nmt(as_on_cuda, job, family, device)
+            else:
+                timing = steps.time_nmt(config, job, family, device)
+            timings_by_family[family] = timing
+            counts = timing.counts["step"]
+            print(f"{planned.family_label(family)}: step {seconds_cell(timing.step)} s, {counts.flops / 1e9:.1f} GFLOP, "
+                  f"{counts.kernels} kernels, {counts.syncs} syncs", flush=True)
+    rows = job_rows(config, jobs, corpora, families, timings_by_family)
+    summary = summary_rows(config, rows)
+    write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
+    write_text(out_prefix.with_suffix(".families.csv"),
+               to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, rows)))
+    write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
+                                                      [{**row, "device": device_name} for row in summary]))
+    write_text(out_prefix.with_suffix(".md"),
+               markdown(config, device_name, summary, rows, families, timings_by_family, model_only))
+
+
+def main(argv: list[str] | None = None) -> None:
+    from workflow_src import plan as package
+
+    parser = argparse.ArgumentParser(description=package.__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("plan")
+    p.add_argument("--config", type=json.loads, required=True, help="the workflow's config (JSON)")
+    p.add_argument("--out-prefix", type=Path, required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--model-only", action="store_true",
+                   help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone")
+    c = commands.add_parser("compare")
+    c.add_argument("--jobs", type=Path, required=True, help="the plan's <prefix>.jobs.csv")
+    c.add_argument("--out-prefix", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "plan":
+        plan(args.config, args.out_prefix, args.threads, args.model_only)
+    else:
+        total = write_comparison(args.jobs, args.out_prefix)
+        print(f"actual / predicted: {total['actual / predicted']}")
