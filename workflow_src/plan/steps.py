@@ -54,7 +54,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     optimiser = torch.optim.Adam(trained, lr=1e-4, fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
     on = torch.device("cuda") if model_only else device
-    multiple = counting.length_multiple(config, on)
+    multiple = counting.length_multiple(config, on, spec)
     # (width, real units per row): counted at the mean length (padded as its mean batch is), timed
     # at the spread of lengths (each padded up to the granule)
     shapes = [(counting.padded_width(length, multiple), length)]
