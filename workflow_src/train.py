@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, read_lines, write_lines
 from workflow_src.decode import finish, translate
-from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.gpu import job_device
 from workflow_src import compilation, precision as precisions
 from workflow_src.nmt_data import (batch_indices, encode_file, length_multiple, load_vocabularies, prefetched, save_model, training_batch,
@@ -75,15 +75,6 @@ def mark_finished(checkpoint: Path, saved: dict) -> None:
     with atomic_output(checkpoint) as tmp:
         torch.save({key: value for key, value in saved.items() if key not in ("model", "optimiser")}
                    | {"finished": True}, tmp)
-
-
-def initialise(model: Seq2Seq, scale: float) -> None:
-    """Uniform(-scale, scale) for every learned parameter (OpenNMT's param_init) but the
-    pretrained word vectors."""
-    pretrained = {id(p) for p in model.pretrained_parameters()}
-    for p in model.parameters():
-        if p.requires_grad and id(p) not in pretrained:
-            torch.nn.init.uniform_(p, -scale, scale)
 
 
 def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None) -> float:

@@ -73,7 +73,6 @@ rerun scores `kept.pt` again without training.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import random
 import sys
@@ -90,8 +89,8 @@ from workflow_src import compilation, precision as precisions
 from workflow_src.gpu import job_device
 from workflow_src.precision import at_least_fp32
 from workflow_src.archives import CorpusError
-from workflow_src.model.lm import LSTMLanguageModel, perplexity
-from workflow_src.model.lm_losses import augmented_total_loss, beta_mixed_loss
+from workflow_src.model.lm import LSTMLanguageModel, build_model, perplexity
+from workflow_src.model.lm_losses import OBJECTIVES, build_objective
 from workflow_src.model.losses import cross_entropy
 from workflow_src.subspace import embedding_output_distance
 from workflow_src.train import log, mark_finished, publish, spec_hash
@@ -108,11 +107,6 @@ KEEP = {  # the epoch model.pt holds: the one that minimises
     "best": lambda record: record["valid_perplexity"],
     "last": lambda record: -record["epoch"],
     "lowest_train_loss": lambda record: record["train_loss"],  # Figure 1: "the minimum training loss"
-}
-LOSSES = {
-    "ce": ((), lambda logits, target, embedding, output_bias: cross_entropy(logits, target)),
-    "augmented": (("gamma", "tau"), augmented_total_loss),
-    "beta": (("beta", "tau"), beta_mixed_loss),
 }
 
 
@@ -132,9 +126,9 @@ def resolve(spec: dict) -> dict:
                                     or not 0 < convergence["plateau_decay"] <= 1):
         raise ValueError(f"language-model spec: convergence {convergence!r} is not {{'window': epochs >= 1, "
                          "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
-    if spec["loss"] not in LOSSES:
-        raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(LOSSES)}")
-    names = LOSSES[spec["loss"]][0]
+    if spec["loss"] not in OBJECTIVES:
+        raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(OBJECTIVES)}")
+    names = OBJECTIVES[spec["loss"]][0]
     if set(spec["loss_params"]) != set(names):
         raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
     return {**DEFAULTS, **spec}
@@ -206,17 +200,6 @@ def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torc
 def predicted_tokens(data: torch.Tensor) -> int:
     """N: every token of batchified data but each column's first is predicted."""
     return (len(data) - 1) * data.shape[1]
-
-
-def build_objective(spec: dict):
-    """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its parameters."""
-    names, loss = LOSSES[spec["loss"]]
-    return functools.partial(loss, **spec["loss_params"]) if names else loss
-
-
-def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
-    return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],
-                             spec["reuse_embedding"], spec["init_range"] or 0.1, spec.get("output_bias", True))
 
 
 def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:

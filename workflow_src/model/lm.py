@@ -117,6 +117,12 @@ class LSTMLanguageModel(nn.Module):
         return logits, h, (hidden[0].detach(), hidden[1].detach())
 
 
+def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
+    """The language model of a (resolved) training spec, `train_lm.resolve`'s."""
+    return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],
+                             spec["reuse_embedding"], spec["init_range"] or 0.1, spec.get("output_bias", True))
+
+
 def perplexity(nll_sum: float, tokens: int) -> float:
     """PPL = exp((1/N) Σ_t -log p(w_t | w_<t)) over N predicted tokens."""
     return math.exp(nll_sum / tokens)

@@ -8,6 +8,8 @@ W h alone: Eq. 3.1 has no bias.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from workflow_src.model.losses import cross_entropy
@@ -51,3 +53,16 @@ def beta_mixed_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch
     vocab_size = embedding.shape[0]
     return (beta * tau ** 2 * vocab_size * augmented_loss(without_bias(logits, output_bias), target, embedding, tau)
             + (1 - beta) * cross_entropy(logits, target))
+
+
+OBJECTIVES = {  # a spec's `loss` -> (the loss_params it takes, ℓ(logits, target, embedding, output_bias) per token)
+    "ce": ((), lambda logits, target, embedding, output_bias: cross_entropy(logits, target)),
+    "augmented": (("gamma", "tau"), augmented_total_loss),
+    "beta": (("beta", "tau"), beta_mixed_loss),
+}
+
+
+def build_objective(spec: dict):
+    """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its parameters."""
+    names, loss = OBJECTIVES[spec["loss"]]
+    return functools.partial(loss, **spec["loss_params"]) if names else loss

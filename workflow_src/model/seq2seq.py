@@ -344,6 +344,15 @@ class Seq2Seq(nn.Module):
         return torch.stack(out_words[::-1], 1), torch.stack(out_attended[::-1], 1)
 
 
+def initialise(model: Seq2Seq, scale: float) -> None:
+    """Uniform(-scale, scale) for every learned parameter (OpenNMT's param_init) but the
+    pretrained word vectors."""
+    pretrained = {id(p) for p in model.pretrained_parameters()}
+    for p in model.parameters():
+        if p.requires_grad and id(p) not in pretrained:
+            nn.init.uniform_(p, -scale, scale)
+
+
 def _select_state(state, index: torch.Tensor):
     """The decoder state (per-layer (h, c) and the input feed) of the rows `index`."""
     layer_states, feed = state

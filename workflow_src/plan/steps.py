@@ -114,19 +114,17 @@ def count_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
 def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bool = False) -> Timing:
     """One segment of a `job`-shaped language model, with train_lm's own epoch and evaluation
     (compiled as config `train.compile` says)."""
-    import functools
-
     import torch
 
     from workflow_src import compilation, train_lm
+    from workflow_src.model.lm_losses import build_objective
 
     vocabulary = family[2]
     spec = train_lm.resolve(layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
     model = train_lm.build_model(spec, vocabulary).to(device)
     compilation.apply(model, spec, device)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
-    names, loss = train_lm.LOSSES[spec["loss"]]
-    objective = functools.partial(loss, **spec["loss_params"]) if names else loss
+    objective = build_objective(spec)
     segment = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["batch_size"]), device=device)
     held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
     precision = precisions.resolve(spec["precision"], device)
