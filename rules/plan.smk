@@ -1,6 +1,7 @@
 rule plan:
     """The cost plan: measured step times of every model family, times the corpus and the
-    schedule: device-hours per table, per paper and in total, and wall hours on N GPUs."""
+    schedule: device-hours per table, per paper and in total, and wall hours on N GPUs (jobs
+    sharing a device slowed as the GPU check measured it, when it did)."""
     input:
         gpu_check_first("results/plan.csv"),  # waits for the GPU check; never outdated by it (rules/gpu_check.smk)
         plan_statistics(),
@@ -21,7 +22,8 @@ rule plan:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --out-prefix results/plan > {log:q} 2>&1"
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan plan --config {params.config:q} --threads {threads} "
+        "--gpu-check results/gpu_check.json --out-prefix results/plan > {log:q} 2>&1"
 
 
 rule plan_vs_actual:

@@ -404,3 +404,24 @@ def test_every_familys_counted_flops_match_the_hand_formula():
         assert counted == pytest.approx(expected, rel=0.05), plan.family_label(family)
         forms.add(json.loads(family[1]).get("output_form") or json.loads(family[1])["output_layer"])
     assert {"continuous", "softmax", "output", "joint"} <= forms and len(chosen) == 6
+
+
+def test_jobs_sharing_a_device_take_the_slowdown_the_gpu_check_measured():
+    """Wall hours at gpu.jobs_per_device J scale each job by the median, over the families, of its
+    step time with J processes on the device over its time alone (results/gpu_check.json)."""
+    from workflow_src.plan.tables import summary_rows
+    from workflow_src.plan.timing import sharing_slowdown, wall_hours
+
+    checked = {"step_seconds": {"a": 1.0, "b": 2.0, "c": 4.0},
+               "jobs_per_device": {"2": {"a": {"step_seconds": 1.5}, "b": {"step_seconds": 3.6},
+                                         "c": {"step_seconds": 6.4}}}}
+    assert sharing_slowdown(checked, 2) == pytest.approx(1.6)  # ratios 1.5, 1.8, 1.6
+    assert sharing_slowdown(checked, 1) == 1.0
+    assert sharing_slowdown(checked, 4) is None and sharing_slowdown(None, 2) is None
+    assert sharing_slowdown({"step_seconds": {}, "jobs_per_device": "not applicable (CPU)"}, 2) is None
+    config = {"gpu": {"jobs_per_device": 2}, "papers": {}}
+    rows = [{"artefacts": "", "h100_modelled_hours": 1.0, "h100_busy_hours": 0.5, "device_hours": hours}
+            for hours in (3.0, 2.0, 2.0, 1.0)]
+    measured = summary_rows(config, rows, 1.6)[-1]
+    assert measured["wall_hours_gpu1"] == pytest.approx(wall_hours([4.8, 3.2, 3.2, 1.6], 2))
+    assert summary_rows(config, rows, None)[-1]["wall_hours_gpu1"] == pytest.approx(wall_hours([3.0, 2.0, 2.0, 1.0], 2))

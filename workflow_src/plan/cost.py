@@ -12,12 +12,14 @@ from workflow_src.plan.compare import write_comparison
 from workflow_src.plan.report import markdown
 from workflow_src.plan.tables import (FAMILY_COLUMNS, JOB_COLUMNS, SUMMARY_COLUMNS, family_rows, job_rows, seconds_cell,
                                       summary_rows, to_csv)
-from workflow_src.plan.timing import modelled_precision
+from workflow_src.plan.timing import modelled_precision, sharing_slowdown
 
 
-def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False) -> None:
+def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False, gpu_check: Path | None = None) -> None:
     """Write `<prefix>.csv`, `.jobs.csv`, `.families.csv` and `.md`. `model_only`: count each family
-    on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing."""
+    on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing.
+    `gpu_check`: the GPU check's JSON, whose measured slowdown of jobs sharing a device scales the
+    wall hours (read when it exists: a plan made before the check, or without it, says so)."""
     import torch
 
     from workflow_src import benchmark
@@ -56,14 +58,16 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False)
             print(f"{planned.family_label(family)}: step {seconds_cell(timing.step)} s, {counts.flops / 1e9:.1f} GFLOP, "
                   f"{counts.kernels} kernels, {counts.syncs} syncs", flush=True)
     rows = job_rows(config, jobs, corpora, families, timings_by_family)
-    summary = summary_rows(config, rows)
+    checked = json.loads(gpu_check.read_text()) if gpu_check is not None and gpu_check.exists() else None
+    slowdown = sharing_slowdown(checked, config.get("gpu", {}).get("jobs_per_device", 1))
+    summary = summary_rows(config, rows, slowdown)
     write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
     write_text(out_prefix.with_suffix(".families.csv"),
                to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, rows)))
     write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
                                                       [{**row, "device": device_name} for row in summary]))
     write_text(out_prefix.with_suffix(".md"),
-               markdown(config, device_name, summary, rows, families, timings_by_family, model_only))
+               markdown(config, device_name, summary, rows, families, timings_by_family, model_only, slowdown))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--config", type=json.loads, required=True, help="the workflow's config (JSON)")
     p.add_argument("--out-prefix", type=Path, required=True)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device")
     p.add_argument("--model-only", action="store_true",
                    help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone")
     c = commands.add_parser("compare")
@@ -82,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "plan":
-        plan(args.config, args.out_prefix, args.threads, args.model_only)
+        plan(args.config, args.out_prefix, args.threads, args.model_only, args.gpu_check)
     else:
         total = write_comparison(args.jobs, args.out_prefix)
         print(f"actual / predicted: {total['actual / predicted']}")

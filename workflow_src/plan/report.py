@@ -33,8 +33,20 @@ def goal_sentence(rows: list[dict], families: list[dict], per_device: int, days:
             f"{longest['experiment']}, takes {longest['h100_modelled_hours']:.4g} hours alone.")
 
 
+def sharing_sentence(per_device: int, slowdown: float | None) -> str:
+    """How the wall hours account for jobs sharing a device."""
+    if per_device == 1:
+        return "one job per device."
+    if slowdown is None:
+        return (f"the {per_device} jobs sharing a device assumed to run at their own speed: an optimistic bound "
+                f"(results/gpu_check.json has no measurement of {per_device} processes on this device; it measures "
+                "2 and 4 on CUDA).")
+    return (f"each job {slowdown:.3g} times as long as alone: the median slowdown the GPU check measured with "
+            f"{per_device} processes on the device (results/gpu_check.json).")
+
+
 def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dict], families: dict,
-             timings_by_family: dict, model_only: bool = False) -> str:
+             timings_by_family: dict, model_only: bool = False, slowdown: float | None = None) -> str:
     precision = modelled_precision(config)
     total = next(row for row in summary if row["level"] == "total")
     per_device = config.get("gpu", {}).get("jobs_per_device", 1)
@@ -75,8 +87,8 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
         "A job shared by several tables or figures counts in each one's row, once in its paper's and the total. "
         + ("" if model_only else
            f"wall_hours_gpuN: `--resources gpu=N` with {per_device} job(s) per device (config `gpu.jobs_per_device`), "
-           "a job and its decodes one after the other, jobs sharing a device assumed to run at their own speed "
-           "(with more than one per device, an optimistic bound), dependencies ignored. ")
+           "a job and its decodes one after the other, dependencies ignored, "
+           + sharing_sentence(per_device, slowdown) + " ")
         + "h100_modelled_hours: each job alone on an H100, one after another; h100_busy_hours: the GPU's busy time "
         "in them; h100_floor_hours: the floor; h100_wall_hours_gpuN: N H100s at the configured jobs per device. "
         "Per job: plan.jobs.csv.", "",

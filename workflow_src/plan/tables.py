@@ -115,8 +115,9 @@ def modelled_hours(rows: list[dict]) -> tuple[list[dict], list[float], list[floa
     return sized, [row["h100_modelled_hours"] for row in sized], [row["h100_busy_hours"] for row in sized]
 
 
-def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
-    """Hours per artefact (table or figure), per paper (each job once) and in total, with the wall hours on N GPUs."""
+def summary_rows(config: dict, rows: list[dict], slowdown: float | None = None) -> list[dict]:
+    """Hours per artefact (table or figure), per paper (each job once) and in total, with the wall hours on N GPUs:
+    each job's measured hours times `slowdown` (`timing.sharing_slowdown`; None: not measured, taken as 1)."""
     per_device = config.get("gpu", {}).get("jobs_per_device", 1)
     groups = [("artefact", paper, artefact_id) for paper, artefact_id in layout.configured_artefacts(config)]
     groups += [("paper", paper, "") for paper in config["papers"]] + [("total", "", "")]
@@ -141,7 +142,8 @@ def summary_rows(config: dict, rows: list[dict]) -> list[dict]:
                       for n in GPU_COUNTS}}
         if len(durations) == len(sized):  # timed (not --model-only)
             summary |= {"device_hours": sum(durations),
-                        **{f"wall_hours_gpu{n}": wall_hours(durations, n * per_device) if durations else 0.0
+                        **{f"wall_hours_gpu{n}": wall_hours([d * (slowdown or 1.0) for d in durations], n * per_device)
+                           if durations else 0.0
                            for n in GPU_COUNTS}}
         out.append(summary)
     return out

@@ -159,6 +159,26 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
 
 
 # -- many jobs on a few GPUs -------------------------------------------------------------------------------
+def sharing_slowdown(gpu_check: dict | None, per_device: int) -> float | None:
+    """How much longer a job takes when `per_device` jobs share its device, as the GPU check measured
+    it (`results/gpu_check.json`, `jobs_per_device`): the median over the families of
+
+        step seconds with `per_device` processes on the device / step seconds alone
+
+    1 for one job per device; None where the check did not measure that many (off CUDA, or another count)."""
+    if per_device == 1:
+        return 1.0
+    shared = (gpu_check or {}).get("jobs_per_device")
+    if not isinstance(shared, dict) or str(per_device) not in shared:
+        return None
+    alone = gpu_check["step_seconds"]
+    ratios = sorted(entry["step_seconds"] / alone[name] for name, entry in shared[str(per_device)].items() if name in alone)
+    if not ratios:
+        return None
+    middle = len(ratios) // 2
+    return ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+
+
 def wall_hours(durations: list[float], slots: int) -> float:
     """The makespan of `durations` on `slots` parallel slots, longest first onto the least loaded
     (LPT list scheduling; dependencies between jobs ignored)."""
