@@ -404,6 +404,12 @@ def test_every_familys_counted_flops_match_the_hand_formula():
         assert counted == pytest.approx(expected, rel=0.05), plan.family_label(family)
         forms.add(json.loads(family[1]).get("output_form") or json.loads(family[1])["output_layer"])
     assert {"continuous", "softmax", "output", "joint"} <= forms and len(chosen) == 6
+    fed = {**config, "model": {**config["model"], "input_feed": True}}  # the full configuration's decoder
+    _, job = chosen[0]
+    family = plan.nmt_family(fed, job, plan.Corpus(100, 7, 10, 10, None, "hand-made"))
+    assert json.loads(family[1])["model"]["input_feed"]
+    counted = plan.count_nmt(fed, job, family, torch.device("cpu")).counts["step"].flops
+    assert counted == pytest.approx(hand_step_flops(fed, job, family, config["train"]["batch_size"]), rel=0.05)
 
 
 def test_jobs_sharing_a_device_take_the_slowdown_the_gpu_check_measured():
