@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 import torch
 
 from workflow_src import compilation, precision as precisions
-from workflow_src.benchmark import device_name
+from workflow_src.benchmark import device_name, synchronize
 from workflow_src.gpu_check.families import Family, build, families, fixed_batch, make_step, on, sizes, without_dropout
 from workflow_src.gpu_check.measures import SharedDraws, compare, dtype_problems, dtype_table, run_once
 
@@ -90,11 +90,6 @@ class Failure:
 
 
 # -- speed and syncs --------------------------------------------------------------------------------
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def step_seconds(step, device: torch.device, warmup: int = WARMUP, steps: int = STEPS) -> float:
     for _ in range(warmup):
         step()

@@ -93,24 +93,21 @@ def modelled_precision(config: dict) -> str:
 
 
 # -- measuring on the device -------------------------------------------------------------------------
-def synchronize(device) -> None:
-    import torch
-
-    if device is not None and device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def measure(function, warmup: int, steps: int, device=None) -> tuple[float | None, Counts]:
     """Mean seconds of `function()` over `steps` calls after `warmup` calls (None: no call timed),
     and the counts of one more call (`counting.count`; off CUDA, counted as CUDA runs it)."""
+    from workflow_src.benchmark import synchronize
+
     for _ in range(warmup):
         function()
     times = []
     for _ in range(steps):
-        synchronize(device)
+        if device is not None:
+            synchronize(device)
         started = time.perf_counter()
         function()
-        synchronize(device)
+        if device is not None:
+            synchronize(device)
         times.append(time.perf_counter() - started)
     counts = count(function, as_cuda=device is None or device.type != "cuda")
     return (statistics.mean(times) if times else None), counts
