@@ -406,19 +406,3 @@ def planned_metrics():
     from workflow_src import plan
 
     return [plan.metrics_file(job) for job in plan.planned_jobs(config)]
-
-
-# -- helpers of rules/gpu_check.smk ---------------------------------------------------------------
-def gpu_check_first(output):
-    """An input function for a rule whose `output` (a pattern of its wildcards) should wait for
-    the GPU check: results/gpu_check.json as an ancient() input while `output` does not exist,
-    nothing once it does. So a job still to run waits for the check, and a finished model never
-    depends on it: neither a newer gpu_check.json (ancient) nor the check's job running again in
-    the same invocation (deleted, or `-R gpu_check`, which Snakemake would count as "updated by
-    another job" despite ancient()) makes it out of date. (A finished model made out of date by
-    something else retrains without waiting for the check; the check's priority still runs it first.)"""
-
-    def inputs(wildcards):
-        return [] if os.path.exists(output.format(**wildcards)) else [ancient("results/gpu_check.json")]
-
-    return inputs

@@ -3,8 +3,8 @@ rule gpu_check:
     a CPU fp32 reference, output dtypes, host syncs per step, train.compile against eager (on CUDA)
     and step times; fails, before any training starts, with one line per failure and the setting
     that avoids it. The first job of `all`: training and the plan take its JSON as an ancient()
-    input while their outputs are missing (`gpu_check_first`, rules/common.smk), so they wait for
-    it, and a rerun of the check outdates no model."""
+    input, so they wait for it, and a rerun of the check (a newer JSON, `-R gpu_check`, the JSON
+    deleted) outdates no model."""
     output:
         json="results/gpu_check.json",
         md="results/gpu_check.md",

@@ -3,7 +3,7 @@ rule plan:
     schedule: device-hours per table, per paper and in total, and wall hours on N GPUs (jobs
     sharing a device slowed as the GPU check measured it, when it did)."""
     input:
-        gpu_check_first("results/plan.csv"),  # waits for the GPU check; never outdated by it (rules/common.smk)
+        ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         plan_statistics(),
     output:
         csv="results/plan.csv",

@@ -3,7 +3,7 @@
 rule train:
     """Train one experiment on one pair with one seed (checkpointed; a rerun resumes)."""
     input:
-        gpu_check_first("results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt"),  # waits for the GPU check; never outdated by it (rules/common.smk)
+        ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(train_inputs),
     output:
         model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
