@@ -4,11 +4,12 @@
     c' = σ(a_f) ⊙ c + σ(a_i) ⊙ tanh(a_g)        h' = σ(a_o) ⊙ tanh(c')
 
 On CUDA it is ATen's fused kernel `_thnn_fused_lstm_cell` (what nn.LSTMCell launches there, with
-its own backward), given the biases as nn.LSTMCell gives them (torch 2.13's meta kernel for it, which
-fake tensors and torch.compile run, fails without them). Elsewhere it is `repro::lstm_cell`, a custom operator computing the same
-elementwise, with its backward another: one operator each way, as on CUDA, so that the cost plan
-counts the kernels a GPU would launch (`workflow_src.plan`). The decoder uses it where it computes
-its gates itself (`Decoder._first_cell`); the CPU's default path keeps nn.LSTMCell.
+its own backward), given the biases as nn.LSTMCell gives them (torch 2.13's meta kernel for it,
+which fake tensors and torch.compile run, fails without them). Elsewhere it is `repro::lstm_cell`,
+a custom operator computing the same elementwise, with its backward another: one operator each
+way, as on CUDA, so that the cost plan counts the kernels a GPU would launch (`workflow_src.plan`).
+The decoder uses it where it computes its gates itself (`Decoder._first_cell`); the CPU's default
+path keeps nn.LSTMCell.
 """
 
 import torch
