@@ -42,6 +42,6 @@ def test_every_tool_rule_names_an_existing_environment():
 def test_every_gpu_rule_goes_to_the_gpu_partition_on_slurm():
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     gpu_rules = [rule for _, rule, body in rules() if re.search(r"^\s*gpu=(1|GPU_SLOTS|BENCHMARK_GPU_SLOTS|PLAN_GPU_SLOTS|training_gpu_slots),", body, re.MULTILINE)]
-    assert {"train", "decode", "train_lm", "benchmark_artefact", "plan"} <= set(gpu_rules)
+    assert {"train", "decode", "train_lm", "benchmark_artefact", "plan", "gpu_check"} <= set(gpu_rules)
     for rule in gpu_rules:
         assert profile["set-resources"].get(rule, {}).get("slurm_partition") == "gpu", rule
