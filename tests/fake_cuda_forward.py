@@ -413,8 +413,7 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
     result = {"case": label, "family": {k: spec.get(k) for k in ("experiment", "output_layer", "output_form", "loss",
                                                                    "negative", "tied", "sample_share")}}
     precision = precisions.resolve(spec.get("precision", "auto"), CUDA)
-    multiple = nmt_data.length_multiple(spec) if "spec" in _parameters(nmt_data.length_multiple) else \
-        nmt_data.length_multiple(CUDA)
+    multiple = nmt_data.length_multiple(spec)
     counts, undo = call_counts({
         "Decoder.embedding_gates": (seq2seq.Decoder, "embedding_gates"),
         "lstm_cell": (seq2seq, "lstm_cell"),
@@ -428,8 +427,8 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
             model.train()
             indices = nmt_data.batch_indices([len(s) for s in SOURCES], len(SOURCES), random.Random(1),
                                              [len(t) for t in TARGETS])
-            built = (_call(nmt_data.training_batch, SOURCES, TARGETS, idx, src_vocab, tgt_vocab, CUDA,
-                           multiple=multiple) for idx in indices)
+            built = (nmt_data.training_batch(SOURCES, TARGETS, idx, src_vocab, tgt_vocab, CUDA, multiple)
+                     for idx in indices)
             start, ops_before = len(harness.reads), collections.Counter(harness.ops)
             batches = []
             for batch in nmt_data.prefetched(built, CUDA):
@@ -447,12 +446,10 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                               "calls": dict(counts)}
             counts.clear()
             start = len(harness.reads)
-            mean = _call(train.mean_loss, model, SOURCES, TARGETS, src_vocab, tgt_vocab, len(SOURCES), CUDA, precision,
-                         multiple=multiple)
+            mean = train.mean_loss(model, SOURCES, TARGETS, src_vocab, tgt_vocab, len(SOURCES), CUDA, precision, multiple)
             result["validation"] = {"reads": harness.reads[start:], "value_type": type(mean).__name__}
             model.eval()
-            src, lengths = _call(nmt_data.source_batch, SOURCES, list(range(len(SOURCES))), src_vocab, CUDA,
-                                 multiple=multiple)
+            src, lengths = nmt_data.source_batch(SOURCES, list(range(len(SOURCES))), src_vocab, CUDA, multiple)
             banned = [tgt_vocab.pad, tgt_vocab.bos]
             result["finished_check_interval"] = seq2seq.finished_check_interval(src.device)
             runs = [("greedy", DECODE_STEPS_BELOW_CHECK)]
@@ -476,18 +473,6 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                 result["translate"] = {"reads": harness.reads[start:], "hypotheses": len(hypotheses),
                                        "max_len": int(2.0 * max(len(s) for s in SOURCES) + 10)}
     return result
-
-
-def _parameters(function) -> list[str]:
-    import inspect
-
-    return list(inspect.signature(function).parameters)
-
-
-def _call(function, *args, **optional):
-    """`function(*args)` with those of `optional` it takes (signatures change while others edit)."""
-    names = _parameters(function)
-    return function(*args, **{k: v for k, v in optional.items() if k in names})
 
 
 def run_lm(label: str, spec: dict) -> dict:

@@ -27,8 +27,8 @@ from workflow_src import compilation, layout, precision as precisions
 from workflow_src.atomic import read_lines, write_text
 from workflow_src.benchmark import device_name
 from workflow_src.gpu import job_device
-from workflow_src.model.seq2seq import Seq2Seq
-from workflow_src.nmt_data import batch_indices, training_batch
+from workflow_src.model.seq2seq import Seq2Seq, initialise
+from workflow_src.nmt_data import batch_indices, length_multiple, training_batch
 from workflow_src.vocab import Vocab, count_words
 
 EXPERIMENTS = ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2")
@@ -57,9 +57,7 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
         table[tgt_vocab.pad] = 0.0  # the <pad> row is zero, as in a real table
     torch.manual_seed(1)
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
-    for p in model.parameters():  # as train.initialise
-        if p.requires_grad and all(p is not q for q in model.pretrained_parameters()):
-            torch.nn.init.uniform_(p, -spec["train"]["init_scale"], spec["train"]["init_scale"])
+    initialise(model, spec["train"]["init_scale"])
     model.to(device)
     compilation.apply(model, spec, device)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=spec["train"]["lr"],
@@ -74,7 +72,7 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
     model.train()
     while time.perf_counter() - started < seconds:
         for idx in batch_indices([len(s) for s in src], spec["train"]["batch_size"], rng, [len(t) for t in tgt]):
-            batch = training_batch(src, tgt, idx, src_vocab, tgt_vocab, device).to(device)
+            batch = training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, length_multiple(spec)).to(device)
             with precisions.autocast(precision, device):
                 loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
             optimiser.zero_grad(set_to_none=True)

@@ -182,20 +182,6 @@ def count(function, as_cuda: bool) -> Counts:
     return Counts(flops.get_total_flops() + operators.recurrent_flops, operators.kernels, 0.0, operators.syncs)
 
 
-def length_multiple(config: dict, device, spec: dict | None = None) -> int:
-    """The granule the batches' time axes are padded to on `device` (CUDA for the H100 model) for
-    the job's resolved `spec`, by the rule `nmt_data.length_multiple` applies when the plan runs."""
-    from workflow_src import nmt_data
-
-    parameters = inspect.signature(nmt_data.length_multiple).parameters
-    known = {"device": device, "compile": config["train"].get("compile", "off"), "config": config,
-             "train": config["train"], "spec": spec if spec is not None else config["train"]}
-    missing = [name for name in parameters if name not in known and parameters[name].default is inspect.Parameter.empty]
-    if missing:
-        raise TypeError(f"nmt_data.length_multiple asks for {missing}: teach workflow_src.plan.counting about them")
-    return nmt_data.length_multiple(**{name: known[name] for name in parameters if name in known})
-
-
 def padded_width(length: int, multiple: int) -> int:
     """The mean width of batches whose longest sentence is about `length` units once padded to
     multiples of `multiple`: length + (multiple - 1) / 2 (every remainder alike), rounded half up."""

@@ -38,7 +38,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     (compiled as config `train.compile` says); counted as on CUDA with `model_only`."""
     import torch
 
-    from workflow_src import compilation
+    from workflow_src import compilation, nmt_data
     from workflow_src.benchmark import BOS, EOS, PAD
     from workflow_src.model.seq2seq import Seq2Seq, finished_check_interval
 
@@ -54,7 +54,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     optimiser = torch.optim.Adam(trained, lr=1e-4, fused=device.type in ("cuda", "cpu"))
     batch = config["train"]["batch_size"]
     on = torch.device("cuda") if model_only else device
-    multiple = counting.length_multiple(config, on, spec)
+    multiple = nmt_data.length_multiple(spec)
     # (width, real units per row): counted at the mean length (padded as its mean batch is), timed
     # at the spread of lengths (each padded up to the granule)
     shapes = [(counting.padded_width(length, multiple), length)]
