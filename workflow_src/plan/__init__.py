@@ -41,18 +41,13 @@ Modules, imported one way (cost -> report -> tables -> steps -> timing -> counti
 """
 
 
-from workflow_src.plan.compare import (COMPARE_COLUMNS, actual_seconds, compare, predicted_seconds,  # noqa: F401
-                                       within_factor, write_comparison)
-from workflow_src.plan.cost import main, plan  # noqa: F401
-from workflow_src.plan.counting import (RECURRENT_KERNELS_PER_STEP, Counts, count, dropout_as_cuda,  # noqa: F401
-                                        extrapolate, optimiser_bytes, recurrent_layer_cost)
-from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family, metrics_file,  # noqa: F401
-                                    nmt_family, parallel_corpus, planned_jobs)
-from workflow_src.plan.report import markdown  # noqa: F401
+from workflow_src.plan.compare import compare, within_factor  # noqa: F401
+from workflow_src.plan.cost import plan  # noqa: F401
+from workflow_src.plan.counting import RECURRENT_KERNELS_PER_STEP, Counts, dropout_as_cuda  # noqa: F401
+from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family,  # noqa: F401
+                                    metrics_file, nmt_family, parallel_corpus, planned_jobs)
 from workflow_src.plan.steps import COUNTING_BATCH, count_nmt, time_lm, time_nmt  # noqa: F401
-from workflow_src.plan.tables import (FAMILY_COLUMNS, JOB_COLUMNS, SUMMARY_COLUMNS, family_rows,  # noqa: F401
-                                      h100_days_by_jobs_per_device, job_rows, recommended_jobs_per_device,
-                                      summary_rows)
-from workflow_src.plan.timing import (ACHIEVED_FRACTION, FLOOR_FRACTION, H100_HBM_BYTES_PER_SECOND,  # noqa: F401
-                                      H100_PEAK_FLOPS, HOST_SECONDS, KERNEL_SECONDS, Timing, job_seconds, measure,
-                                      modelled_precision, modelled_wall_hours, wall_hours)
+from workflow_src.plan.tables import family_rows, h100_days_by_jobs_per_device, summary_rows  # noqa: F401
+from workflow_src.plan.timing import (ACHIEVED_FRACTION, H100_HBM_BYTES_PER_SECOND, H100_PEAK_FLOPS,  # noqa: F401
+                                      HOST_SECONDS, KERNEL_SECONDS, Timing, job_seconds, measure, modelled_precision,
+                                      modelled_wall_hours, wall_hours)
