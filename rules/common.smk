@@ -163,11 +163,12 @@ def all_targets():
             + [f"results/claims.{ext}" for ext in ("csv", "md", "html")] + plan)
 
 
-def claims_tables():
-    """The table CSVs of this run that the configured papers' claims decide by."""
-    from workflow_src.claims import table_paths
+def claims_evidence():
+    """The evidence files (tables' .evidence.json, figures' .csv) of this run that the configured
+    papers' claims decide by."""
+    from workflow_src.claims import evidence_paths
 
-    return table_paths(layout.configured_artefacts(config))
+    return evidence_paths(layout.configured_artefacts(config))
 
 
 # -- helpers of rules/benchmark.smk -----------------------------------------------------------------

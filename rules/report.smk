@@ -10,6 +10,7 @@ rule render_table:
         md="results/{paper}/{artefact}.md",
         html=report("results/{paper}/{artefact}.html", caption="../report/artefact.rst", category="{paper}",
                     labels={"artefact": "{artefact}"}),
+        evidence="results/{paper}/{artefact}.evidence.json",
     params:
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
         data=lambda w: data_note(w.paper, w.artefact),
@@ -25,13 +26,14 @@ rule render_table:
 
 
 rule render_figure:
-    """A paper figure, as PNG and PDF."""
+    """A paper figure, as PNG and PDF, and its data as CSV (workflow_src/evidence.py)."""
     input:
         artefact_inputs,
     output:
         png=report("results/{paper}/{artefact}.png", caption="../report/artefact.rst", category="{paper}",
                    labels={"artefact": "{artefact}"}),
         pdf="results/{paper}/{artefact}.pdf",
+        data="results/{paper}/{artefact}.csv",
     params:
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
         data=lambda w: data_note(w.paper, w.artefact),
@@ -83,9 +85,9 @@ rule deviations:
 
 
 rule claims:
-    """Each paper's headline claims, decided by the statistics of the tables this run builds."""
+    """Each paper's headline claims, decided by the evidence of the tables and figures this run builds."""
     input:
-        claims_tables(),
+        claims_evidence(),
     output:
         csv="results/claims.csv",
         md="results/claims.md",
@@ -98,5 +100,5 @@ rule claims:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.claims --papers {params.papers} --tables {input:q} --data-notes {params.notes:q} "
+        "python -m workflow_src.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
         "--out-prefix results/claims > {log:q} 2>&1"

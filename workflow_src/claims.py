@@ -1,81 +1,56 @@
 """The claims table: each paper's headline claims, and whether our run reproduces them.
 
-`python -m workflow_src.claims --papers vmf joint --tables results/joint/table2.csv ... --data-notes JSON
- --out-prefix results/claims`
+`python -m workflow_src.claims --papers vmf joint --evidence results/joint/table2.evidence.json ...
+ --data-notes JSON --out-prefix results/claims`
 
-A paper module lists `CLAIMS`, each a statement with one or more `Check`s on the tables it
-renders (their CSVs). A check says that `row` beats `than` (or a threshold) in one column; it is
-decided by the statistics the table already computes, never by comparing two numbers by eye:
+A paper module lists `CLAIMS` (`workflow_src/paper_records.py`), each a statement with one or more
+`Check`s: in one column of one artefact, a row beats another row (or a threshold). A check is
+decided by a test that fits its evidence (`workflow_src/evidence.py`), never by eye. With d the
+claimed difference (ours(row) - ours(than) + margin, turned so that d > 0 is the claim; on
+log values for a `factor`), and `ALPHA` = 0.05:
 
-- `marks`: the table's paired-bootstrap mark for a gain over `than` (p < 0.05) is in the row's
-  `<column> significance` cell: reproduced. Without it the claim is not shown; a loss beyond the
-  seed spread (below) is a clear loss.
-- `levels`: the row's `<column> Δ` against its baseline `than`, with a significance mark
-  (p < 0.05, either way): the sign of Δ decides; no mark is within noise.
-- `spread`: with d = row - than (+ margin), sign-adjusted so that positive is the claim's
-  direction, and se = sqrt(sd_a²/n_a + sd_b²/n_b) from the table's `<column> sd` over its n seeds,
+- BLEU, perplexity, F1 (units: test sentences or blocks of test tokens, one set per seed):
+  a paired bootstrap over the units (`RESAMPLES`, the draw of sacrebleu's paired bootstrap, the
+  same for both rows), nested with a draw of each row's seeds with replacement, so that both the
+  test set's and the seeds' variance count; on each resample a row scores the mean over its drawn
+  seeds. With one seed it is Koehn's (2004) paired bootstrap.
 
-      reproduced if d > 2 se,  not reproduced if d < -2 se,  inconclusive otherwise
+      p = (1 + #{resamples: d_r <= 0}) / (1 + R)
 
-  (a threshold has sd_b = 0). One seed, or a table without an sd column, is inconclusive.
+- Values (timings over repeats; per-seed numbers: convergence times, distances, accuracies):
+  Welch's t on the replicates (a threshold has no variance), one-sided p from Student's t.
 
-A claim is reproduced when all its checks are, not reproduced when any is not, and inconclusive
-otherwise; a table that was not built (not configured, or a figure) is inconclusive with the reason.
+Reproduced if p < ALPHA; not reproduced if the opposite's p < ALPHA; inconclusive otherwise, or
+with fewer than 2 replicates of a value. A `parity` check (the same within ±parity) is two
+one-sided tests on the log ratio: reproduced if it is significantly inside both bounds, not
+reproduced if significantly outside one. A claim is reproduced when all its checks are, not
+reproduced when any is not, and inconclusive otherwise; a missing artefact or cell is inconclusive
+and says why.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import math
 import os
 from pathlib import Path
 
+import numpy as np
+from scipy import stats
+from sacrebleu.metrics import BLEU
+
+from workflow_src import evidence, significance
 from workflow_src.atomic import write_text
+from workflow_src.evidence import Cell
+from workflow_src.paper_records import Check, Claim
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-TESTS = ("spread", "marks", "levels")
-Z = 2.0  # a difference beyond 2 standard errors of the seed means (about 95%)
-
-
-@dataclasses.dataclass(frozen=True)
-class Check:
-    """`row` beats `than` (or `threshold`) in the CSV column `ours` of `artefact` (by `margin`:
-    "within margin of" is `margin` > 0)."""
-
-    artefact: str  # table1, ... of the claim's paper
-    ours: str  # the column of our value, "<column> ours"; its sd, Δ and significance columns share the stem
-    row: str  # the value of `key` that names the row (the experiment)
-    than: str | None = None  # the row compared with; None: `threshold`
-    threshold: float | None = None
-    lower_is_better: bool = False
-    margin: float = 0.0
-    test: str = "spread"
-    mark: str = ""  # `marks`: the table's mark for a significant gain over `than`
-    key: str = "experiment"
-
-    def __post_init__(self):
-        if (self.than is None) == (self.threshold is None):
-            raise ValueError(f"check of {self.row}: give `than` or `threshold`, not both")
-        if self.test not in TESTS or (self.test == "marks") != bool(self.mark):
-            raise ValueError(f"check of {self.row}: test {self.test!r} (one of {', '.join(TESTS)}; marks need a mark)")
-        if self.test != "spread" and (self.threshold is not None or self.margin):
-            raise ValueError(f"check of {self.row}: a bootstrap test compares two rows without a margin")
-
-    @property
-    def stem(self) -> str:
-        return self.ours.removesuffix(" ours")
-
-
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    id: str  # C1, C2, ... within its paper
-    statement: str
-    measure: str
-    paper: str  # the paper's numbers, as it prints them
-    checks: tuple[Check, ...]
+ALPHA = 0.05
+RESAMPLES = significance.RESAMPLES
+UNIT_KINDS = {"bleu": "test sentences", "perplexity": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
+              "f1": "test sentences"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,95 +60,164 @@ class Outcome:
     reason: str
 
 
-def number(text: str | None) -> float | None:
-    return float(text) if text not in (None, "") else None
+def score(kind: str, totals: np.ndarray) -> np.ndarray:
+    """The number a unit kind gives from summed unit statistics (R x k) -> R."""
+    if kind == "bleu":
+        metric = BLEU()
+        return np.array([metric._compute_score_from_stats(list(map(int, t))).score for t in totals])
+    if kind == "perplexity":
+        return np.exp(totals[:, 0] / totals[:, 1])
+    if kind == "f1":
+        return np.divide(2 * totals[:, 0], totals[:, 1] + totals[:, 2], out=np.zeros(len(totals)),
+                         where=totals[:, 1] + totals[:, 2] > 0)
+    raise ValueError(f"no unit score for kind {kind!r}")
 
 
-def find_row(table: list[dict], check: Check, name: str) -> dict | None:
-    return next((r for r in table if r.get(check.key) == name), None)
+def draw_counts(units: int, resamples: int = RESAMPLES) -> np.ndarray:
+    """R x n: how often each unit is drawn on each resample (sacrebleu's draw)."""
+    indices = significance.resample_indices(units, resamples) + units * np.arange(resamples)[:, None]
+    return np.bincount(indices.ravel(), minlength=resamples * units).reshape(resamples, units).astype(float)
 
 
-def column_note(row: dict, check: Check) -> str:
-    """The parts of a row's note about the check's column ("De→En: ..."), else 'not computed'."""
-    parts = [part for part in row.get("note", "").split("; ") if part.startswith(f"{check.stem}:")]
-    return "; ".join(parts) or "not computed"
+def seed_scores(cell: Cell, counts: np.ndarray) -> np.ndarray:
+    """R x S: each seed's number on each resample of the units (the all-ones row: the observed)."""
+    return np.stack([score(cell.kind, counts @ np.asarray(units, dtype=float)) for units in cell.replicates], axis=1)
 
 
-def seed_count(row: dict) -> int:
-    return len(row.get("seeds", "").split())
+def resampled(cell: Cell, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """R: the mean over a draw (with replacement) of the cell's seeds, on each resample."""
+    per_seed = seed_scores(cell, counts)
+    draw = rng.integers(per_seed.shape[1], size=per_seed.shape)
+    return np.take_along_axis(per_seed, draw, axis=1).mean(axis=1)
 
 
-def spread(row: dict, check: Check) -> tuple[float, float | None, int]:
-    """(value, sd or None, seeds) of our number in a row."""
-    sd_column = f"{check.stem} sd"
-    return number(row[check.ours]), number(row.get(sd_column)), seed_count(row)
+def observed(cell: Cell) -> float:
+    if cell.kind == "value":
+        return float(np.mean(cell.replicates))
+    return float(seed_scores(cell, np.ones((1, len(cell.replicates[0])))).mean())
 
 
-def by_spread(check: Check, a: dict, b: dict | None) -> Outcome:
-    value_a, sd_a, n_a = spread(a, check)
-    if b is None:
-        value_b, sd_b, n_b = check.threshold, 0.0, math.inf
-        shown = f"{value_a:g} (seeds: {n_a}) against {check.threshold:g}"
-    else:
-        value_b, sd_b, n_b = spread(b, check)
-        shown = f"{value_a:g} against {value_b:g} (seeds: {n_a}, {n_b})"
+def transform(check: Check):
+    return np.log if check.factor is not None or check.parity is not None else (lambda v: v)
+
+
+def claimed(check: Check, a, b):
+    """d: positive in the claim's direction (a parity check: the log ratio itself)."""
+    if check.parity is not None:
+        return np.log(a) - np.log(b)
     sign = -1 if check.lower_is_better else 1
-    d = sign * (value_a - value_b) + check.margin
-    if f"{check.stem} sd" not in a:
-        return Outcome(INCONCLUSIVE, shown, f"{check.artefact} has no '{check.stem} sd' column: no spread over seeds")
-    if sd_a is None or sd_b is None or min(n_a, n_b) < 2:
-        return Outcome(INCONCLUSIVE, shown, f"{check.artefact}: fewer than 2 seeds, no spread to decide by")
-    se = math.sqrt(sd_a ** 2 / n_a + (sd_b ** 2 / n_b if b is not None else 0.0))
-    shown = f"{shown}; d = {d:+.2f}, 2 se = {Z * se:.2f}"
-    if d > Z * se:
-        return Outcome(REPRODUCED, shown, "beyond 2 standard errors of the seed means")
-    if d < -Z * se:
-        return Outcome(NOT_REPRODUCED, shown, "the opposite, beyond 2 standard errors of the seed means")
-    return Outcome(INCONCLUSIVE, shown, "within 2 standard errors of the seed means")
+    if check.factor is not None:
+        return sign * (np.log(a) - np.log(b) - math.log(check.factor))
+    return sign * (a - b) + check.margin
 
 
-def by_marks(check: Check, a: dict, b: dict) -> Outcome:
-    cell = a.get(f"{check.stem} significance")
-    if cell is None:
-        return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no '{check.stem} significance' column")
-    shown = f"{number(a[check.ours]):g} against {number(b[check.ours]):g}, marks '{cell}'"
-    if check.mark in cell:
-        return Outcome(REPRODUCED, shown, f"{check.mark}: paired bootstrap p < 0.05")
-    loss = by_spread(check, a, b)
-    if loss.verdict == NOT_REPRODUCED:
-        return Outcome(NOT_REPRODUCED, shown, f"no {check.mark}, and {loss.reason} ({loss.ours})")
-    return Outcome(INCONCLUSIVE, shown, f"no {check.mark}: paired bootstrap p >= 0.05")
+def resample_p(failures: np.ndarray) -> float:
+    """p = (1 + #{resamples on which the claim fails}) / (1 + R)."""
+    return float((1 + np.sum(failures)) / (1 + len(failures)))
 
 
-def by_levels(check: Check, a: dict, b: dict) -> Outcome:
-    delta, cell = number(a.get(f"{check.stem} Δ")), a.get(f"{check.stem} significance")
-    if cell is None or f"{check.stem} Δ" not in a:
-        return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no '{check.stem} Δ' and significance columns")
-    if delta is None:
-        return Outcome(INCONCLUSIVE, "", f"{check.artefact}: no Δ against {check.than} ({a.get('note', '')})")
-    shown = f"{number(a[check.ours]):g} against {number(b[check.ours]):g}, Δ = {delta:+g} {cell}".rstrip()
-    if not cell:
-        return Outcome(INCONCLUSIVE, shown, "the difference is not significant (paired bootstrap p >= 0.05)")
-    better = delta < 0 if check.lower_is_better else delta > 0
-    return Outcome(REPRODUCED if better else NOT_REPRODUCED, shown, f"{cell}: paired bootstrap, p < 0.05")
+def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, str]:
+    """(d, p of the claim, p of the opposite, method) by the nested paired bootstrap; a parity
+    check returns the p of being inside, and of being outside, its bounds."""
+    if b is not None and len(a.replicates[0]) != len(b.replicates[0]):
+        raise ValueError(f"{check.artefact}: {check.row} and {check.compared_name} were scored on different units "
+                         f"({len(a.replicates[0])} and {len(b.replicates[0])})")
+    units = len(a.replicates[0])
+    counts = draw_counts(units)
+    rng = np.random.default_rng(2019)
+    a_r = resampled(a, counts, rng)
+    b_r = resampled(b, counts, rng) if b is not None else np.full(RESAMPLES, check.threshold)
+    d = float(claimed(check, observed(a), observed(b) if b is not None else check.threshold))
+    d_r = claimed(check, a_r, b_r)
+    seeds = f"{len(a.replicates)}" + (f" and {len(b.replicates)}" if b is not None else "") + " seeds"
+    method = (f"paired bootstrap over {units} {UNIT_KINDS[a.kind]} ({RESAMPLES} resamples"
+              + (f", {seeds} redrawn on each" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else "")
+              + ")")
+    if check.parity is not None:
+        bound = math.log(1 + check.parity)
+        return (d, max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
+                min(resample_p(d_r <= bound), resample_p(d_r >= -bound)), method)
+    return d, resample_p(d_r <= 0), resample_p(d_r >= 0), method
 
 
-def decide(check: Check, table: list[dict] | None, missing: str = "") -> Outcome:
-    """A check's verdict on its table (None: not built, `missing` says why)."""
-    if table is None:
+def one_sided_p(excess: float, se: float, df: float) -> float:
+    """p of "the true difference exceeds 0", given the estimate `excess` with standard error `se`."""
+    if se == 0:
+        return 0.0 if excess > 0 else 1.0
+    return float(stats.t.sf(excess / se, df))
+
+
+def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, str] | str:
+    """(d, p of the claim, p of the opposite, method) by Welch's t on the replicates (log values
+    for a factor or parity), or the reason there is no spread to decide by."""
+    f = transform(check)
+    values_a = f(np.asarray(a.replicates, dtype=float))
+    values_b = f(np.asarray(b.replicates, dtype=float)) if b is not None else None
+    for cell, values in ((a, values_a), (b, values_b)):
+        if values is not None and len(values) < 2:
+            return f"one replicate of {cell.row} ({', '.join(cell.labels)}): no spread to decide by"
+    var_a = np.var(values_a, ddof=1) / len(values_a)
+    var_b = np.var(values_b, ddof=1) / len(values_b) if values_b is not None else 0.0
+    se = math.sqrt(var_a + var_b)
+    if values_b is None or se == 0:
+        df = len(values_a) - 1 + (len(values_b) - 1 if values_b is not None else 0)
+        method = (f"t on {len(values_a)} replicates against the threshold" if values_b is None
+                  else f"Welch's t on {len(values_a)} and {len(values_b)} replicates")
+    else:
+        df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1))
+        method = f"Welch's t on {len(values_a)} and {len(values_b)} replicates"
+    # the replicates are already on the log scale for a factor or parity: claimed() on exp(means)
+    mean_b = np.exp(np.mean(values_b)) if values_b is not None and f is np.log else (
+        np.mean(values_b) if values_b is not None else check.threshold)
+    d = float(claimed(check, np.exp(np.mean(values_a)) if f is np.log else np.mean(values_a), mean_b))
+    if check.parity is not None:
+        bound = math.log(1 + check.parity)
+        inside = max(one_sided_p(d + bound, se, df), one_sided_p(bound - d, se, df))
+        outside = min(one_sided_p(d - bound, se, df), one_sided_p(-bound - d, se, df))
+        return d, inside, outside, method
+    return d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method
+
+
+def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float) -> str:
+    other = (f"{value_b:.4g} ({check.compared_name}, {len(b.replicates)} replicates)" if b is not None
+             else f"{check.threshold:g}")
+    what = "log ratio" if check.parity is not None or check.factor is not None else "d"
+    return f"{value_a:.4g} ({len(a.replicates)} replicates) against {other}; {what} = {d:+.3g}"
+
+
+def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
+    """A check's verdict on its artefact's evidence (None: not built, `missing` says why)."""
+    if cells is None:
         return Outcome(INCONCLUSIVE, "", missing)
-    a = find_row(table, check, check.row)
-    b = find_row(table, check, check.than) if check.than is not None else None
-    for name, row in ((check.row, a), (check.than, b)):
-        if name is not None and row is None:
-            return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no row {name} (not selected in the config)")
-        if name is not None and number(row.get(check.ours)) is None:
-            return Outcome(INCONCLUSIVE, "", f"{check.artefact}, {name}: no '{check.ours}' ({column_note(row, check)})")
-    if check.test == "marks":
-        return by_marks(check, a, b)
-    if check.test == "levels":
-        return by_levels(check, a, b)
-    return by_spread(check, a, b)
+    a = cells.get((check.row, check.column, check.x))
+    b = cells.get(check.compared) if check.compared is not None else None
+    at = f" at x = {check.x:g}" if check.x is not None else ""
+    for (name, column), cell in (((check.row, check.column), a), ((check.compared or (None, None))[:2], b)):
+        if name is not None and cell is None:
+            return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no evidence for {name} in {column}{at} "
+                                             "(not selected in the config, or not computed: see its note)")
+    if b is not None and a.kind != b.kind:
+        raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
+    if a.kind == "value":
+        result = by_t(check, a, b)
+        if isinstance(result, str):
+            return Outcome(INCONCLUSIVE, f"{observed(a):.4g}", result)
+    else:
+        result = by_bootstrap(check, a, b)
+    d, p_claim, p_opposite, method = result
+    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, d)
+    if check.parity is not None:
+        bounds = f"±{check.parity:.0%}"
+        if p_claim < ALPHA:
+            return Outcome(REPRODUCED, shown, f"{method}: within {bounds}, p = {p_claim:.3g}")
+        if p_opposite < ALPHA:
+            return Outcome(NOT_REPRODUCED, shown, f"{method}: outside {bounds}, p = {p_opposite:.3g}")
+        return Outcome(INCONCLUSIVE, shown, f"{method}: neither within nor outside {bounds} at p < {ALPHA:g}")
+    if p_claim < ALPHA:
+        return Outcome(REPRODUCED, shown, f"{method}: p = {p_claim:.3g}")
+    if p_opposite < ALPHA:
+        return Outcome(NOT_REPRODUCED, shown, f"{method}: the opposite, p = {p_opposite:.3g}")
+    return Outcome(INCONCLUSIVE, shown, f"{method}: p = {p_claim:.3g}, not below {ALPHA:g} either way")
 
 
 def verdict(outcomes: list[Outcome]) -> str:
@@ -183,13 +227,12 @@ def verdict(outcomes: list[Outcome]) -> str:
     return NOT_REPRODUCED if NOT_REPRODUCED in verdicts else INCONCLUSIVE
 
 
-def read_table(path: Path) -> list[dict]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+def evidence_path(paper: str, artefact: str) -> str:
+    return f"results/{paper}/{artefact}.evidence.json" if artefact.startswith("table") else f"results/{paper}/{artefact}.csv"
 
 
-def table_path(paper: str, artefact: str) -> str:
-    return f"results/{paper}/{artefact}.csv"
+def read_evidence(path: str) -> dict:
+    return evidence.read(path) if path.endswith(".evidence.json") else evidence.read_figure(path)
 
 
 def paper_claims(paper: str) -> tuple[Claim, ...]:
@@ -198,23 +241,24 @@ def paper_claims(paper: str) -> tuple[Claim, ...]:
     return tuple(getattr(registry.paper_module(paper), "CLAIMS", ()))
 
 
-def table_paths(configured: list[tuple[str, str]]) -> list[str]:
-    """The table CSVs the claims of the configured artefacts ((paper, artefact) pairs) read."""
+def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
+    """The evidence files (a table's .evidence.json, a figure's .csv) the claims of the configured
+    artefacts ((paper, artefact) pairs) read."""
     papers = {paper for paper, _ in configured}
     needed = {(paper, c.artefact) for paper in papers for claim in paper_claims(paper) for c in claim.checks}
-    return sorted(table_path(p, a) for p, a in needed if (p, a) in set(configured) and a.startswith("table"))
+    return sorted(evidence_path(p, a) for p, a in needed if (p, a) in set(configured))
 
 
-def claim_rows(papers: list[str], tables: dict[str, list[dict]], data_notes: dict[str, str]) -> list[dict]:
+def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, str]) -> list[dict]:
+    """One row per claim of `papers`, decided on `found` (evidence path -> its cells)."""
     rows = []
     for paper in papers:
         for claim in paper_claims(paper):
             outcomes = []
             for check in claim.checks:
-                path = table_path(paper, check.artefact)
-                why = (f"{check.artefact} is a figure: it writes no table to decide by" if check.artefact.startswith("figure")
-                       else f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)")
-                outcomes.append(decide(check, tables.get(path), why))
+                path = evidence_path(paper, check.artefact)
+                why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
+                outcomes.append(decide(check, found.get(path), why))
             rows.append({"id": f"{paper}:{claim.id}", "paper": paper, "claim": claim.statement, "measure": claim.measure,
                          "paper's numbers": claim.paper, "ours": "; ".join(o.ours for o in outcomes if o.ours),
                          "verdict": verdict(outcomes), "decided by": "; ".join(o.reason for o in outcomes),
@@ -226,26 +270,28 @@ COLUMNS = ["id", "claim", "measure", "paper's numbers", "ours", "verdict", "deci
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow_src import render
+    from workflow_src import tables
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", required=True)
-    parser.add_argument("--tables", nargs="*", default=[], help="the table CSVs built in this run")
+    parser.add_argument("--evidence", nargs="*", default=[], help="the evidence files built in this run")
     parser.add_argument("--data-notes", type=json.loads, required=True, help="JSON: paper -> its data note")
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
-    tables = {os.path.normpath(path): read_table(Path(path)) for path in args.tables if path}
-    rows = claim_rows(args.papers, tables, args.data_notes)
+    found = {os.path.normpath(path): read_evidence(path) for path in args.evidence if path}
+    rows = claim_rows(args.papers, found, args.data_notes)
     notes = sorted(set(args.data_notes.values()))
     data_note = notes[0] if len(notes) == 1 else "per row (the CSV's data column)"
     title = "Headline claims of the papers, and whether this run reproduces them"
-    footer = ["Verdicts from the tables' own statistics (paired bootstrap marks, or 2 standard errors of the seed "
-              "means), never by eye; see workflow_src/claims.py. Inconclusive rows say what is missing."]
-    prefix = args.out_prefix
-    write_text(prefix.with_suffix(".csv"), render.to_csv(COLUMNS + ["data"], rows))
-    write_text(prefix.with_suffix(".md"), render.to_markdown(title, data_note, COLUMNS, rows, footer))
-    write_text(prefix.with_suffix(".html"), render.to_html(title, data_note, COLUMNS, rows))
-    print(render.to_markdown(title, data_note, COLUMNS, rows, footer))
+    footer = [f"Each claim is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity and F1 by "
+              "a paired bootstrap over test sentences (or blocks of test tokens) with each system's seeds redrawn, "
+              "timings and per-seed values by Welch's t over their replicates (workflow_src/claims.py). "
+              "Inconclusive rows say what is missing or how far from significance they are."]
+    prefix = args.out_prefix  # the CSV keeps each row's own data note
+    write_text(prefix.with_suffix(".csv"), tables.to_csv(COLUMNS + ["data"], rows))
+    write_text(prefix.with_suffix(".md"), tables.to_markdown(title, data_note, COLUMNS, rows, footer))
+    write_text(prefix.with_suffix(".html"), tables.to_html(title, data_note, COLUMNS, rows))
+    print(tables.to_markdown(title, data_note, COLUMNS, rows, footer))
 
 
 if __name__ == "__main__":

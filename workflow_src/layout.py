@@ -24,7 +24,8 @@ from workflow_src import compilation
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
                                    MeteorByFrequency, NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves,
                                    PerplexityTable, RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
-                                   SubspaceSweep, Throughput, all_experiments, artefact, language_model)
+                                   SubspaceSweep, Throughput, all_experiments, artefact, language_model,
+                                   language_model_paper)
 from workflow_src.registry import experiment as registry_experiment
 
 RESULTS = "results"
@@ -158,8 +159,10 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
             raise ValueError(f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} "
                              f"{artefact_id} (rows: {', '.join(known) or 'it has none to choose'})")
     settings = config["papers"][paper][artefact_id]
+    seeds = settings.get("seeds", config["train"]["seeds"])
     return Context(
-        seeds=tuple(settings.get("seeds", config["train"]["seeds"])),
+        seeds=tuple(config["train"]["seeds"] if isinstance(seeds, dict) else seeds),
+        seeds_by_dataset={dataset: tuple(values) for dataset, values in seeds.items()} if isinstance(seeds, dict) else {},
         pairs={name: tuple(pair for pair in d["pairs"] if pair in settings.get("pairs", {}).get(name, d["pairs"]))
                for name, d in config["datasets"].items() if "pairs" in d},
         rows=None if rows == "all" else tuple(rows),
@@ -190,7 +193,7 @@ def _(table: ScoreTable, ctx, paper, artefact_id):
             files += [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric) for j in jobs]
             if row.tune or table.parameters:  # the development scores that choose among the candidates, |Θ|
                 files += [metrics_path(j) for j in jobs]
-            if (table.significance or table.significance_levels) and jobs:  # the test sentences, resampled
+            if jobs:  # the test sentences, which the significance marks and the claims resample
                 tokenized = column.metric == "bleu_tok"
                 files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search, tokenized) for j in jobs]
                 files.append(f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/test.{column.pair.split('-')[1]}")
@@ -384,10 +387,10 @@ def schedule_settings(train: dict, group: str) -> dict:
 
 def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
     """The full spec of one language model (`workflow_src.train_lm`): the paper's settings for its
-    size and corpus (`papers.tying`) and the configured ones (config `lm`)."""
-    from workflow_src.papers import tying
-
+    size and corpus (`registry.language_model_paper`: the tying paper's) and the configured ones
+    (config `lm`)."""
     model = language_model(name)
+    tying = language_model_paper(name)
     if "lm" not in config:
         raise ValueError(f"language model {name}: the config has no `lm` section (config.yaml has one to copy)")
     lm = config["lm"]

@@ -119,6 +119,10 @@ class Context:
     corpora: tuple[str, ...] = ()  # configured language-modelling data sets
     sweeps: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # swept parameter -> values
     queries: tuple[str, ...] | None = None  # the words a representation table asks about, if configured
+    seeds_by_dataset: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)  # else `seeds`
+
+    def dataset_seeds(self, dataset: str) -> tuple[int, ...]:
+        return tuple(self.seeds_by_dataset.get(dataset, self.seeds))
 
     def sweep(self, panel: "SubspaceSweep") -> list[tuple[float, str]]:
         """(value, language model) at each point of a sweep: the configured values of its
@@ -131,7 +135,8 @@ class Context:
         return "" if corpus.base in self.corpora else f"{corpus.name}: data set {corpus.base} not configured"
 
     def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
-        return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.seeds]
+        return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed)
+                                                      for seed in self.dataset_seeds(corpus.base)]
 
     def lm_row_jobs(self, corpus: "Corpus", experiment: str, tune: str | None) -> list[Job]:
         """Every job behind a language model's cell: each seed of each of its candidates."""
@@ -167,7 +172,7 @@ class Context:
     def jobs(self, column: Column, experiment: str) -> list[Job]:
         if self.status(column):
             return []
-        return [Job(column.dataset, column.pair, experiment, seed) for seed in self.seeds]
+        return [Job(column.dataset, column.pair, experiment, seed) for seed in self.dataset_seeds(column.dataset)]
 
     def row_jobs(self, column: Column, experiment: str, tune: str | tuple[str, ...] | None) -> list[Job]:
         """Every job behind a row: each seed of each of its candidates."""
@@ -483,6 +488,13 @@ def experiment(name: str) -> Experiment:
 def language_model(name: str) -> LanguageModel:
     """A language model by name, variants (`variant`) included."""
     return _resolve(name, language_models(), "language model")
+
+
+def language_model_paper(name: str):
+    """The paper module that defines language model `name` (variants included): its training
+    settings (TAU, LAYERS, DROPOUT, SCHEDULE, SESSIONS, init_range) are that paper's."""
+    base = name.partition("@")[0]
+    return next(paper_module(p) for p in PAPERS if base in getattr(paper_module(p), "LANGUAGE_MODELS", {}))
 
 
 def all_experiments() -> dict[str, Experiment]:

@@ -12,17 +12,15 @@ compute is empty and its row's `note` says why. Metric signatures travel with th
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import functools
-import html
-import io
 import json
 import statistics
 from pathlib import Path
 
-from workflow_src import analysis, deviations, layout, registry, significance
-from workflow_src.atomic import read_lines, write_text
+from workflow_src import analysis, deviations, evidence, layout, registry, significance, table_evidence
+from workflow_src.atomic import read_lines
+from workflow_src.tables import to_markdown, write_table
 
 
 def context_argument(config: dict, paper: str, artefact_id: str) -> str:
@@ -102,6 +100,24 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
     return columns, rows, footer
 
 
+def score_evidence(table: registry.ScoreTable, ctx: registry.Context) -> list[evidence.Cell]:
+    """Per row and configured column, each chosen seed's BLEU statistics per test sentence: what
+    the claims' bootstrap resamples (`workflow_src/claims.py`)."""
+    rows = layout.selected_rows(ctx, table)
+    chosen = {(row.experiment, column): analysis.chosen_jobs(ctx, column, row.experiment, row.tune)[0]
+              for row in rows for column in table.columns}
+    search = {row.experiment: row.search for row in table.rows}
+    cells = []
+    for column in table.columns:
+        if ctx.status(column):
+            continue
+        _, statistics_of = sentence_statistics_by_seed(column, chosen, search)
+        cells += [evidence.Cell(row.experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(row.experiment)),
+                                evidence.seed_labels(j.seed for j in chosen[row.experiment, column]))
+                  for row in rows if chosen[row.experiment, column]]
+    return cells
+
+
 def sentence_statistics_by_seed(column: registry.Column, chosen: dict, search: dict[str, str]):
     """experiment -> its seeds' BLEU statistics per test sentence in `column` (of its `search`'s
     output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
@@ -152,51 +168,6 @@ def significance_marks(table: registry.ScoreTable, ctx: registry.Context, rows: 
             out[f"{column.name} significance"] = "".join(marks)
 
 
-def fmt(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:.2f}"
-    return str(value)
-
-
-def to_csv(columns: list[str], rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: fmt(row.get(c)) for c in columns})
-    return buffer.getvalue()
-
-
-def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = ()) -> str:
-    shown = [c for c in columns if c not in ("signature", "experiment", "data")]
-    lines = [f"# {title}", "", f"Data: {data_note}", "",
-             "| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
-    lines += ["| " + " | ".join(fmt(row.get(c)) for c in shown) + " |" for row in rows]
-    lines += [""] + list(footer)
-    signatures = sorted({s for row in rows for s in row.get("signature", "").split(" | ") if s})
-    lines += [f"Signature: `{s}`" for s in signatures]
-    return "\n".join(lines) + "\n"
-
-
-def to_html(title: str, data_note: str, columns: list[str], rows: list[dict]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(row.get(c)))}</td>" for c in columns) + "</tr>" for row in rows)
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}</style></head>"
-            f"<body><h1>{html.escape(title)}</h1><p>Data: {html.escape(data_note)}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n")
-
-
-def write_table(out_csv: Path, out_md: Path, out_html: Path, title: str, data_note: str, columns: list[str],
-                rows: list[dict], footer: list[str] = ()) -> None:
-    """The CSV repeats the data note on every row, so the file alone says where its numbers come from."""
-    write_text(out_csv, to_csv(columns + ["data"], [{**row, "data": data_note} for row in rows]))
-    write_text(out_md, to_markdown(title, data_note, columns, rows, footer))
-    write_text(out_html, to_html(title, data_note, columns, rows))
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True)
@@ -215,10 +186,13 @@ def main(argv: list[str] | None = None) -> None:
         return
     if isinstance(artefact, registry.ScoreTable):
         columns, rows, footer = score_table(artefact, ctx)
+        cells = score_evidence(artefact, ctx)
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
+        cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
     footer = [*footer, *deviations.footer(args.paper, args.artefact)]
     prefix = args.out_prefix
+    evidence.write(prefix.with_suffix(".evidence.json"), cells)
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
                 title, args.data_note, columns, rows, footer)
     print(to_markdown(title, args.data_note, columns, rows, footer))

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from workflow_src.render import write_table
+from workflow_src.tables import write_table
 
 VMF = "vMF §4.1"
 JOINT = "joint §4.1"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workflow_src.atomic import write_text
 from workflow_src.plan.tables import to_csv, to_markdown
-from workflow_src.render import to_html
+from workflow_src.tables import to_html
 
 
 def actual_seconds(kind: str, records: list[dict]) -> float:

@@ -1,0 +1,117 @@
+"""The evidence a claim is decided by, written with each artefact it reads.
+
+A table writes `results/<paper>/<table>.evidence.json`; a figure writes its data as
+`results/<paper>/<figure>.csv`. Both hold `Cell`s: the measurements behind one number of the
+artefact, one replicate per seed (or per timed repeat), so that a claim's test can count the
+variance between seeds and within the test set, not only compare two means:
+
+    kind        replicate                                        the number it gives
+    bleu        BLEU's sufficient statistics per test sentence   corpus BLEU of the summed statistics
+                (10 integers each, sacrebleu's order)
+    perplexity  [negative log-likelihood in nats, tokens] per    exp(sum of NLL / sum of tokens)
+                fixed block of test tokens (`BLOCK_TOKENS`)
+    f1          [matched, hypothesis, reference] word counts     2 matched / (hypothesis + reference)
+                per test sentence (one frequency bin's words)
+    value       one number (a timing, a ratio, a distance)       the number itself
+
+A figure's CSV has one line per replicate of each point: `panel, series, x, y, replicate` (the
+replicate "seed 3" or "repeat 2"); its cells are kind `value`, addressed by (series, panel, x).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+from workflow_src.atomic import write_text
+
+KINDS = ("bleu", "perplexity", "f1", "value")
+BLOCK_TOKENS = 1000  # a perplexity block: long enough that neighbouring blocks are nearly independent
+FIGURE_COLUMNS = ("panel", "series", "x", "y", "replicate")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """The replicates behind the number of `row` (the artefact's row key) in `column` (its column
+    stem, "fr-en", "PTB test", or a figure's panel) at `x` (a figure's x; None in a table)."""
+
+    row: str
+    column: str
+    kind: str
+    replicates: tuple  # bleu, perplexity, f1: one list of per-unit lists per replicate; value: floats
+    labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
+    x: float | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"evidence of {self.row}, {self.column}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if len(self.replicates) != len(self.labels):
+            raise ValueError(f"evidence of {self.row}, {self.column}: {len(self.replicates)} replicates, "
+                             f"{len(self.labels)} labels")
+
+    @property
+    def key(self) -> tuple[str, str, float | None]:
+        return self.row, self.column, self.x
+
+
+def seed_labels(seeds) -> tuple[str, ...]:
+    return tuple(f"seed {s}" for s in seeds)
+
+
+def repeat_labels(count: int) -> tuple[str, ...]:
+    return tuple(f"repeat {i}" for i in range(1, count + 1))
+
+
+def perplexity_blocks(token_nll: list[float], block: int = BLOCK_TOKENS) -> list[list[float]]:
+    """[NLL sum, tokens] of consecutive blocks of `block` tokens (the last may be shorter)."""
+    return [[float(sum(token_nll[i:i + block])), len(token_nll[i:i + block])] for i in range(0, len(token_nll), block)]
+
+
+def to_json(cells: list[Cell]) -> str:
+    return json.dumps({"cells": [dataclasses.asdict(c) for c in cells]}, separators=(",", ":")) + "\n"
+
+
+def write(path: str | Path, cells: list[Cell]) -> None:
+    write_text(path, to_json(cells))
+
+
+def read(path: str | Path) -> dict[tuple, Cell]:
+    """A table's evidence file, keyed by (row, column, None)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        cells = [Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: not an evidence file ({error})") from error
+    return {c.key: c for c in cells}
+
+
+def figure_csv(points: list[dict]) -> str:
+    """A figure's data: `points` are dicts of FIGURE_COLUMNS, one per replicate of a point."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIGURE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for point in points:
+        writer.writerow({c: "" if point.get(c) is None else point[c] for c in FIGURE_COLUMNS})
+    return buffer.getvalue()
+
+
+def read_figure(path: str | Path) -> dict[tuple, Cell]:
+    """A figure's CSV as `value` cells keyed by (series, panel, x); points without a y are left out."""
+    grouped: dict[tuple, list[tuple[str, float]]] = {}
+    with Path(path).open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != FIGURE_COLUMNS:
+            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {', '.join(FIGURE_COLUMNS)}")
+        for line, point in enumerate(reader, start=2):
+            if point["y"] == "":
+                continue
+            try:
+                x = float(point["x"]) if point["x"] != "" else None
+                grouped.setdefault((point["series"], point["panel"], x), []).append((point["replicate"], float(point["y"])))
+            except ValueError as error:
+                raise ValueError(f"{path}, line {line}: {error}") from error
+    return {key: Cell(key[0], key[1], "value", tuple(y for _, y in points), tuple(r for r, _ in points), key[2])
+            for key, points in grouped.items()}

@@ -1,0 +1,107 @@
+"""What a paper module lists beside its experiments and artefacts: its headline claims (`Claim`,
+each decided by `Check`s, `workflow_src/claims.py`) and its deviations ledger (`Deviation`,
+`workflow_src/deviations.py`). Plain records: a paper module imports these and the registry's
+types, nothing that reads results or renders them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """In `column` of `artefact`, `row` is better than `than` (another row), than the same row's
+    `than_column` (a table whose columns are the systems), or than `threshold`.
+
+    With d = ours(row) - ours(than) (negated when `lower_is_better`), the claim is d + margin > 0
+    ("within 1 BLEU of": margin 1). With `factor`, it compares ratios: ours(row) / ours(than)
+    below `factor` (lower is better) or above it. With `parity`, the claim is that the two are the
+    same within a relative `parity` (|log ratio| < log(1 + parity)). `x` picks a figure's point.
+    How it is decided depends on the evidence's kind (`workflow_src/claims.py`).
+    """
+
+    artefact: str  # table1, figure2, ... of the claim's paper
+    column: str  # the column stem ("fr-en", "PTB test", "ms per batch"), or a figure's panel
+    row: str  # the row key (experiment, pair, statistic, bin) or a figure's series
+    than: str | None = None
+    than_column: str | None = None
+    threshold: float | None = None
+    lower_is_better: bool = False
+    margin: float = 0.0
+    factor: float | None = None
+    parity: float | None = None
+    x: float | None = None
+
+    def __post_init__(self):
+        compared = self.than is not None or self.than_column is not None
+        if compared == (self.threshold is not None):
+            raise ValueError(f"check of {self.row}: compare with `than` (or `than_column`) or a `threshold`, not both")
+        if self.parity is not None and (not compared or self.factor is not None or self.margin):
+            raise ValueError(f"check of {self.row}: parity compares two cells, without a factor or margin")
+        if self.factor is not None and (not compared or self.margin or self.factor <= 0):
+            raise ValueError(f"check of {self.row}: a factor (> 0) compares two cells, without a margin")
+
+    @property
+    def compared(self) -> tuple[str, str, float | None] | None:
+        """The (row, column, x) of the cell compared with, or None for a threshold."""
+        if self.threshold is not None:
+            return None
+        return (self.than if self.than is not None else self.row, self.than_column or self.column, self.x)
+
+    @property
+    def compared_name(self) -> str:
+        return self.than if self.than_column is None else f"{self.than or self.row}, {self.than_column}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    id: str  # C1, C2, ... within its paper
+    statement: str  # where the paper says it (abstract, §, table)
+    measure: str  # what is compared, and the rule that decides
+    paper: str  # the paper's numbers, as it prints them
+    checks: tuple[Check, ...]
+
+
+# What our default is, against the paper:
+#   deviation: our default differs from the paper (or the paper is silent and we had to choose)
+#   faithful:  our default follows the paper; the setting offers the other reading (or a fix has landed)
+#   extra:     something the paper does not have, added beside its results and named as such
+STATES = ("deviation", "faithful", "extra")
+
+
+@dataclasses.dataclass(frozen=True)
+class Deviation:
+    """One entry of a paper's ledger; `id` (D1, D2, ...) is what table footers cite."""
+
+    id: str
+    topic: str
+    paper: str  # what the paper says (or "silent")
+    ours: str  # what we do by default
+    why: str
+    effect: str  # the expected effect on the numbers
+    setting: str  # a dotted config key, or a code path `workflow_src/<module>.py:<attribute>`
+    artefacts: tuple[str, ...] = ()  # the artefacts it affects (table1, figure2, ...); () for none in particular
+    state: str = "deviation"
+
+    def __post_init__(self):
+        if self.state not in STATES:
+            raise ValueError(f"deviation {self.id}: state {self.state!r} is not one of {', '.join(STATES)}")
+        if not self.id.startswith("D") or not self.id[1:].isdigit():
+            raise ValueError(f"deviation {self.id!r}: ids are D1, D2, ...")
+
+
+def mixed_precision(entry_id: str, artefacts: tuple[str, ...]) -> Deviation:
+    """The entry every paper's ledger carries: the papers trained in fp32, our GPU default is bf16
+    autocast around the output layers (`workflow_src/precision.py`)."""
+    return Deviation(
+        entry_id, "arithmetic precision", "fp32 (silent: no mixed precision is mentioned, and the GPUs of the time "
+        "trained in fp32)", "train.precision auto: on CUDA, bf16 autocast around the output layers' products only "
+        "(hidden x vocabulary, the joint layer's g_out(E)); the LSTMs, attention, losses, log C_m and softmax "
+        "normalisation in fp32 or wider; on the CPU (the demo) fp32 throughout",
+        "the output layers' products are most of a step's FLOPs at the papers' vocabularies, and bf16 runs them "
+        "several times faster on tensor cores; the LSTMs stay fp32 because CUDA autocast would run cuDNN's in fp16",
+        "logits and predicted vectors rounded to bf16 (8 significant bits) before an fp32 loss; expected within "
+        "seed noise, not measured at scale here (results/gpu_check.md compares losses and gradients with fp32 on "
+        "your GPU before training)", "train.precision", artefacts)
+
+
