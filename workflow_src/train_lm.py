@@ -65,7 +65,9 @@ train_loss_improvement (the relative improvement above, null for the first k epo
 converged) and, at the end,
 `model.pt` (the kept epoch's: spec, state_dict, itos, epoch; a hard link to `kept.pt`) and
 `perplexity.json` (its validation and test perplexity, units per layer, parameter count, d(Lᵀ, W) of
-appendix B, and `stopped`: why training ended).
+appendix B, `stopped`: why training ended, and `valid_blocks` / `test_blocks`: [NLL sum in nats,
+tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens in the order of the text, the
+evaluation's every token, so that exp(Σ NLL / Σ tokens) is the perplexity: a claim's evidence).
 Once training ends, `checkpoint.pt` keeps only the history and a `finished` mark (no weights), so a
 rerun scores `kept.pt` again without training.
 """
@@ -89,6 +91,7 @@ from workflow_src import compilation, precision as precisions
 from workflow_src.gpu import job_device
 from workflow_src.precision import at_least_fp32
 from workflow_src.archives import CorpusError
+from workflow_src.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.model.lm import LSTMLanguageModel, build_model, perplexity
 from workflow_src.model.lm_losses import OBJECTIVES, build_objective
 from workflow_src.model.losses import cross_entropy
@@ -220,16 +223,31 @@ def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
-    """Perplexity of batchified data, each column read from a zero state."""
+def token_nll(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> torch.Tensor:
+    """-log p(w_t | w_<t) in nats (float64, on the host) of every predicted token of batchified
+    data, each column read from a zero state, in the order of the text: column by column (each a
+    contiguous stretch of it), each but its first token."""
     model.eval()
     hidden = model.init_hidden(data.shape[1])
-    nll = torch.zeros((), dtype=torch.float64, device=data.device)  # read once, at the end
+    nll = []
     for inputs, targets in segments(data, bptt):
         with precisions.autocast(precision, data.device):
             logits, _, hidden = model(inputs, hidden)
-        nll += cross_entropy(logits.flatten(0, 1), targets.flatten()).double().sum()
-    return perplexity(nll.item(), predicted_tokens(data))
+        nll.append(cross_entropy(logits.flatten(0, 1), targets.flatten()).double().view(targets.shape))
+    return torch.cat(nll).t().flatten().cpu()
+
+
+def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
+    """Perplexity of batchified data, each column read from a zero state."""
+    return perplexity(token_nll(model, data, bptt, precision).sum().item(), predicted_tokens(data))
+
+
+def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str) -> tuple[float, list[list[float]]]:
+    """(perplexity, [NLL sum in nats, tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens
+    in the order of the text), the perplexity exp(sum of the blocks' NLL / sum of their tokens)."""
+    nll = token_nll(model, data, bptt, precision)
+    blocks = perplexity_blocks(nll.tolist())
+    return perplexity(sum(b[0] for b in blocks), sum(b[1] for b in blocks)), blocks
 
 
 def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32") -> tuple[float, float, int]:
@@ -344,17 +362,20 @@ def train(spec: dict, args, device: torch.device) -> None:
     write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
     model, _ = load_language_model(kept_path, device)
     kept_epoch = kept(spec, history)
+    (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
+        scored(model, data, spec["bptt"], precision) for data in (valid_data, test_data))
     result = {
         "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
-        "valid_perplexity": evaluate(model, valid_data, spec["bptt"], precision),
-        "test_perplexity": evaluate(model, test_data, spec["bptt"], precision),
+        "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
         "stopped": stopped(spec, history),
         "train_tokens": len(train_stream),
         "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
-                       "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data)},
+                       "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data),
+                       "block_tokens": BLOCK_TOKENS},
+        "valid_blocks": valid_blocks, "test_blocks": test_blocks,
     }
     publish(kept_path, out_dir / "model.pt")
     write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
