@@ -35,6 +35,12 @@ def time_to_convergence(history: list[dict]) -> tuple[float, int, bool]:
     return lowest["train_seconds_total"], lowest["epoch"], lowest is not history[-1]
 
 
+def convergence_times(ctx: Context, column, system) -> tuple[list[Job], list[tuple[float, int, bool]]]:
+    """A system's jobs on one pair, and each one's `time_to_convergence`."""
+    jobs = ctx.system_jobs(column, system)
+    return jobs, [time_to_convergence(read_metrics(j)) for j in jobs]
+
+
 def development_bleu(job: Job) -> float:
     """The development BLEU of the epoch training kept (the last that improved)."""
     return [r for r in read_metrics(job) if r.get("best")][-1]["dev_bleu"]
@@ -42,7 +48,7 @@ def development_bleu(job: Job) -> float:
 
 def validation_perplexity(job: Job) -> float:
     """The validation perplexity of the epoch a language model's training kept."""
-    return json.loads(Path(f"{layout.lm_dir(job)}/perplexity.json").read_text())["valid_perplexity"]
+    return read_perplexity(job)["valid_perplexity"]
 
 
 def chosen_jobs(ctx: Context, column, experiment: str, tune: str | tuple[str, ...] | None) -> tuple[list[Job], str]:
@@ -102,12 +108,11 @@ def convergence(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_i
     for column in artefact.columns:
         out, notes = {"pair": column.name}, []
         for s in artefact.systems:
-            jobs = ctx.system_jobs(column, s)
             out[f"{s.name} paper (h)"] = artefact.paper_hours.get(column.name, {}).get(s.name)
-            if not jobs:
+            if ctx.status(column):
                 notes.append(ctx.status(column))
                 break
-            measured = [time_to_convergence(read_metrics(j)) for j in jobs]
+            jobs, measured = convergence_times(ctx, column, s)
             out[f"{s.name} ours (s)"] = mean([seconds for seconds, _, _ in measured])
             out[f"{s.name} converged epoch"] = " ".join(f"{epoch}{'' if converged else '+'}"
                                                         for _, epoch, converged in measured)
@@ -141,30 +146,65 @@ def bin_label(low: int, high: int | None) -> str:
     return f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
 
 
-def binned_f1(references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins) -> list[dict]:
-    """Unigram precision, recall and F1 of test words grouped by training frequency.
-
-    Per sentence, a word matches min(#hyp, #ref) times; per bin, P = matches / hypothesis words,
-    R = matches / reference words, F1 = 2PR / (P + R). Bin 0 holds words unseen in training.
-    """
-    matched, in_hyp, in_ref = Counter(), Counter(), Counter()
+def sentence_bin_counts(references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins) -> list[list[list[int]]]:
+    """Per test sentence, per bin (bin 0: words unseen in training, then `bins`), [matched,
+    hypothesis words, reference words] of the words whose training frequency falls in the bin;
+    a word matches min(#hyp, #ref) times in its sentence."""
     all_bins = [(0, 0), *bins]
+    out = []
     for ref, hyp in zip(references, hypotheses, strict=True):
+        counts = [[0, 0, 0] for _ in all_bins]
         r, h = Counter(ref.split()), Counter(hyp.split())
         for word in r.keys() | h.keys():
             b = frequency_bin(train_counts.get(word, 0), all_bins)
             if b is None:
                 continue
-            matched[b] += min(r[word], h[word])
-            in_hyp[b] += h[word]
-            in_ref[b] += r[word]
-    out = []
-    for b in range(len(all_bins)):
-        precision = matched[b] / in_hyp[b] if in_hyp[b] else 0.0
-        recall = matched[b] / in_ref[b] if in_ref[b] else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out.append({"precision": precision, "recall": recall, "f1": f1, "reference_words": in_ref[b]})
+            counts[b][0] += min(r[word], h[word])
+            counts[b][1] += h[word]
+            counts[b][2] += r[word]
+        out.append(counts)
     return out
+
+
+def binned_f1(references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins) -> list[dict]:
+    """Unigram precision, recall and F1 of test words grouped by training frequency.
+
+    Per sentence, a word matches min(#hyp, #ref) times (`sentence_bin_counts`); per bin, P =
+    matches / hypothesis words, R = matches / reference words, F1 = 2PR / (P + R) (= 2 matches /
+    (hypothesis + reference words)). Bin 0 holds words unseen in training.
+    """
+    return bin_scores(sentence_bin_counts(references, hypotheses, train_counts, bins), len(bins) + 1)
+
+
+def bin_scores(per_sentence: list[list[list[int]]], bins: int) -> list[dict]:
+    """Per bin, P, R and F1 of the summed [matched, hypothesis, reference] counts of every sentence."""
+    out = []
+    for b in range(bins):
+        matched, in_hyp, in_ref = (sum(sentence[b][i] for sentence in per_sentence) for i in range(3))
+        precision = matched / in_hyp if in_hyp else 0.0
+        recall = matched / in_ref if in_ref else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out.append({"precision": precision, "recall": recall, "f1": f1, "reference_words": in_ref})
+    return out
+
+
+def rare_word_bins(artefact: RareWordTable) -> list[str]:
+    """The table's bin labels, as its "training frequency" column writes them: unseen words first."""
+    return ["0 (unseen)"] + [bin_label(*bounds) for bounds in artefact.bins]
+
+
+def rare_word_counts(artefact: RareWordTable, ctx: Context) -> dict[str, list[tuple[Job, list]]]:
+    """System name -> (job, `sentence_bin_counts` of its test output) per job (its seeds), from
+    the tokenized, truecased references and output after <unk> replacement."""
+    column = artefact.column
+    tgt = column.pair.split("-")[1]
+    data = layout.data_dir(column.dataset, column.pair)
+    references = read_lines(Path(f"{data}/tok/test.{tgt}"))
+    counts = dict(read_counts(Path(f"{data}/vocab/{tgt}.tsv")))
+    return {s.name: [(j, sentence_bin_counts(references, read_lines(Path(layout.hypothesis_path(
+                         j.dataset, j.pair, j.experiment, j.seed, tokenized=True))), counts, artefact.bins))
+                     for j in ctx.system_jobs(column, s)]
+            for s in artefact.systems}
 
 
 @table.register
@@ -178,19 +218,12 @@ def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: s
     column = artefact.column
     if ctx.status(column):
         return columns, [{"training frequency": bin_label(*b), "note": ctx.status(column)} for b in artefact.bins], []
-    tgt = column.pair.split("-")[1]
-    data = layout.data_dir(column.dataset, column.pair)
-    references = read_lines(Path(f"{data}/tok/test.{tgt}"))
-    counts = dict(read_counts(Path(f"{data}/vocab/{tgt}.tsv")))
-    results = {
-        s.name: [binned_f1(references, read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True))),
-                           counts, artefact.bins) for j in ctx.system_jobs(column, s)]
-        for s in systems
-    }
+    labels = rare_word_bins(artefact)
+    results = {name: [bin_scores(counts, len(labels)) for _, counts in runs]
+               for name, runs in rare_word_counts(artefact, ctx).items()}
     rows = []
-    for b, bounds in enumerate([(0, 0), *artefact.bins]):
-        label = "0 (unseen)" if bounds == (0, 0) else bin_label(*bounds)
-        out = {"training frequency": label, "note": "not in the paper" if bounds == (0, 0) else ""}
+    for b, label in enumerate(labels):
+        out = {"training frequency": label, "note": "not in the paper" if b == 0 else ""}
         for s in systems:
             paper = artefact.paper.get(label, {}).get(s.name)
             ours = mean([per_seed[b]["f1"] for per_seed in results[s.name]])
@@ -203,6 +236,15 @@ def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: s
     return columns, rows, footer
 
 
+def neighbour_measurements(artefact: NeighbourTable, ctx: Context) -> dict[str, tuple[list[Job], list[dict], str]]:
+    """System name -> (its chosen jobs, each one's neighbour statistics, the tuning note)."""
+    out = {}
+    for s in artefact.systems:
+        jobs, tuning = chosen_jobs(ctx, artefact.column, s.experiment_for(artefact.column), s.tune)
+        out[s.name] = (jobs, [json.loads(Path(layout.neighbours_path(j)).read_text()) for j in jobs], tuning)
+    return out
+
+
 @table.register
 def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: str):
     """Syn-margin Table 2: per statistic (rows), each system's value, the paper's beside ours."""
@@ -213,11 +255,9 @@ def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: 
     column = artefact.column
     if ctx.status(column):
         return columns, [{"statistic": statistic, "note": ctx.status(column)} for statistic in artefact.paper], []
-    measured, notes = {}, []
-    for s in artefact.systems:
-        jobs, tuning = chosen_jobs(ctx, column, s.experiment_for(column), s.tune)
-        measured[s.name] = [json.loads(Path(layout.neighbours_path(j)).read_text()) for j in jobs]
-        notes += [f"{s.name} {tuning}"] if tuning else []
+    chosen = neighbour_measurements(artefact, ctx)
+    measured = {name: results for name, (_, results, _) in chosen.items()}
+    notes = [f"{name} {tuning}" for name, (_, _, tuning) in chosen.items() if tuning]
     rows = []
     for statistic in artefact.paper:
         out = {"statistic": statistic}
@@ -238,6 +278,20 @@ def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: 
     return columns, rows, footer
 
 
+def read_perplexity(job: Job) -> dict:
+    return json.loads(Path(f"{layout.lm_dir(job)}/perplexity.json").read_text())
+
+
+def chosen_perplexities(artefact: PerplexityTable, ctx: Context) -> dict[tuple[str, object], tuple[list[Job], str, list[dict]]]:
+    """(row experiment, corpus) -> (the chosen jobs, the tuning note, each one's perplexity.json)
+    of every cell we compute (`layout.computed_cells`)."""
+    out = {}
+    for row, corpus, _ in layout.computed_cells(artefact, ctx):
+        jobs, tuning = chosen_lm_jobs(ctx, corpus, row.experiment, row.tune)
+        out[row.experiment, corpus] = (jobs, tuning, [read_perplexity(j) for j in jobs])
+    return out
+
+
 @table.register
 def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str):
     """Tying Tables 1-3: validation and test perplexity, the paper's beside ours (mean over seeds),
@@ -247,18 +301,15 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
         for split in ("valid", "test"):
             columns += [f"{corpus.name} {split} paper", f"{corpus.name} {split} ours", f"{corpus.name} {split} diff"]
     columns += ["units ours"] + [f"{corpus.name} parameters ours" for corpus in artefact.columns] + ["seeds", "note"]
-    computed = {(row.experiment, corpus): jobs for row, corpus, jobs in layout.computed_cells(artefact, ctx)}
+    computed = chosen_perplexities(artefact, ctx)
     rows = []
     for row in layout.selected_rows(ctx, artefact):
         out, notes = {"experiment": row.experiment, **row.label}, [row.note] if row.note else []
         for corpus in artefact.columns:
-            jobs, tuning = ([], "")
-            if (row.experiment, corpus) in computed:
-                jobs, tuning = chosen_lm_jobs(ctx, corpus, row.experiment, row.tune)
-                notes.append(tuning)
+            jobs, tuning, results = computed.get((row.experiment, corpus), ([], "", []))
+            notes.append(tuning)
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
-            results = [json.loads(Path(f"{layout.lm_dir(j)}/perplexity.json").read_text()) for j in jobs]
             for split in ("valid", "test"):
                 paper, ours = row.paper.get(f"{corpus.name} {split}"), mean([r[f"{split}_perplexity"] for r in results])
                 out |= {f"{corpus.name} {split} paper": paper, f"{corpus.name} {split} ours": ours,
@@ -397,7 +448,8 @@ def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_i
     measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
     columns = ["experiment", *artefact.label_columns]
     for share in artefact.shares:
-        columns += [f"{share:.0%} paper", f"{share:.0%} ours", f"{share:.0%} paper ratio", f"{share:.0%} ours ratio"]
+        columns += [f"{share:.0%} paper", f"{share:.0%} ours", f"{share:.0%} ours sd", f"{share:.0%} paper ratio",
+                    f"{share:.0%} ours ratio"]
     first = artefact.rows[0]
     rows = []
     for row in artefact.rows:
@@ -406,13 +458,15 @@ def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_i
             key = f"{share:g}"
             ours, base = measured["rows"][row.experiment].get(key), measured["rows"][first.experiment].get(key)
             out |= {f"{share:.0%} paper": row.paper.get(key), f"{share:.0%} ours": ours,
+                    f"{share:.0%} ours sd": measured.get("sd", {}).get(row.experiment, {}).get(key),
                     f"{share:.0%} paper ratio": ratio(row.paper.get(key), first.paper.get(key)),
                     f"{share:.0%} ours ratio": ratio(ours, base)}
         rows.append(out)
     settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
     footer = [f"Target tokens per second over one training step (forward, backward, Adam) of untrained models fed "
               f"random batches, each share of a {measured['sampling_vocab']}-piece vocabulary sampled per batch, timed in "
-              f"one run ({settings}); ratios to {first.experiment}."]
+              f"one run ({settings}); ours: the mean over the timed repeats (each the mean over its steps), sd: their "
+              f"sample standard deviation; ratios to {first.experiment}."]
     return columns, rows, footer
 
 
@@ -422,8 +476,9 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
     measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
     columns = ["experiment", *artefact.label_columns]
     quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), ("ms", "ms per batch"))
-    for _, name in quantities:
-        columns += [f"{name} paper", f"{name} ours", f"{name} paper ratio", f"{name} ours ratio"]
+    for key, name in quantities:
+        columns += [f"{name} paper", f"{name} ours", *([f"{name} ours sd"] if key == "ms" else []),
+                    f"{name} paper ratio", f"{name} ours ratio"]
     columns += ["note"]
     first = artefact.rows[0]
     rows = []
@@ -435,8 +490,10 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
             out[f"{name} ours"] = ours[key]
             out[f"{name} paper ratio"] = ratio(row.paper.get(key), first.paper.get(key))
             out[f"{name} ours ratio"] = ratio(ours[key], measured["rows"][first.experiment][key])
+        out["ms per batch ours sd"] = ours.get("ms_sd")
         rows.append(out)
     settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
-    footer = [f"Counted from the models and timed in one run ({settings}); ratios to {first.experiment}. "
+    footer = [f"Counted from the models and timed in one run ({settings}); ms per batch: the mean over the timed "
+              f"repeats (each the mean over its steps), sd: their sample standard deviation; ratios to {first.experiment}. "
               "Our counts include the layers' biases, which the paper's do not."]
     return columns, rows, footer

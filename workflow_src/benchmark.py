@@ -13,6 +13,12 @@
 - `sampling` (joint Table 4): target tokens per second in training with each sampled share of
   a BPE vocabulary of `sampling_vocab` pieces (the paper's 128K).
 
+Every training-step timing (output-layers, throughput, sampling) is `repeats` timed repeats
+(`settings["repeats"]`, default and at least `REPEATS`), each the mean over its `steps_per_repeat`
+steps (`steps` / `repeats`, rounded up: config `benchmarks.steps` is shared among the repeats),
+after `warmup` untimed steps; a result holds the repeats beside their mean (and sd), so that a
+claim on a timing or a ratio can count their spread (`workflow_src/evidence.py`).
+
 Models are untrained and fed random token ids: speed and size do not depend on the weights.
 Training steps run in the precision a training job of the same config runs in
 (`settings["precision"]`, config `train.precision`, resolved by `main`; see `workflow_src.precision`);
@@ -42,6 +48,8 @@ from workflow_src.gpu import job_device
 from workflow_src.registry import experiment as registry_experiment
 
 PAD, BOS, EOS = 0, 2, 3
+REPEATS = 5  # timed repeats of every training-step timing, at least
+REPEATED = ("output-layers", "throughput", "sampling")  # the kinds timed in repeats (`step_times`)
 
 
 def synchronize(device: torch.device) -> None:
@@ -89,13 +97,23 @@ def random_batch(model: Seq2Seq, batch: int, length: int, device: torch.device):
     return src, lengths, tgt
 
 
+def repeat_plan(settings: dict) -> tuple[int, int]:
+    """(timed repeats, steps per repeat): `settings["repeats"]` (default `REPEATS`) repeats sharing
+    `settings["steps"]` timed steps, at least one each."""
+    repeats = settings.get("repeats", REPEATS)
+    if repeats < REPEATS:
+        raise ValueError(f"benchmark repeats {repeats}: at least {REPEATS} timed repeats give a timing its spread")
+    return repeats, -(-settings["steps"] // repeats)
+
+
 def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device) -> list[float]:
-    """Seconds per training step, after `warmup` untimed steps; the forward pass in
-    `settings["precision"]`, as `train.train` runs it."""
+    """Seconds per training step of each timed repeat (`repeat_plan`: the mean over its steps),
+    after `warmup` untimed steps; the forward pass in `settings["precision"]`, as `train.train` runs it."""
+    repeats, per_repeat = repeat_plan(settings)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
     src, lengths, tgt = random_batch(model, batch, settings["length"], device)
     times = []
-    for i in range(settings["warmup"] + settings["steps"]):
+    for i in range(settings["warmup"] + repeats * per_repeat):
         synchronize(device)
         started = time.perf_counter()
         with precisions.autocast(settings["precision"], device):
@@ -106,7 +124,16 @@ def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device)
         synchronize(device)
         if i >= settings["warmup"]:
             times.append(time.perf_counter() - started)
-    return times
+    return [statistics.fmean(times[r * per_repeat:(r + 1) * per_repeat]) for r in range(repeats)]
+
+
+def rates(amount: float, seconds: list[float]) -> list[float]:
+    """`amount` per second in each repeat."""
+    return [round(amount / s, 1) for s in seconds]
+
+
+def sd(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 def count(module: torch.nn.Module) -> int:
@@ -114,15 +141,19 @@ def count(module: torch.nn.Module) -> int:
 
 
 def output_layers(experiments: list[str], settings: dict, device: torch.device) -> dict:
-    """Per model: input and output layer parameters, ms per training step and target tokens per
-    second (batch_size x length / step seconds)."""
+    """Per model: input and output layer parameters, ms per training step (each repeat's in
+    `ms_repeats`, their mean `ms` and sample sd `ms_sd`) and target tokens per second
+    (batch_size x length / the mean step seconds)."""
     tokens = settings["batch_size"] * settings["length"]
     rows = {}
     for experiment in experiments:
         model = build(experiment, settings, device)
-        seconds = statistics.median(step_times(model, settings["batch_size"], settings, device))
-        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output), "ms": round(1000 * seconds, 2),
-                            "tokens_per_second": round(tokens / seconds, 1)}
+        seconds = step_times(model, settings["batch_size"], settings, device)
+        ms = [1000 * s for s in seconds]
+        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output),
+                            "ms": round(statistics.fmean(ms), 2), "ms_sd": round(sd(ms), 2),
+                            "ms_repeats": [round(m, 3) for m in ms],
+                            "tokens_per_second": round(tokens / statistics.fmean(seconds), 1)}
         print(f"{experiment}: {rows[experiment]}", flush=True)
         del model
         release(device)
@@ -134,15 +165,19 @@ def output_layers(experiments: list[str], settings: dict, device: torch.device) 
 
 def sampling(experiments: list[str], settings: dict, device: torch.device) -> dict:
     """Target tokens per second in training (forward, backward, Adam) with each share of the
-    vocabulary sampled per batch, every model at the benchmark's size over `sampling_vocab` pieces."""
+    vocabulary sampled per batch, every model at the benchmark's size over `sampling_vocab` pieces:
+    `rows` the mean over the timed repeats, `repeats` each repeat's, `sd` their sample sd."""
     sized = {**settings, "bpe_vocab": settings["sampling_vocab"]}
     tokens = settings["batch_size"] * settings["length"]
-    rows = {}
+    rows, repeats, spread = {}, {}, {}
     for experiment in experiments:
-        rows[experiment] = {}
+        rows[experiment], repeats[experiment], spread[experiment] = {}, {}, {}
         for share in settings["sample_shares"]:
             model = build(experiment, sized, device, sample_share=share)
-            rows[experiment][f"{share:g}"] = round(tokens / statistics.median(step_times(model, settings["batch_size"], sized, device)), 1)
+            speeds = rates(tokens, step_times(model, settings["batch_size"], sized, device))
+            key = f"{share:g}"
+            rows[experiment][key] = round(statistics.fmean(speeds), 1)
+            repeats[experiment][key], spread[experiment][key] = speeds, round(sd(speeds), 1)
             del model
             release(device)
         print(f"{experiment}: target tokens/s by sampled share {rows[experiment]}", flush=True)
@@ -150,7 +185,7 @@ def sampling(experiments: list[str], settings: dict, device: torch.device) -> di
     for experiment, row in rows.items():
         print(f"{experiment}: " + ", ".join(f"{share}: {speed / rows[first][share]:.2f}x {first}" for share, speed in row.items()))
     architectures = settings.get("architectures", {})
-    return {"rows": rows, "sampling_vocab": settings["sampling_vocab"],
+    return {"rows": rows, "sd": spread, "repeats": repeats, "sampling_vocab": settings["sampling_vocab"],
             "architectures": {experiment: architectures.get(registry_experiment(experiment).architecture, "the benchmark's sizes")
                               for experiment in experiments}}
 
@@ -166,15 +201,18 @@ def out_of_memory(error: Exception) -> bool:
 
 
 def throughput(experiments: list[str], settings: dict, device: torch.device) -> dict:
-    systems = {}
+    """Training samples per second by batch size, per model: `systems` the mean over the timed
+    repeats, `repeats` each repeat's."""
+    systems, repeats = {}, {}
     for experiment in experiments:
         model = build(experiment, settings, device)
-        points = {}
+        points, repeats[experiment] = {}, {}
         for batch in settings["batch_sizes"]:
             if device.type == "cpu" and batch > settings["max_batch"]:
                 break
             try:
-                points[str(batch)] = round(batch / statistics.median(step_times(model, batch, settings, device)), 1)
+                speeds = rates(batch, step_times(model, batch, settings, device))
+                points[str(batch)], repeats[experiment][str(batch)] = round(statistics.fmean(speeds), 1), speeds
             except RuntimeError as error:
                 if not out_of_memory(error):
                     raise
@@ -185,7 +223,7 @@ def throughput(experiments: list[str], settings: dict, device: torch.device) -> 
         print(f"{experiment}: samples/s by batch size {points}", flush=True)
         del model
         release(device)
-    return {"systems": systems, "batch_sizes": settings["batch_sizes"],
+    return {"systems": systems, "repeats": repeats, "batch_sizes": settings["batch_sizes"],
             "note": (f"untrained models of the benchmark size on {device}; the sweep stops at the first batch "
                      f"that does not fit" + (f" (or {settings['max_batch']} on the CPU)" if device.type == "cpu" else ""))}
 
@@ -273,10 +311,13 @@ def device_name(device: torch.device) -> str:
     return f"{models[0] if models else platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)"
 
 
-def stamp(settings: dict, device: torch.device, precision: str, threads: int) -> dict:
-    """A result's "settings": the benchmark's sizes, and where, in what and when (UTC) it ran."""
+def stamp(settings: dict, device: torch.device, precision: str, threads: int, repeated: bool = False) -> dict:
+    """A result's "settings": the benchmark's sizes (and, for the training-step timings, their
+    timed repeats and steps per repeat), and where, in what and when (UTC) it ran."""
     sizes = {k: settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
                                       "batch_size", "length")}
+    if repeated:
+        sizes["repeats"], sizes["steps_per_repeat"] = repeat_plan(settings)
     return {**sizes, "device": str(device), "device_name": device_name(device), "precision": precision,
             "compile": settings.get(compilation.KEY, "off"), "threads": threads, "torch": torch.__version__,
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -307,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
             result = sampling(args.experiments, settings, device)
         else:
             result = decoding(args.experiments, settings, device)
-    result["settings"] = stamp(args.settings, device, precision, args.threads)
+    result["settings"] = stamp(args.settings, device, precision, args.threads, args.kind in REPEATED)
     write_text(args.out, json.dumps(result, indent=2) + "\n")
 
 
