@@ -1,6 +1,12 @@
 """Figures: learning curves from the training logs, throughput from a benchmark, subspace
 distances from the language models' results, scores against a model setting and METEOR by
-frequency bin from the models' scores (matplotlib)."""
+frequency bin from the models' scores (matplotlib).
+
+Beside its PNG and PDF, a figure writes its data as CSV (`evidence.figure_csv`): one line per
+replicate of each point it plots, `panel` the panel's title, `series` the system's name (a
+subspace sweep's: `SUBSPACE_SERIES`), `x` the epoch, batch size, β or τ, the swept setting or
+the frequency bin's index (none for a baseline's horizontal line), `y` the plotted value,
+`replicate` "seed N" or (benchmarks) "repeat N". An empty panel writes no lines."""
 
 from __future__ import annotations
 
@@ -15,11 +21,30 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from workflow_src import evidence  # noqa: E402
 from workflow_src.analysis import chosen_jobs, chosen_lm_jobs, read_metrics  # noqa: E402
-from workflow_src.atomic import atomic_output  # noqa: E402
+from workflow_src.atomic import atomic_output, write_text  # noqa: E402
 from workflow_src.layout import benchmark_path, lm_dir, meteor_bins_path, score_path  # noqa: E402
 from workflow_src.registry import (Context, Figure, LearningCurves, MeteorByFrequency, PerplexityCurves,  # noqa: E402
                                    ScoreAgainst, SubspaceSweep, Throughput)
+
+
+SUBSPACE_SERIES = "d(Lᵀ, W)"
+
+
+def point(panel, series: str, x: float | None, y: float, replicate: str) -> dict:
+    """One line of a figure's CSV."""
+    return {"panel": panel.title, "series": series, "x": x, "y": y, "replicate": replicate}
+
+
+def seed_points(panel, series: str, x, jobs, values) -> list[dict]:
+    """A point per job (a seed) at `x`."""
+    return [point(panel, series, x, y, f"seed {j.seed}") for j, y in zip(jobs, values, strict=True)]
+
+
+def curve_points(panel, series: str, jobs, values: np.ndarray) -> list[dict]:
+    """Every seed's value at each epoch of a curve (seeds x epochs, epochs from 1)."""
+    return [p for epoch in range(values.shape[1]) for p in seed_points(panel, series, epoch + 1, jobs, values[:, epoch])]
 
 
 def empty_panel(ax, why: str) -> None:
@@ -27,45 +52,57 @@ def empty_panel(ax, why: str) -> None:
     ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes)
 
 
-def learning_curves(ax, panel: LearningCurves, ctx: Context) -> None:
+def learning_curves(ax, panel: LearningCurves, ctx: Context) -> list[dict]:
     """Development BLEU against epoch: the mean over seeds, and their range when there are several
     (the legend says how many), up to the last epoch every seed trained."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
+    points = []
     for system in panel.systems:
-        histories = [read_metrics(j) for j in ctx.system_jobs(panel.column, system)]
+        jobs = ctx.system_jobs(panel.column, system)
+        histories = [read_metrics(j) for j in jobs]
         if not histories:
             continue
         epochs = min(len(h) for h in histories)
         label = system.name if len(histories) == 1 else f"{system.name} (mean of {len(histories)} seeds, range shaded)"
-        curve(ax, label, np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories]))
+        values = np.array([[r["dev_bleu"] for r in h[:epochs]] for h in histories])
+        curve(ax, label, values)
+        points += curve_points(panel, system.name, jobs, values)
     ax.set(title=panel.title, xlabel="epoch", ylabel="development BLEU")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()
+    return points
 
 
-def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> None:
+def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> list[dict]:
     """Validation perplexity against epoch: the mean over seeds, and their range when there are several."""
     if ctx.corpus_status(panel.corpus):
         empty_panel(ax, ctx.corpus_status(panel.corpus))
+    points = []
     for system in panel.systems:
         jobs, _ = chosen_lm_jobs(ctx, panel.corpus, system.experiment, system.tune)  # γ chosen on validation
         histories = [[json.loads(line) for line in Path(f"{lm_dir(j)}/metrics.jsonl").read_text().splitlines()]
                      for j in jobs]
         if histories:
-            curve(ax, system.name, np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories]))
+            values = np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories])
+            curve(ax, system.name, values)
+            points += curve_points(panel, system.name, jobs, values)
     ax.set(title=panel.title, xlabel="epoch", ylabel="validation perplexity")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()
+    return points
 
 
-def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> None:
+def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> list[dict]:
     """d(L^T, W) against the swept parameter: the mean over seeds, with the range and each run."""
     if ctx.corpus_status(panel.corpus):
         empty_panel(ax, ctx.corpus_status(panel.corpus))
-    results = [(value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text())
-                        for j in ctx.lm_jobs(panel.corpus, name)]) for value, name in ctx.sweep(panel)]
+    jobs = {value: ctx.lm_jobs(panel.corpus, name) for value, name in ctx.sweep(panel)}
+    results = [(value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text()) for j in jobs[value]])
+               for value, _ in ctx.sweep(panel)]
     results = [(value, runs) for value, runs in results if runs]
+    points = [p for value, runs in results
+              for p in seed_points(panel, SUBSPACE_SERIES, value, jobs[value], [r["subspace_distance"] for r in runs])]
     if results:
         x = np.array([value for value, _ in results])
         runs = [np.array([r["subspace_distance"] for r in rs]) for _, rs in results]
@@ -84,19 +121,25 @@ def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> None:
     ax.set(title=panel.title, xlabel=symbol, ylabel="subspace distance d(Lᵀ, W)", ylim=(0, 1.05))
     if panel.paper:
         ax.text(0, -0.2, f"paper: {panel.paper}", transform=ax.transAxes, fontsize=7, va="top")
+    return points
 
 
-def score_against(ax, panel: ScoreAgainst, ctx: Context) -> None:
+def score_against(ax, panel: ScoreAgainst, ctx: Context) -> list[dict]:
     """The swept system's test score at each point (mean over seeds, and their range), the
     baselines' as horizontal lines."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
 
-    def scores(experiment: str) -> list[float]:
-        return [json.loads(Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)).read_text())["score"]
-                for j in ctx.jobs(panel.column, experiment)]
+    data = []
 
-    points = [(x, scores(e)) for x, e in panel.points]
+    def scores(experiment: str, series: str, x: float | None) -> list[float]:
+        jobs = ctx.jobs(panel.column, experiment)
+        values = [json.loads(Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search,
+                                             panel.column.metric)).read_text())["score"] for j in jobs]
+        data.extend(seed_points(panel, series, x, jobs, values))
+        return values
+
+    points = [(x, scores(e, panel.name, x)) for x, e in panel.points]
     points = [(x, s) for x, s in points if s]
     if points:
         x = [p for p, _ in points]
@@ -106,20 +149,22 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> None:
         ax.set_xticks(x, [f"{p:g}" for p in x])
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     for system in panel.baselines:
-        s = scores(system.experiment)
+        s = scores(system.experiment, system.name, None)
         if s:
             ax.axhline(np.mean(s), linestyle="--", label=system.name)
     ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.column.metric.replace("bleu_tok", "BLEU (tokenized)"))
     ax.legend()
+    return data
 
 
-def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, artefact_id: str) -> None:
+def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, artefact_id: str) -> list[dict]:
     """Bars per frequency bin, one per system: METEOR (%) as the mean over seeds, with their range;
-    a tuned system is its candidate with the best development BLEU."""
+    a tuned system is its candidate with the best development BLEU. Its data's x: the bin's index
+    in `panel.bins` (0: high)."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
     width = 0.8 / len(panel.systems)
-    notes, signature = [], ""
+    notes, signature, points = [], "", []
     for k, system in enumerate(panel.systems):
         jobs, tuning = chosen_jobs(ctx, panel.column, system.experiment_for(panel.column), system.tune)
         notes += [tuning] if tuning else []
@@ -128,6 +173,7 @@ def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, 
             continue
         signature = results[0]["signature"]
         scores = np.array([[100 * r["bins"][b]["score"] for b in panel.bins] for r in results])
+        points += [p for b in range(len(panel.bins)) for p in seed_points(panel, system.name, b, jobs, scores[:, b])]
         x = np.arange(len(panel.bins)) + (k - (len(panel.systems) - 1) / 2) * width
         mean = scores.mean(0)
         ax.bar(x, mean, width, yerr=[mean - scores.min(0), scores.max(0) - mean] if len(scores) > 1 else None,
@@ -139,6 +185,7 @@ def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, 
     if signature:
         ax.legend()
         ax.text(0, -0.2, textwrap.fill("; ".join([signature, *notes]), 90), transform=ax.transAxes, fontsize=6, va="top")
+    return points
 
 
 def curve(ax, label: str, values: np.ndarray) -> None:
@@ -149,40 +196,48 @@ def curve(ax, label: str, values: np.ndarray) -> None:
         ax.fill_between(x, values.min(0), values.max(0), alpha=0.2, color=line.get_color())
 
 
-def throughput(ax, panel: Throughput, benchmark: dict) -> None:
-    """Training samples per second against batch size, up to the largest batch each model fits."""
+def throughput(ax, panel: Throughput, benchmark: dict) -> list[dict]:
+    """Training samples per second against batch size, up to the largest batch each model fits
+    (the mean over the benchmark's timed repeats; its data: each repeat's)."""
+    data = []
     for system in panel.systems:
         points = benchmark["systems"][system.experiment]
         sizes = sorted(int(b) for b in points)
         ax.plot(sizes, [points[str(b)] for b in sizes], marker="o", label=system.name)
+        repeats = benchmark.get("repeats", {}).get(system.experiment, {})
+        data += [point(panel, system.name, b, y, label) for b in sizes
+                 for y, label in zip(repeats.get(str(b), []), evidence.repeat_labels(len(repeats.get(str(b), []))))]
     ax.set(title=panel.title, xlabel="batch size", ylabel="samples per second")
     ax.set_xscale("log", base=2)
     ax.set_xticks(benchmark["batch_sizes"], [str(b) for b in benchmark["batch_sizes"]])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.legend()
+    return data
 
 
 def draw(figure: Figure, ctx: Context, paper: str, artefact_id: str, title: str, data_note: str, prefix: Path) -> None:
     width = 6 * len(figure.panels)
     fig, axes = plt.subplots(1, len(figure.panels), figsize=(width, 4.5), squeeze=False)
+    points = []
     for ax, panel in zip(axes[0], figure.panels, strict=True):
         if isinstance(panel, Throughput):
             benchmark = json.loads(Path(benchmark_path(paper, artefact_id)).read_text())
-            throughput(ax, panel, benchmark)
+            points += throughput(ax, panel, benchmark)
             ax.text(0, -0.18, textwrap.fill(benchmark["note"], 12 * 6), transform=ax.transAxes, fontsize=7, va="top")
         elif isinstance(panel, PerplexityCurves):
-            perplexity_curves(ax, panel, ctx)
+            points += perplexity_curves(ax, panel, ctx)
         elif isinstance(panel, SubspaceSweep):
-            subspace_sweep(ax, panel, ctx)
+            points += subspace_sweep(ax, panel, ctx)
         elif isinstance(panel, ScoreAgainst):
-            score_against(ax, panel, ctx)
+            points += score_against(ax, panel, ctx)
         elif isinstance(panel, MeteorByFrequency):
-            meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
+            points += meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
         else:
-            learning_curves(ax, panel, ctx)
+            points += learning_curves(ax, panel, ctx)
     fig.suptitle(textwrap.fill(title, 14 * width) + "\n" + textwrap.fill(data_note, 14 * width), fontsize=8)
     fig.tight_layout()
     for extension in ("png", "pdf"):
         with atomic_output(prefix.with_suffix(f".{extension}")) as tmp:
             fig.savefig(tmp, format=extension, dpi=120)
     plt.close(fig)
+    write_text(prefix.with_suffix(".csv"), evidence.figure_csv(points))
