@@ -1,0 +1,226 @@
+"""The evidence tables and figures write for the claims (`workflow_src/evidence.py`): each cell's
+replicates give back the number the artefact shows. Small and fast: fake result files, tiny models."""
+
+import json
+import math
+import random
+import statistics
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.test_lm import hand_set_model
+from workflow_src import analysis, benchmark, evidence, figures, layout, registry, table_evidence, train_lm
+from workflow_src.registry import Context, Job
+
+TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
+        "tgt_embedding": 8, "dim": 8, "vocab": 40, "bpe_vocab": 30, "batch_size": 2, "length": 3, "warmup": 0,
+        "steps": 2, "batch_sizes": [2], "max_batch": 2, "sampling_vocab": 30, "precision": "fp32"}
+
+
+def test_token_nll_is_in_the_order_of_the_text(tmp_path):
+    """The hand-set model of test_train_lm: each token's NLL depends on its position in its column only."""
+    text = tmp_path / "text.txt"
+    text.write_text("a b c\nb a\nc c a b\na\n")
+    itos = train_lm.build_vocabulary(text)
+    w, b = {"a": 1.0, "b": -1.0, "c": 2.0, train_lm.EOS: 0.5}, {"a": 0.0, "b": 0.5, "c": 0.0, train_lm.EOS: -0.3}
+    model = hand_set_model([w[word] for word in itos], [b[word] for word in itos])
+    stream = [word for line in text.read_text().splitlines() for word in line.split() + [train_lm.EOS]]
+    columns, length = 3, len(stream) // 3
+    expected = []
+    for column in range(columns):
+        c = 0.0
+        for target in stream[column * length + 1:(column + 1) * length]:
+            c = (c + math.tanh(1.0)) / 2
+            h = math.tanh(c) / (1 + math.exp(-0.5))
+            expected.append(math.log(sum(math.exp(w[v] * h + b[v]) for v in w)) - (w[target] * h + b[target]))
+    data = train_lm.batchify(train_lm.encode(text, {word: i for i, word in enumerate(itos)}), columns)
+    assert train_lm.token_nll(model, data, bptt=2).tolist() == pytest.approx(expected, rel=1e-12)
+
+
+def test_perplexity_blocks_reproduce_the_reported_perplexity(tmp_path):
+    words = "the cat dog sees likes a ball mouse tree my friend".split()
+    rng = random.Random(0)
+    for split, n in (("train", 200), ("valid", 300), ("test", 400)):
+        (tmp_path / f"{split}.txt").write_text("".join(" ".join(rng.choices(words, k=5)) + "\n" for _ in range(n)))
+    spec = {"experiment": "tiny", "size": 8, "layers": 1, "dropout": 0.0, "reuse_embedding": False, "loss": "ce",
+            "loss_params": {}, "lr": 1.0, "lr_decay": 1.0, "decay_after": 1, "clip": 5.0, "bptt": 10, "batch_size": 4,
+            "max_epochs": 1, "seed": 1, "device": "cpu"}
+    train_lm.main(["--spec", json.dumps(spec), *(f"--{s}={tmp_path / f'{s}.txt'}" for s in ("train", "valid", "test")),
+                   "--out-dir", str(tmp_path / "out")])
+    result = json.loads((tmp_path / "out" / "perplexity.json").read_text())
+    for split in ("valid", "test"):
+        blocks = result[f"{split}_blocks"]
+        assert len(blocks) > 1 and {tokens for _, tokens in blocks[:-1]} == {evidence.BLOCK_TOKENS}
+        assert sum(tokens for _, tokens in blocks) == result["evaluation"][f"{split}_tokens"]  # every token scored
+        assert math.exp(sum(nll for nll, _ in blocks) / sum(t for _, t in blocks)) == \
+            pytest.approx(result[f"{split}_perplexity"], rel=1e-12)
+
+
+def test_the_perplexity_table_evidence_gives_the_tables_means(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("tying", "table1")
+    ctx = Context(seeds=(1, 2), pairs={}, grid={"gamma": {"ptb": (0.5, 0.8), "wikitext2": (1.0,)}}, corpora=("ptb",))
+    rng = random.Random(1)
+    for _, _, jobs in layout.computed_cells(artefact, ctx):
+        for job in jobs:
+            result = {"parameters": 10, "units": 8}
+            for split in ("valid", "test"):
+                blocks = [[rng.uniform(4000, 5000), 1000], [rng.uniform(1000, 2000), 300]]
+                result |= {f"{split}_blocks": blocks,
+                           f"{split}_perplexity": math.exp(sum(n for n, _ in blocks) / sum(t for _, t in blocks))}
+            path = Path(layout.lm_dir(job)) / "perplexity.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result))
+    _, rows, _ = analysis.table(artefact, ctx, "tying", "table1")
+    cells = table_evidence.cells(artefact, ctx, "tying", "table1")
+    evidence.write(tmp_path / "table1.evidence.json", cells)
+    read = evidence.read(tmp_path / "table1.evidence.json")
+    computed = [row for row in rows if row.get("PTB test ours") is not None]
+    assert computed and len(read) == 2 * len(computed)
+    for row in computed:
+        for split in ("valid", "test"):
+            cell = read[row["experiment"], f"PTB {split}", None]
+            assert cell.kind == "perplexity" and cell.labels == ("seed 1", "seed 2")
+            per_seed = [math.exp(sum(n for n, _ in r) / sum(t for _, t in r)) for r in cell.replicates]
+            assert statistics.fmean(per_seed) == pytest.approx(row[f"PTB {split} ours"])
+
+
+def test_rare_word_counts_give_binned_f1():
+    train = {"the": 50, "cat": 1, "sat": 2, "mat": 3, "dog": 1}
+    references = ["the cat sat on the mat", "the dog sat", "a mat"]
+    hypotheses = ["the cat sat on a mat", "a dog dog sat", "the the"]
+    bins = ((1, 1), (2, 2), (3, 4), (5, None))
+    per_sentence = analysis.sentence_bin_counts(references, hypotheses, train, bins)
+    assert len(per_sentence) == 3 and all(len(s) == len(bins) + 1 for s in per_sentence)
+    for b, scores in enumerate(analysis.binned_f1(references, hypotheses, train, bins)):
+        matched, hyp, ref = (sum(s[b][i] for s in per_sentence) for i in range(3))
+        assert scores["f1"] == pytest.approx(2 * matched / (hyp + ref) if hyp + ref else 0.0)
+
+
+def test_the_rare_word_table_evidence_gives_the_tables_f1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("vmf", "table5")
+    column = artefact.column
+    data = Path(layout.data_dir(column.dataset, column.pair))
+    rng = random.Random(2)
+    vocabulary = [f"w{i}" for i in range(60)]
+    (data / "vocab").mkdir(parents=True)
+    (data / "vocab/en.tsv").write_text("".join(f"{w}\t{3 ** (i % 8)}\n" for i, w in enumerate(vocabulary)))
+    (data / "tok").mkdir()
+    references = [" ".join(rng.choices(vocabulary + ["new"], k=8)) for _ in range(30)]
+    (data / "tok/test.en").write_text("".join(f"{r}\n" for r in references))
+    ctx = Context(seeds=(1, 2), pairs={column.dataset: (column.pair,)})
+    for system in artefact.systems:
+        for job in ctx.system_jobs(column, system):
+            path = Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed, tokenized=True))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(" ".join(w if rng.random() < 0.6 else rng.choice(vocabulary) for w in r.split()) + "\n"
+                                    for r in references))
+    _, rows, _ = analysis.table(artefact, ctx, "vmf", "table5")
+    cells = {c.key: c for c in table_evidence.cells(artefact, ctx, "vmf", "table5")}
+    assert len(cells) == len(rows) * len(artefact.systems)
+    for row in rows:
+        for system in artefact.systems:
+            cell = cells[row["training frequency"], system.name, None]
+            assert cell.kind == "f1" and cell.labels == ("seed 1", "seed 2")
+            assert all(len(replicate) == len(references) for replicate in cell.replicates)
+            f1 = [2 * sum(m for m, _, _ in r) / (sum(h + t for _, h, t in r) or 1) for r in cell.replicates]
+            assert statistics.fmean(f1) == pytest.approx(row[f"{system.name} ours"])
+
+
+def test_a_throughput_figures_csv_round_trips_with_its_repeats(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("synmargin", "figure2")
+    panel = artefact.panels[0]
+    repeats = {s.experiment: {"64": [100.0 + i + k for i in range(5)], "128": [150.0 + i for i in range(5)]}
+               for k, s in enumerate(panel.systems)}
+    result = {"systems": {e: {b: statistics.fmean(r) for b, r in points.items()} for e, points in repeats.items()},
+              "repeats": repeats, "batch_sizes": [64, 128], "note": "fake"}
+    path = Path(layout.benchmark_path("synmargin", "figure2"))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(result))
+    prefix = tmp_path / "results/synmargin/figure2"
+    figures.draw(artefact, Context(seeds=(1,), pairs={}), "synmargin", "figure2", "title", "data", prefix)
+    cells = evidence.read_figure(prefix.with_suffix(".csv"))
+    assert len(cells) == 2 * len(panel.systems)
+    for k, system in enumerate(panel.systems):
+        cell = cells[system.name, panel.title, 64.0]
+        assert cell.labels == evidence.repeat_labels(5) and cell.replicates == tuple(100.0 + i + k for i in range(5))
+
+
+def test_a_subspace_sweeps_csv_has_every_seeds_distance(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("tying", "figure1")
+    ctx = Context(seeds=(1, 2), pairs={}, corpora=("ptb",), sweeps={"beta": (0.0, 1.0), "tau": (10.0,)})
+    distance = {}
+    for panel in artefact.panels:  # β = 1, τ = 10 is one model, in both panels
+        for _, name in ctx.sweep(panel):
+            for job in ctx.lm_jobs(panel.corpus, name):
+                distance[name, job.seed] = 0.1 * len(distance) + job.seed / 100
+                path = Path(layout.lm_dir(job)) / "perplexity.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({"subspace_distance": distance[name, job.seed], "units": 8, "train_tokens": 100}))
+    prefix = tmp_path / "results/tying/figure1"
+    figures.draw(artefact, ctx, "tying", "figure1", "title", "data", prefix)
+    cells = evidence.read_figure(prefix.with_suffix(".csv"))
+    first, second = artefact.panels
+    assert set(cells) == {(figures.SUBSPACE_SERIES, first.title, 0.0), (figures.SUBSPACE_SERIES, first.title, 1.0),
+                          (figures.SUBSPACE_SERIES, second.title, 10.0)}
+    cell = cells[figures.SUBSPACE_SERIES, first.title, 1.0]  # the point tying's claim C4 reads
+    name = dict(ctx.sweep(first))[1.0]
+    assert cell.labels == ("seed 1", "seed 2") and cell.replicates == pytest.approx((distance[name, 1], distance[name, 2]))
+
+
+def test_an_empty_panel_writes_no_lines(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    prefix = tmp_path / "figure1"
+    figures.draw(registry.artefact("tying", "figure1"), Context(seeds=(1,), pairs={}), "tying", "figure1", "t", "d", prefix)
+    assert prefix.with_suffix(".csv").read_text() == ",".join(evidence.FIGURE_COLUMNS) + "\n"
+
+
+def run_benchmark(kind: str, experiments: list[str], settings: dict, out: Path) -> dict:
+    benchmark.main([kind, "--settings", json.dumps(settings), "--experiments", *experiments, "--out", str(out)])
+    return json.loads(out.read_text())
+
+
+def test_table4_times_five_repeats_and_shows_their_sd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("vmf", "table4")
+    result = run_benchmark("output-layers", [row.experiment for row in artefact.rows], TINY,
+                           Path(layout.benchmark_path("vmf", "table4")))
+    assert result["settings"]["repeats"] == benchmark.REPEATS >= 5 and result["settings"]["steps_per_repeat"] == 1
+    columns, rows, _ = analysis.table(artefact, Context(seeds=(1,), pairs={}), "vmf", "table4")
+    assert columns.index("ms per batch ours sd") == columns.index("ms per batch ours") + 1
+    cells = {c.key: c for c in table_evidence.cells(artefact, Context(seeds=(1,), pairs={}), "vmf", "table4")}
+    for row in rows:
+        measured = result["rows"][row["experiment"]]
+        repeats = measured["ms_repeats"]
+        assert len(repeats) >= 5 and row["ms per batch ours"] == pytest.approx(statistics.fmean(repeats), abs=0.01)
+        assert row["ms per batch ours sd"] == pytest.approx(statistics.stdev(repeats), abs=0.01)
+        cell = cells[row["experiment"], "ms per batch", None]
+        assert cell.kind == "value" and cell.replicates == tuple(repeats) and cell.labels == evidence.repeat_labels(5)
+
+
+def test_joint_table4_times_five_repeats_per_share_and_shows_their_sd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("joint", "table4")
+    settings = {**TINY, "sample_shares": list(artefact.shares), "repeats": 6}
+    result = run_benchmark("sampling", [row.experiment for row in artefact.rows], settings,
+                           Path(layout.benchmark_path("joint", "table4")))
+    columns, rows, _ = analysis.table(artefact, Context(seeds=(1,), pairs={}), "joint", "table4")
+    cells = {c.key: c for c in table_evidence.cells(artefact, Context(seeds=(1,), pairs={}), "joint", "table4")}
+    for share in artefact.shares:
+        assert f"{share:.0%} ours sd" in columns
+        for row in rows:
+            repeats = result["repeats"][row["experiment"]][f"{share:g}"]
+            assert len(repeats) == 6 and row[f"{share:.0%} ours"] == pytest.approx(statistics.fmean(repeats), abs=0.1)
+            assert row[f"{share:.0%} ours sd"] == pytest.approx(statistics.stdev(repeats), abs=0.1)
+            assert cells[row["experiment"], f"{share:.0%}", None].replicates == tuple(repeats)
+
+
+def test_fewer_than_five_repeats_are_refused():
+    with pytest.raises(ValueError, match="at least 5"):
+        benchmark.repeat_plan({"steps": 10, "repeats": 4})
+    assert benchmark.repeat_plan({"steps": 10}) == (5, 2) and benchmark.repeat_plan({"steps": 3}) == (5, 1)
