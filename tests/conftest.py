@@ -1,3 +1,4 @@
+import os
 import signal
 import subprocess
 import sys
@@ -9,6 +10,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 REAL_FIXTURES = REPO.parent / "shared" / "fixtures" / "real"
 sys.path.insert(0, str(REPO))
+# Every snakemake the suite starts loads the Slurm executor plugin, which runs `scontrol show
+# config`: where Slurm's client is installed (tests/cluster/slurm.sh installs it) and no cluster is
+# configured, that takes 9 s to give up. A configuration whose controller refuses at once ends it in
+# milliseconds; the Slurm test passes its own cluster's SLURM_CONF, and slurm.sh sets its own.
+os.environ.setdefault("SLURM_CONF", str(REPO / "tests" / "cluster" / "no_controller.conf"))
 
 
 def real_fixture(*parts: str) -> Path:
