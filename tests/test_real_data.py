@@ -2,8 +2,11 @@
 
 The mirror holds the real IWSLT17 ted-test archives and PTB / WikiText-2 files of
 ../shared/fixtures/real, packed as their real archives, plus the IWSLT16 bundle, IWSLT17 trnted
-and WMT17 archives built in their real layouts by the demo world: `|||` wiki headlines, a News
-Commentary member with a lone carriage return on one side, and a U+0085 inside a Europarl line.
+and WMT17 archives built in their real layouts around real German-English sentence pairs (the
+WMT sample there; en-fi's Finnish is the demo world's): `|||` wiki headlines, a News Commentary
+member with a lone carriage return on one side, and a U+0085 inside a Europarl line. A News
+Crawl file of real English and a slice of the real PTB serve the chain test, which carries the
+real text on through BPE, embeddings, alignment, training, decoding, scoring and rendering.
 The sources are configured as config.yaml's, each with its quirk on the way: an HTML page where
 the bundle belongs, then Drive's confirmation page in front of it; a first mirror that is down;
 a redirect; a connection cut half way. The workflow downloads, extracts and prepares
@@ -12,7 +15,9 @@ fail with a message naming the URL and leave nothing Snakemake would take for do
 """
 
 import csv
+import gzip
 import hashlib
+import html
 import http.server
 import io
 import json
@@ -34,6 +39,8 @@ from workflow_src import demo_world
 IWSLT17 = {"de-en.tgz": "e3f5b2a075a2da1a395c8b60bf1e9be1", "en-de.tgz": "b68e7097b179491f6c466ef41ad72b9b"}
 WMT = "wmt17/translation-task"
 BUNDLE = "iwslt16/2016-01.tgz"
+NEWS = "news-crawl/en/news.2015.en.shuffled.deduped.gz"
+PTB_SLICE = "ptb/slice/simple-examples.tgz"
 NEL = "\u0085"  # NEXT LINE: a line break to str.splitlines(), a character inside a line to every release
 
 
@@ -86,6 +93,33 @@ def with_next_line_character(archive: Path, member: str, line: int) -> None:
     pack_tgz(archive, members)
 
 
+class RealText:
+    """A stand-in for the demo world whose German and English sentences are real: the WMT news,
+    Europarl and CommonCrawl pairs of ../shared/fixtures/real/wmt-toy-ende, unescaped back to
+    their raw characters (the sample is Moses-escaped), kept to 25 tokens a side so that toy
+    models train on them in seconds. Each stream gets its own slice of the sample (the same on
+    every call), so training, development and test text are disjoint; pairs with another language
+    (en-fi) fall back to `world`."""
+
+    def __init__(self, world: demo_world.World):
+        self.world = world
+        sides = {lang: real_fixture("wmt-toy-ende", f"{side}-train.txt").read_text().splitlines()
+                 for lang, side in (("en", "src"), ("de", "tgt"))}
+        self.pairs = [{lang: html.unescape(line) for lang, line in zip(sides, lines)} for lines in zip(*sides.values())
+                      if all(0 < len(line.split()) <= 25 for line in lines)]
+        self.streams: dict[str, list[dict[str, str]]] = {}
+        self.used = 0
+
+    def parallel(self, languages: list[str], n: int, stream: str) -> list[dict[str, str]]:
+        if not set(languages) <= {"de", "en"}:
+            return self.world.parallel(languages, n, stream)
+        if stream not in self.streams:
+            self.streams[stream] = self.pairs[self.used:self.used + n]
+            self.used += n
+            assert len(self.streams[stream]) == n, "the real sample ran out"
+        return [{lang: pair[lang] for lang in languages} for pair in self.streams[stream]]
+
+
 IWSLT = {"pairs": ["de-en"], "dev_sets": ["tst2013"], "test_sets": ["tst2015", "tst2016"],
          "bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz"}
 
@@ -97,18 +131,21 @@ def mirror(tmp_path_factory):
     size = demo_world.WorldSize(nouns=80, verbs=20, adjectives=10, names=10)
     iwslt = {**IWSLT, "bundle": str(root / BUNDLE), "trnted": str(root / "wit3/2017-01-trnted/texts/{src}/{tgt}/{src}-{tgt}.tgz"),
              "ted_test": str(root / "generated-ted-test/{src}-{tgt}.tgz")}  # tst2016: the real archives instead
-    demo_world.write_mirror(iwslt, {}, size, seed=4, n_train=300, n_per_test_set=20, n_monolingual=10)
+    real = RealText(demo_world.World(["de", "en", "fi"], size, seed=5))
+    demo_world.write_iwslt_mirror(real, iwslt, n_train=300, n_per_test_set=20)
     for name in IWSLT17:
         target = root / "wit3" / "2017-01-ted-test" / "texts" / name[:2] / name[3:5] / name
         target.parent.mkdir(parents=True)
         shutil.copyfile(real_fixture("iwslt17-ted-test", name), target)
-    world = demo_world.World(["de", "en", "fi"], size, seed=5)
-    demo_world.write_wmt_mirror(world, wmt_sources(str(root)), n_train=240, n_per_set=30)
+    demo_world.write_wmt_mirror(real, wmt_sources(str(root)), n_train=240, n_per_set=30)
     with_next_line_character(root / "wmt13/training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en.de", 7)
+    (root / NEWS).parent.mkdir(parents=True)
+    (root / NEWS).write_bytes(gzip.compress("".join(p["en"] + "\n" for p in real.parallel(["en"], 2000, "news")).encode()))
     ptb = {split: real_fixture("ptb", f"ptb.{source}.txt").read_bytes()
            for split, source in (("train", "valid"), ("valid", "valid"), ("test", "test"))}
     pack_tgz(root / "ptb" / "simple-examples.tgz",
              {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb.items()})
+    pack_tgz(root / PTB_SLICE, {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb_slice().items()})
     (root / "wikitext").mkdir()
     with zipfile.ZipFile(root / "wikitext" / "wikitext-2-v1.zip", "w") as z:
         for split, source in (("train", "valid"), ("valid", "valid"), ("test", "test")):
@@ -304,3 +341,98 @@ def test_bad_downloads_fail_clearly_and_leave_no_output(mirror, server, tmp_path
     assert not (tmp_path / f"resources/{key}").exists()
     parts = list((tmp_path / "resources").rglob("*.part"))
     assert parts == ([tmp_path / f"resources/{key}.part"] if route == "truncated" else [])  # a cut transfer resumes
+
+
+
+def ptb_slice() -> dict[str, bytes]:
+    """A slice of the real PTB at toy size, its vocabulary closed as the real one's: train holds
+    400 lines of the real validation text, then the slice's validation and test lines."""
+    valid, test = (real_fixture("ptb", f"ptb.{split}.txt").read_text().splitlines(keepends=True)
+                   for split in ("valid", "test"))
+    splits = {"valid": valid[400:450], "test": test[:50]}
+    splits["train"] = valid[:400] + splits["valid"] + splits["test"]
+    return {split: "".join(lines).encode() for split, lines in splits.items()}
+
+
+CHAIN_PAPERS = {
+    "vmf": {"table1": {"rows": ["word2word-ce", "word2emb-word2vec-nllvmf_reg1"], "pairs": {"iwslt16": ["de-en"]}}},
+    "joint": {"table1": {"queries": ["the", "is", "and"]}},
+    # the grid names WikiText-2 too, which is not configured here (its column says so)
+    "tying": {"table1": {"rows": [f"lm-small-{v}" for v in ("vd", "al", "re", "real")],
+                         "tune": {"gamma": {"ptb": [0.65], "wikitext2": [1.25]}}}},
+}
+
+
+def chain_config(server: str, mirror: Path) -> dict:
+    """config_for's sources at toy sizes, for one table of each model family: vMF Table 1's CE and
+    NLLvMF rows on IWSLT16 de-en (tested on the real tst2016), joint Table 1 on WMT17 de-en, and
+    tying Table 1's small rows on a slice of the real PTB; English embeddings from a News Crawl
+    file of real English."""
+    config = config_for(server, mirror)
+    datasets = config["datasets"]
+    iwslt = {k: v for k, v in datasets["iwslt16"].items() if k != "note"}  # the note is the real hosts'
+    config["datasets"] = {
+        "iwslt16": {**iwslt, "test_sets": ["tst2016"]},
+        "wmt17": {**datasets["wmt17"], "pairs": ["de-en"], "bpe_sizes": {"32k": 100}},
+        "ptb": {**datasets["ptb"], "archive": PTB_SLICE},
+    }
+    config["sources"] |= {
+        NEWS: {"no_md5_reason": "generated in the real layout by the test, not the real file", "urls": [f"{server}/{NEWS}"]},
+        PTB_SLICE: {"md5": md5(mirror / PTB_SLICE), "urls": [f"{server}/{PTB_SLICE}"]},
+    }
+    config["monolingual"] = {"en": {"use": "news2015", "max_sentences": None, "corpora": {"news2015": [NEWS]}}}
+    config["papers"] = CHAIN_PAPERS
+    # the demo's toy sizes, smaller still: 32 units, one layer, one epoch
+    config["model"] |= {"hidden": 32, "src_embedding": 32, "tgt_embedding": 32}
+    config["architectures"]["joint"] |= {"encoder_layers": 1, "decoder_layers": 1, "hidden": 32, "src_embedding": 32,
+                                         "tgt_embedding": 32}
+    config["embeddings"]["word2vec"] |= {"dim": 32, "epochs": 5}
+    config["train"] |= {"max_epochs": 1, "patience": 1, "batch_size": 32, "overrides": {}}
+    config["lm"] |= {"max_epochs": {size: 1 for size in config["lm"]["max_epochs"]}, "batch_size": 10, "bptt": 20}
+    return config
+
+
+def csv_rows(path: Path) -> dict[str, list[dict]]:
+    with open(path) as f:
+        rows = {}
+        for r in csv.DictReader(f):
+            rows.setdefault(r.get("experiment") or r.get("query"), []).append(r)
+        return rows
+
+
+def test_every_rule_after_preparation_runs_on_real_text(mirror, server, tmp_path):
+    """BPE, embeddings, alignment, training, decoding, scoring and rendering of one table per
+    model family, on the mirror's real text."""
+    run_with(tmp_path, chain_config(server, mirror), "results/vmf/table1.csv", "results/joint/table1.csv",
+             "results/tying/table1.csv")
+    host = f"from {urllib.parse.urlparse(server).netloc}"
+    # the prepared text is the mirror's: real English from the WMT sample, the real tst2016, PTB's slice
+    sample = real_fixture("wmt-toy-ende", "src-train.txt").read_text().splitlines()
+    english = {" ".join(html.unescape(line).split()) for line in sample}
+    data = tmp_path / "results/data"
+    for corpus in ("iwslt16", "wmt17"):
+        raw = (data / f"{corpus}/de-en/raw/train.en").read_text().splitlines()
+        assert raw and all(" ".join(line.split()) in english for line in raw)
+    test_segments = json.loads((data / "iwslt16/de-en/raw/evaluation.stats.json").read_text())["splits"]["test"]["segments"]
+    assert test_segments == 1133  # the real tst2016 alone
+    assert json.loads((data / "ptb/stats.json").read_text())["test"]["words"] == len(ptb_slice()["test"].split())
+    # vMF Table 1: CE and NLLvMF, trained, decoded on tst2016 and scored
+    vmf = csv_rows(tmp_path / "results/vmf/table1.csv")
+    assert sorted(vmf) == ["word2emb-word2vec-nllvmf_reg1", "word2word-ce"]
+    for experiment, (row,) in vmf.items():
+        assert float(row["de-en ours"]) >= 0 and row["fr-en ours"] == "" and host in row["data"]
+        hypotheses = tmp_path / f"results/models/iwslt16/de-en/{experiment}/seed1/test.greedy.hyp"
+        assert len(hypotheses.read_text().splitlines()) == test_segments
+    assert (tmp_path / "results/align/iwslt16/de-en/dict.tsv").stat().st_size > 0
+    # joint Table 1: the nearest BPE pieces of each query, with their cosines, in every model's column
+    joint = csv_rows(tmp_path / "results/joint/table1.csv")
+    assert sorted(joint) == ["and", "is", "the"]
+    for row in (r for rows in joint.values() for r in rows):
+        for side in ("NMT Input", "NMT Output", "NMT-tied Input/Output", "NMT-joint Input", "NMT-joint Output"):
+            assert -1 <= float(row[f"{side} ours"].rsplit("(", 1)[1].rstrip(")")) <= 1
+    # tying Table 1: the small rows' perplexities on PTB
+    tying = csv_rows(tmp_path / "results/tying/table1.csv")
+    assert sorted(tying) == [f"lm-small-{v}" for v in ("al", "re", "real", "vd")]
+    for (row,) in tying.values():
+        assert float(row["PTB valid ours"]) > 1 and float(row["PTB test ours"]) > 1 and row["Wikitext-2 test ours"] == ""
+        assert host in row["data"]
