@@ -224,9 +224,9 @@ def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
 
 @torch.no_grad()
 def token_nll(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> torch.Tensor:
-    """-log p(w_t | w_<t) in nats (float64, on the host) of every predicted token of batchified
-    data, each column read from a zero state, in the order of the text: column by column (each a
-    contiguous stretch of it), each but its first token."""
+    """-log p(w_t | w_<t) in nats (float64, on the data's device: no host read) of every predicted
+    token of batchified data, each column read from a zero state, in the order of the text:
+    column by column (each a contiguous stretch of it), each but its first token."""
     model.eval()
     hidden = model.init_hidden(data.shape[1])
     nll = []
@@ -234,7 +234,7 @@ def token_nll(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision
         with precisions.autocast(precision, data.device):
             logits, _, hidden = model(inputs, hidden)
         nll.append(cross_entropy(logits.flatten(0, 1), targets.flatten()).double().view(targets.shape))
-    return torch.cat(nll).t().flatten().cpu()
+    return torch.cat(nll).t().flatten()
 
 
 def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
@@ -246,7 +246,7 @@ def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: s
     """(perplexity, [NLL sum in nats, tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens
     in the order of the text), the perplexity exp(sum of the blocks' NLL / sum of their tokens)."""
     nll = token_nll(model, data, bptt, precision)
-    blocks = perplexity_blocks(nll.tolist())
+    blocks = perplexity_blocks(nll.cpu().tolist())
     return perplexity(sum(b[0] for b in blocks), sum(b[1] for b in blocks)), blocks
 
 
