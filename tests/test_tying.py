@@ -182,6 +182,8 @@ def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tm
         {"lm-small-real@gamma=1", "lm-small-real@gamma=1.5"}  # a partition takes its corpus's range
     with pytest.raises(ValueError, match="configure its values for wikitext2"):
         registry.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates("lm-small-al", "gamma", "wikitext2")
+    ptb_only = registry.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}, corpora=("ptb",))
+    assert ptb_only.lm_row_jobs(part, "lm-small-real", "gamma") == []  # WikiText-2 not configured: no grid needed
     validation = {(0.5, 1): 90.0, (0.5, 2): 80.0, (0.8, 1): 84.0, (0.8, 2): 85.0}  # means 85 and 84.5
     for (gamma, seed), ppl in validation.items():
         job = registry.Job("ptb", "lm", f"lm-small-al@gamma={gamma:g}", seed)

@@ -139,7 +139,10 @@ class Context:
                                                       for seed in self.dataset_seeds(corpus.base)]
 
     def lm_row_jobs(self, corpus: "Corpus", experiment: str, tune: str | None) -> list[Job]:
-        """Every job behind a language model's cell: each seed of each of its candidates."""
+        """Every job behind a language model's cell: each seed of each of its candidates (none
+        when its corpus is not configured, whose tuning grid then need not be either)."""
+        if self.corpus_status(corpus):
+            return []
         return [job for candidate in self.candidates(experiment, tune, corpus.base)
                 for job in self.lm_jobs(corpus, candidate)]
 
