@@ -32,6 +32,7 @@ SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
 def slice_config(rows: list[str]) -> dict:
     config = yaml.safe_load((REPO / "config.demo.yaml").read_text())
     config["demo"]["train_sentences"] = 3000
+    config["demo"]["monolingual_sentences"] = 3000  # the truecaser's text; the demo's 30000 feed embeddings no row here uses
     config["datasets"] = {"iwslt16": {**config["datasets"]["iwslt16"], "pairs": ["fr-en"]}}
     config["monolingual"] = {"en": config["monolingual"]["en"]}
     config["train"]["max_epochs"] = 2
