@@ -25,6 +25,15 @@ def real_fixture(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def full_config_outputs(tmp_path_factory) -> frozenset[str]:
+    """Every output file `snakemake --summary all` plans for config.yaml in an empty directory: one
+    dry run for the tests that read that DAG (tests/test_workflow.py, tests/test_plan.py)."""
+    from tests.test_workflow import planned_outputs
+
+    return frozenset(planned_outputs(tmp_path_factory.mktemp("full_config_summary"), REPO / "config.yaml"))
+
+
 def kill_in_second_epoch(command: list[str], out_dir: Path, env: dict) -> None:
     """Start a training command and SIGKILL it shortly after its first checkpoint, before it ends."""
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import planned_outputs, snakemake
+from tests.test_workflow import snakemake
 from workflow_src import layout, plan
 
 
@@ -210,10 +210,10 @@ def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypat
     assert plan.parallel_corpus(load("config.demo.yaml"), "iwslt16", "de-en") is None  # the demo waits for its data
 
 
-def test_registry_jobs_match_the_full_dag(tmp_path):
+def test_registry_jobs_match_the_full_dag(full_config_outputs):
     """The plan's trainings are exactly the models `snakemake -n all` builds."""
     jobs = plan.planned_jobs(load("config.yaml"))
-    dag = planned_outputs(tmp_path, REPO / "config.yaml")
+    dag = full_config_outputs  # planned_outputs of config.yaml (tests/conftest.py), shared with tests/test_workflow.py
     trained = {p.removesuffix("/model.pt") for p in dag if p.endswith("/model.pt")}
     assert trained and {plan_model_dir(j) for j in jobs} == trained
     ce = next(j for j in jobs if (j.dataset, j.pair, j.experiment) == ("iwslt16", "fr-en", "bpe2bpe-ce"))
