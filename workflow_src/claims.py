@@ -194,8 +194,9 @@ def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
     at = f" at x = {check.x:g}" if check.x is not None else ""
     for (name, column), cell in (((check.row, check.column), a), ((check.compared or (None, None))[:2], b)):
         if name is not None and cell is None:
-            return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no evidence for {name} in {column}{at} "
-                                             "(not selected in the config, or not computed: see its note)")
+            return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: its "
+                                             "column or row is not configured in this run, or it was not computed "
+                                             "(the artefact's note says which)")
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
     if a.kind == "value":
