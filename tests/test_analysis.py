@@ -118,3 +118,35 @@ def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds
     assert fr_en["Softmax ours (s)"] == 25.0 and fr_en["Softmax converged epoch"] == "2 3+"
     assert "still falling" in fr_en["note"] and "seed 2" in fr_en["note"]
     assert fr_en["Emb w/ NLL-vMF ours ratio"] == 1.0
+
+
+def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monkeypatch):
+    """vMF Table 4's counts are read from the fr-en models' metrics (their own vocabularies), not
+    from the benchmark's models at the paper's sizes; a model trained before the counts were
+    recorded says so."""
+    import json
+
+    from workflow_src import analysis, layout, registry
+
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("vmf", "table4")
+    rows = artefact.rows
+    benchmark = {"settings": {"repeats": 5}, "rows": {r.experiment: {"input": 1, "output": 1, "ms": 10.0 + i, "ms_sd": 0.5}
+                                                     for i, r in enumerate(rows)}}
+    path = tmp_path / layout.benchmark_path("vmf", "table4")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(benchmark))
+    for i, row in enumerate(rows):
+        metrics = tmp_path / layout.metrics_path(registry.Job("iwslt16", "fr-en", row.experiment, 1))
+        metrics.parent.mkdir(parents=True)
+        counts = {"layer_parameters": {"input": 1000 + i, "output": 2000 + i}} if row != rows[-1] else {}
+        metrics.write_text(json.dumps({"epoch": 1, **counts}) + "\n")
+    ctx = registry.Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)})
+    assert layout.metrics_path(registry.Job("iwslt16", "fr-en", rows[0].experiment, 1)) in layout.inputs(artefact, ctx, "vmf", "table4")
+    _, out, footer = analysis.table(artefact, ctx, "vmf", "table4")
+    assert [r["input layer parameters ours"] for r in out[:-1]] == [1000 + i for i in range(len(rows) - 1)]
+    assert out[1]["output layer parameters ours ratio"] == pytest.approx(2001 / 2000)
+    assert out[-1]["input layer parameters ours"] is None and "predates per-layer counts" in out[-1]["note"]
+    assert out[2]["ms per batch ours"] == 12.0 and "trained on iwslt16 fr-en" in footer[0]
+    unconfigured = analysis.table(artefact, registry.Context(seeds=(1,), pairs={}), "vmf", "table4")[1]
+    assert unconfigured[0]["input layer parameters ours"] is None and "not configured" in unconfigured[0]["note"]

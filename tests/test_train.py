@@ -84,6 +84,9 @@ def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
     assert "resuming after epoch" in result.stderr
     assert metrics(interrupted) == metrics(whole)
     assert_same_model(interrupted, whole)
+    embed, output = (sum(v.numel() for k, v in torch.load(whole / "model.pt", weights_only=False)["state_dict"].items()
+                         if k.startswith(prefix)) for prefix in ("decoder.embed.", "output."))
+    assert metrics(whole)[-1]["layer_parameters"] == {"input": embed, "output": output}  # vMF Table 4's counts
 
 
 def test_a_changed_spec_starts_over(data, tmp_path):

@@ -470,10 +470,22 @@ def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_i
     return columns, rows, footer
 
 
+def trained_layer_parameters(ctx: Context, column, experiment: str) -> tuple[dict, str]:
+    """({"input": n, "output": m} of an experiment's first seed trained on `column`, or {}) and
+    why it is empty."""
+    jobs = ctx.jobs(column, experiment)[:1]
+    if not jobs:
+        return {}, ctx.status(column)
+    counts = read_metrics(jobs[0])[-1].get("layer_parameters")
+    return (counts, "") if counts else ({}, f"{layout.metrics_path(jobs[0])} predates per-layer counts: retrain it")
+
+
 @table.register
 def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str):
-    """vMF Table 4, from the output-layer benchmark."""
+    """vMF Table 4: the layers of the models trained on the table's column (their metrics), and
+    the output-layer benchmark's timings at the paper's size."""
     measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
+    trained = {row.experiment: trained_layer_parameters(ctx, artefact.column, row.experiment) for row in artefact.rows}
     columns = ["experiment", *artefact.label_columns]
     quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), ("ms", "ms per batch"))
     for key, name in quantities:
@@ -483,17 +495,22 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
     first = artefact.rows[0]
     rows = []
     for row in artefact.rows:
-        ours = measured["rows"][row.experiment]
-        out = {"experiment": row.experiment, **row.label, "note": row.note}
+        counts, why = trained[row.experiment]
+        timed = measured["rows"][row.experiment]
+        ours = {**counts, "ms": timed["ms"], "ms_sd": timed.get("ms_sd")}
+        reference = {**trained[first.experiment][0], "ms": measured["rows"][first.experiment]["ms"]}
+        out = {"experiment": row.experiment, **row.label, "note": "; ".join(n for n in (row.note, why) if n)}
         for key, name in quantities:
             out[f"{name} paper"] = row.paper.get(key)
-            out[f"{name} ours"] = ours[key]
+            out[f"{name} ours"] = ours.get(key)
             out[f"{name} paper ratio"] = ratio(row.paper.get(key), first.paper.get(key))
-            out[f"{name} ours ratio"] = ratio(ours[key], measured["rows"][first.experiment][key])
+            out[f"{name} ours ratio"] = ratio(ours.get(key), reference.get(key))
         out["ms per batch ours sd"] = ours.get("ms_sd")
         rows.append(out)
     settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
-    footer = [f"Counted from the models and timed in one run ({settings}); ms per batch: the mean over the timed "
-              f"repeats (each the mean over its steps), sd: their sample standard deviation; ratios to {first.experiment}. "
-              "Our counts include the layers' biases, which the paper's do not."]
+    column = artefact.column
+    footer = [f"Parameters: counted in the models trained on {column.dataset} {column.pair} (seed {ctx.seeds[0]}, their "
+              "vocabularies), with the layers' biases, which the paper's counts leave out. ms per batch: untrained models "
+              f"at the paper's sizes, timed in one run ({settings}), the mean over the timed repeats (each the mean over "
+              f"its steps), sd: their sample standard deviation. Ratios to {first.experiment}."]
     return columns, rows, footer

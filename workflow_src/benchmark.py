@@ -136,10 +136,6 @@ def sd(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
 
-def count(module: torch.nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
 def output_layers(experiments: list[str], settings: dict, device: torch.device) -> dict:
     """Per model: input and output layer parameters, ms per training step (each repeat's in
     `ms_repeats`, their mean `ms` and sample sd `ms_sd`) and target tokens per second
@@ -150,7 +146,7 @@ def output_layers(experiments: list[str], settings: dict, device: torch.device) 
         model = build(experiment, settings, device)
         seconds = step_times(model, settings["batch_size"], settings, device)
         ms = [1000 * s for s in seconds]
-        rows[experiment] = {"input": count(model.decoder.embed), "output": count(model.output),
+        rows[experiment] = {**model.layer_parameters(),
                             "ms": round(statistics.fmean(ms), 2), "ms_sd": round(sd(ms), 2),
                             "ms_repeats": [round(m, 3) for m in ms],
                             "tokens_per_second": round(tokens / statistics.fmean(seconds), 1)}

@@ -287,6 +287,11 @@ def _(figure: Figure, ctx, paper, artefact_id):
 
 
 @inputs.register(ParameterTable)
+def _(table, ctx, paper, artefact_id):
+    return [benchmark_path(paper, artefact_id)] + [metrics_path(j) for row in table.rows
+                                                   for j in ctx.jobs(table.column, row.experiment)[:1]]
+
+
 @inputs.register(SamplingTable)
 def _(table, ctx, paper, artefact_id):
     return [benchmark_path(paper, artefact_id)]

@@ -319,12 +319,14 @@ class Figure:
 
 @dataclasses.dataclass(frozen=True)
 class ParameterTable:
-    """Parameters of the input and output layers, and training time per batch, of each row's
-    model at the paper's size, as ratios to the first row (a benchmark)."""
+    """Parameters of the input and output layers of each row's model as trained on `column` (seed
+    1 of the artefact's seeds), and training time per batch at the paper's size (a benchmark), as
+    ratios to the first row."""
 
     title: str
     rows: tuple[Row, ...]  # paper: {"input": params, "output": params, "ms": time per batch}
     label_columns: tuple[str, ...]
+    column: Column  # the trained models whose layers are counted
 
 
 @dataclasses.dataclass(frozen=True)

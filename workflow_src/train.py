@@ -210,6 +210,7 @@ def train(spec: dict, args, device: torch.device) -> None:
             "sentences_per_second": round(sentences / train_seconds, 1),
             "target_tokens_per_second": round(tokens / train_seconds, 1),
             "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            "layer_parameters": model.layer_parameters(),
             **pairs,
         }
         score = dev_bleu if selection == "bleu" else -dev_loss

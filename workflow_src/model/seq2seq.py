@@ -229,6 +229,13 @@ class Seq2Seq(nn.Module):
         self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
                                          word_vectors=embed.weight if shares_embedding else self.word_vectors)
 
+    def layer_parameters(self) -> dict[str, int]:
+        """Trainable parameters of the decoder's input embedding ("input") and of the output layer
+        ("output"), vMF Table 4's two counts (a matrix the two share counts in both)."""
+        def trainable(module: nn.Module) -> int:
+            return sum(p.numel() for p in module.parameters() if p.requires_grad)
+        return {"input": trainable(self.decoder.embed), "output": trainable(self.output)}
+
     def _apply(self, fn, recurse=True):
         """nn.Module converts each module's buffers on its own, so `.to()` would give the tied
         embedding and the continuous output layer a copy each of the target table they share (two
