@@ -248,7 +248,7 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str) -> tuple[Cel
     low, high = 0.3, 0.9  # BLEU within a margin: the quality whose BLEU sits at the boundary
     for _ in range(30):
         middle = (low + high) / 2
-        d = claims.claimed(check, claims.observed(cell(check.row, check.column, middle, 0)), claims.observed(compared))
+        d = claims.difference(check, claims.observed(cell(check.row, check.column, middle, 0)), claims.observed(compared))
         low, high = (middle, high) if d < 0 else (low, middle)
     return cell(check.row, check.column, (low + high) / 2, 0), compared
 

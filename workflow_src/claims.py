@@ -97,17 +97,19 @@ def observed(cell: Cell) -> float:
     return float(seed_scores(cell, np.ones((1, len(cell.replicates[0])))).mean())
 
 
-def transform(check: Check):
-    return np.log if check.factor is not None or check.parity is not None else (lambda v: v)
+def on_scale(check: Check, values):
+    """Ratios (a factor, a parity) are compared as logs, everything else as it is."""
+    return np.log(values) if check.factor is not None or check.parity is not None else np.asarray(values, dtype=float)
 
 
-def claimed(check: Check, a, b):
-    """d: positive in the claim's direction (a parity check: the log ratio itself)."""
+def difference(check: Check, a, b):
+    """d on the check's scale (`on_scale`), positive in the claim's direction; a parity check's is
+    the log ratio itself."""
     if check.parity is not None:
-        return np.log(a) - np.log(b)
+        return a - b
     sign = -1 if check.lower_is_better else 1
     if check.factor is not None:
-        return sign * (np.log(a) - np.log(b) - math.log(check.factor))
+        return sign * (a - b - math.log(check.factor))
     return sign * (a - b) + check.margin
 
 
@@ -127,8 +129,9 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, f
     rng = np.random.default_rng(2019)
     a_r = resampled(a, counts, rng)
     b_r = resampled(b, counts, rng) if b is not None else np.full(RESAMPLES, check.threshold)
-    d = float(claimed(check, observed(a), observed(b) if b is not None else check.threshold))
-    d_r = claimed(check, a_r, b_r)
+    reference = observed(b) if b is not None else check.threshold
+    d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
+    d_r = difference(check, on_scale(check, a_r), on_scale(check, b_r))
     seeds = f"{len(a.replicates)}" + (f" and {len(b.replicates)}" if b is not None else "") + " seeds"
     method = (f"paired bootstrap over {units} {UNIT_KINDS[a.kind]} ({RESAMPLES} resamples"
               + (f", {seeds} redrawn on each" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else "")
@@ -148,28 +151,24 @@ def one_sided_p(excess: float, se: float, df: float) -> float:
 
 
 def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, str] | str:
-    """(d, p of the claim, p of the opposite, method) by Welch's t on the replicates (log values
-    for a factor or parity), or the reason there is no spread to decide by."""
-    f = transform(check)
-    values_a = f(np.asarray(a.replicates, dtype=float))
-    values_b = f(np.asarray(b.replicates, dtype=float)) if b is not None else None
+    """(d, p of the claim, p of the opposite, method) by Welch's t on the replicates (on the
+    check's scale), or the reason there is no spread to decide by."""
+    values_a = on_scale(check, a.replicates)
+    values_b = on_scale(check, b.replicates) if b is not None else None
     for cell, values in ((a, values_a), (b, values_b)):
         if values is not None and len(values) < 2:
             return f"one replicate of {cell.row} ({', '.join(cell.labels)}): no spread to decide by"
     var_a = np.var(values_a, ddof=1) / len(values_a)
     var_b = np.var(values_b, ddof=1) / len(values_b) if values_b is not None else 0.0
     se = math.sqrt(var_a + var_b)
-    if values_b is None or se == 0:
-        df = len(values_a) - 1 + (len(values_b) - 1 if values_b is not None else 0)
-        method = (f"t on {len(values_a)} replicates against the threshold" if values_b is None
-                  else f"Welch's t on {len(values_a)} and {len(values_b)} replicates")
+    if values_b is None:
+        df, method = len(values_a) - 1, f"t on {len(values_a)} replicates against the threshold"
     else:
-        df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1))
+        df = (len(values_a) + len(values_b) - 2 if se == 0 else
+              (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1)))
         method = f"Welch's t on {len(values_a)} and {len(values_b)} replicates"
-    # the replicates are already on the log scale for a factor or parity: claimed() on exp(means)
-    mean_b = np.exp(np.mean(values_b)) if values_b is not None and f is np.log else (
-        np.mean(values_b) if values_b is not None else check.threshold)
-    d = float(claimed(check, np.exp(np.mean(values_a)) if f is np.log else np.mean(values_a), mean_b))
+    reference = np.mean(values_b) if values_b is not None else on_scale(check, check.threshold)
+    d = float(difference(check, np.mean(values_a), reference))
     if check.parity is not None:
         bound = math.log(1 + check.parity)
         inside = max(one_sided_p(d + bound, se, df), one_sided_p(bound - d, se, df))
