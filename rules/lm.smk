@@ -38,7 +38,7 @@ rule train_lm:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
 
 

@@ -141,3 +141,76 @@ def test_devices_are_counted_without_starting_cuda_in_the_job(monkeypatch):
     assert children and children[0][0] == sys.executable
     monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: 2)  # NVML counts without starting CUDA
     assert gpu.device_count() == 2 and len(children) == 1
+
+
+def no_cuda(monkeypatch, *, cuda_version="12.4", count=1):
+    """CUDA that fails to start, as in the test above: a CUDA build of torch on a machine whose
+    driver it cannot use (NVML counts the GPUs, torch.cuda.is_available() says no)."""
+    import torch
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("REPRO_GPUS", raising=False)
+    monkeypatch.setenv("REPRO_GPU_LOCK_DIR", str(os.environ.get("TMPDIR", "/tmp")) + f"/repro-gpu-test-{os.getpid()}")
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: count)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", cuda_version)
+
+
+def test_a_job_holding_gpu_slots_refuses_the_cpu(monkeypatch, capsys):
+    """train.device auto (or cuda) in a job that holds a GPU slot: one line naming the setting and
+    what torch reported, exit status 1, before any training; never `device: cpu` for weeks."""
+    import pytest
+
+    from workflow_src import gpu, train
+
+    no_cuda(monkeypatch)
+    monkeypatch.setenv("REPRO_GPU_SLOTS", "1")
+    for setting in ("auto", "cuda"):
+        with pytest.raises(SystemExit) as stopped, gpu.job_device(setting, key="train.device"):
+            raise AssertionError("the job got a device")
+        message = str(stopped.value)
+        assert stopped.value.code == message and "\n" not in message  # Python prints it, exits 1
+        assert message.startswith(f"train.device: {setting}, but this job holds 1 GPU slot and torch sees no GPU (")
+        assert "torch.version.cuda 12.4" in message and "torch.cuda.is_available() False" in message
+        assert "devices counted 1" in message and message.endswith("or set train.device: cpu")
+    # the training command stops the same way, before it reads its inputs
+    spec = '{"device": "auto"}'
+    args = [f"--{name}=/nonexistent" for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words",
+                                                   "dev-ref", "src-vocab", "tgt-vocab", "out-dir")]
+    with pytest.raises(SystemExit, match=r"^train\.device: auto, but this job holds 1 GPU slot"):
+        train.main(["--spec", spec, *args])
+
+
+def test_the_cpu_is_used_where_asked_or_no_slot_is_held(monkeypatch):
+    """train.device cpu holds no slot (the demo); a command typed by hand holds none either; and
+    REPRO_GPUS=0 declares a GPU-less machine whose slots stand in for CPU work (tests)."""
+    from workflow_src import gpu
+
+    no_cuda(monkeypatch)
+    monkeypatch.setenv("REPRO_GPU_SLOTS", "0")
+    with gpu.job_device("cpu", key="train.device") as device:
+        assert device.type == "cpu"
+    with gpu.job_device("auto", key="train.device") as device:
+        assert device.type == "cpu"
+    monkeypatch.delenv("REPRO_GPU_SLOTS")
+    with gpu.job_device("auto", key="train.device") as device:
+        assert device.type == "cpu"
+    monkeypatch.setenv("REPRO_GPU_SLOTS", "1")
+    monkeypatch.setenv("REPRO_GPUS", "0")
+    with gpu.job_device("auto", key="train.device") as device:
+        assert device.type == "cpu"
+
+
+def test_the_training_rules_tell_the_job_its_slots(tmp_path):
+    """Both training rules pass their gpu resource on (REPRO_GPU_SLOTS), which is how the job knows
+    it holds a GPU: 1 with train.device auto, 0 with cpu (the demo)."""
+    from tests.test_workflow import snakemake
+
+    targets = ("results/models/iwslt16/fr-en/word2emb-word2vec-l2/seed1/model.pt", "results/lm/ptb/lm-small-vd/seed1/model.pt")
+    for device, slots in (("auto", "1"), ("cpu", "0")):
+        out = snakemake(tmp_path, *targets, "--configfile", str(REPO / "config.yaml"), "-n", "-p", "--cores", "2",
+                        "--resources", "gpu=1", "--config", f"train={{device: {device}}}").stdout
+        shells = [line for line in out.splitlines() if "python -m workflow_src.train" in line]
+        assert {line.split("REPRO_GPU_SLOTS=")[1].split()[0] for line in shells} == {slots}, out[-3000:]
+        assert any("workflow_src.train_lm" in line for line in shells) and any("workflow_src.train " in line for line in shells)

@@ -11,6 +11,12 @@ of one device, so it has that device to itself. When `CUDA_VISIBLE_DEVICES` is a
 (Slurm sets it for its GPU jobs, a user may set it), that choice is kept; with no GPU the job runs
 on the CPU and says so.
 
+No silent CPU: a job that holds GPU slots (`REPRO_GPU_SLOTS` > 0: its rule asked Snakemake for a
+`gpu`, which it does unless the config sets `device: cpu`) and is configured `auto` or `cuda`
+stops at once, in one line, when torch sees no GPU (a CPU-only torch, a driver mismatch), instead
+of training on the CPU for weeks. `REPRO_GPUS=0` declares the machine GPU-less (tests that hold
+slots for CPU work): there `auto` runs on the CPU as before.
+
 The environment carries the settings to the jobs: `REPRO_GPU_JOBS_PER_DEVICE` (the workflow
 exports the config's), `REPRO_GPU_SLOTS` (slots this job takes: what its rule asked Snakemake
 for, 1 unless set), `REPRO_GPUS` overrides the number of devices (tests simulate machines with
@@ -147,16 +153,57 @@ def pick_device(name: str):
     return torch.device(name)
 
 
+class NoGPU(SystemExit):
+    """A job holding GPU slots found no GPU: one line on stderr, exit status 1, no traceback."""
+
+
+def slots_held() -> int:
+    """The GPU slots Snakemake counted for this job (REPRO_GPU_SLOTS, set by the GPU rules);
+    0 where it is unset (a command typed by hand holds none)."""
+    return _count_setting("REPRO_GPU_SLOTS", 0, least=0)
+
+
+def what_torch_sees() -> str:
+    """What torch reports about CUDA, in one line."""
+    import torch
+
+    try:
+        counted = device_count()
+    except Exception as err:  # noqa: BLE001 - the count is reported, not relied on
+        counted = f"not counted ({type(err).__name__}: {err})"
+    return (f"torch {torch.__version__}, torch.version.cuda {torch.version.cuda}, "
+            f"torch.cuda.is_available() {torch.cuda.is_available()}, devices counted {counted}, "
+            f"CUDA_VISIBLE_DEVICES {os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}")
+
+
+def refuse_cpu(setting: str, key: str) -> None:
+    """Stop a job configured `setting` (auto or cuda) that holds GPU slots where torch sees no
+    GPU (see the module docstring)."""
+    import torch
+
+    held = slots_held()
+    if held == 0 or torch.cuda.is_available():
+        return
+    if os.environ.get("REPRO_GPUS") == "0":
+        log("GPU: REPRO_GPUS=0 declares this machine GPU-less; its GPU slots run on the CPU")
+        return
+    slots = f"{held} GPU slot{'s' if held > 1 else ''}"
+    raise NoGPU(f"{key}: {setting}, but this job holds {slots} and torch sees no GPU ({what_torch_sees()}); "
+                f"not running on the CPU: fix the CUDA install, or set {key}: cpu")
+
+
 @contextlib.contextmanager
-def job_device(setting: str):
-    """The device of a job configured with `setting` (auto, cpu, cuda, cuda:N). For auto and cuda
-    the job first takes a free GPU slot (see the module docstring); cuda:N is taken as given."""
+def job_device(setting: str, key: str = "device"):
+    """The device of a job configured with `setting` (auto, cpu, cuda, cuda:N; `key` names the
+    setting in errors). For auto and cuda the job first takes a free GPU slot (see the module
+    docstring) and refuses the CPU when it holds slots; cuda:N is taken as given."""
     if setting not in ("auto", "cuda"):
         device = pick_device(setting)
         log(f"device: {device} (configured)")
         yield device
         return
     with gpu_slot():
+        refuse_cpu(setting, key)
         device = pick_device(setting)
         log(f"device: {device}")
         yield device

@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if (args.tgt_vocab is None) == (args.tgt_table is None):
         parser.error("give exactly one of --tgt-vocab and --tgt-table")
-    with job_device(args.spec.get("device", "auto")) as device:
+    with job_device(args.spec.get("device", "auto"), key="train.device") as device:
         train(args.spec, args, device)
 
 

@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         spec = resolve(args.spec)
-        with job_device(spec["device"]) as device:
+        with job_device(spec["device"], key="train.device") as device:
             train(spec, args, device)
     except CorpusError as err:
         parser.exit(1, f"train_lm: error: {err}\n")
