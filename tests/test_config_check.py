@@ -1,13 +1,16 @@
-"""A config mistake is named on one line: the key, the value and what was expected."""
+"""A config mistake is named on one line: where it came from (the config file or --config), the
+key, the value and what was expected; every mistake is listed. `--config` strings are read as the
+schema's types first."""
 
 import copy
 
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from tests.conftest import REPO
 from tests.test_workflow import snakemake
-from workflow_src.config_check import problems
+from workflow_src.config_check import ConfigError, coerce, problems, validate
 
 SCHEMA = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text())
 FULL = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -34,12 +37,62 @@ def test_each_mistake_names_its_key(change, message):
     assert found and found[0].startswith(message), found
 
 
-def test_snakemake_prints_one_short_message(tmp_path):
+def test_command_line_strings_take_the_schema_types():
+    """What Snakemake hands over for `--config 'train={patience: 5, seeds: [1, 2], ...}'
+    artefacts=...` (nested values as strings): numbers, booleans, nulls and lists are read as the
+    schema's types, at every depth; strings the schema wants stay strings; a value that is not a
+    clean literal of its type is left for the check to name."""
+    config = copy.deepcopy(FULL)
+    overrides = {"train": {"patience": "5", "seeds": ["1", "2"], "init_scale": "0.05", "device": "cpu",
+                           "lr": {"softmax": "1e-3"}, "max_epochs": "1.5"},
+                 "gpu": {"jobs_per_device": "2"}, "papers": {"vmf": {"table1": {"rows": "[word2word-ce]", "seeds": "[3]"}}},
+                 "datasets": {"iwslt16": {"max_ratio": "null", "pairs": "[fr-en]"}}}
+    update_config(config, copy.deepcopy(overrides))  # as Snakemake merges them
+    config["papers"] = overrides["papers"]
+    coerce(config, overrides, SCHEMA)
+    train = config["train"]
+    assert (train["patience"], train["seeds"], train["init_scale"], train["device"]) == (5, [1, 2], 0.05, "cpu")
+    assert train["lr"]["softmax"] == 1e-3 and config["gpu"]["jobs_per_device"] == 2
+    assert config["papers"]["vmf"]["table1"] == {"rows": ["word2word-ce"], "seeds": [3]}
+    assert config["datasets"]["iwslt16"]["max_ratio"] is None and config["datasets"]["iwslt16"]["pairs"] == ["fr-en"]
+    assert train["max_epochs"] == "1.5"  # not an integer: left as given ...
+    assert problems(config, SCHEMA) == ["train.max_epochs: '1.5': expected type 'integer'"]  # ... and named
+
+
+def test_only_command_line_values_are_coerced():
+    config = copy.deepcopy(FULL)
+    config["train"]["patience"] = "5"  # written so in a config file: a mistake there
+    coerce(config, {"train": {"seeds": ["1"]}}, SCHEMA)
+    assert config["train"]["patience"] == "5"
+
+
+def test_every_mistake_is_listed_with_its_file_or_the_command_line(tmp_path):
+    configfile = tmp_path / "config.yaml"
+    config = copy.deepcopy(FULL)
+    config["train"]["patiense"] = 3
+    configfile.write_text(yaml.safe_dump(config))
+    config["train"]["max_epochs"] = "many"
+    config["papers"] = "tying"
+    with pytest.raises(ConfigError) as raised:
+        validate(config, SCHEMA, [configfile], {"train": {"max_epochs": "many"}, "papers": "tying"})
+    assert sorted(str(raised.value).splitlines()) == [
+        "--config: papers: 'tying': expected type 'object'; to run some papers, give a list: --config papers=[tying]",
+        "--config: train.max_epochs: 'many': expected type 'integer'",
+        f"{configfile}: train: unexpected key 'patiense'; allowed: " + ", ".join(sorted(SCHEMA["properties"]["train"]["properties"]))]
+
+
+def test_snakemake_prints_every_problem_briefly(tmp_path):
+    """A real dry run: the file's misspelt key and a bad --config value, one line each, with no
+    traceback; the --config numbers and lists beside them pass."""
     config = copy.deepcopy(FULL)
     config["train"]["patiense"] = 3
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    result = snakemake(tmp_path, "--configfile", str(tmp_path / "config.yaml"), "-n", "all", check=False)
+    result = snakemake(tmp_path, "-n", "all", "--configfile", str(tmp_path / "config.yaml"),
+                       "--config", "train={patience: 5, seeds: [1, 2], max_epochs: many}", check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "config: train: unexpected key 'patiense'" in output
-    assert len(output.splitlines()) < 15 and "$schema" not in output  # no schema dump
+    assert f"{tmp_path}/config.yaml: train: unexpected key 'patiense'" in output
+    assert "--config: train.max_epochs: 'many': expected type 'integer'" in output
+    assert "patience" not in output.replace("allowed:", "").split("unexpected key")[0] and "seeds: " not in output
+    assert "more)" not in output and 'File "' not in output and "Traceback" not in output
+    assert len(output.splitlines()) < 10 and "$schema" not in output  # no schema dump

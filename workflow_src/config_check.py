@@ -1,11 +1,20 @@
 """The config against its JSON schema, with one short message per problem.
 
-Snakemake's own `validate` prints the whole schema after the error; this names the key, the
-value and what was expected, on one line, and nothing else.
+Snakemake's own `validate` prints the whole schema after the error; this names, on one line per
+problem, where the setting came from (the config file, or `--config`), the key, the value and what
+was expected, and nothing else: every problem, and no traceback.
+
+`--config` values come as strings below the top level (`--config 'train={patience: 5}'` gives
+train.patience the string '5': Snakemake reads nested values with YAML's base loader). Before
+validation each such string is read as the type the schema gives its key, where the schema gives
+one that is not a string and the string is a clean literal of it (`5`, `0.5`, `true`, `null`,
+`[1, 2]`, `{a: 1}`); anything else is left for the check to name.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 import jsonschema
@@ -14,6 +23,141 @@ import yaml
 
 class ConfigError(ValueError):
     pass
+
+
+# -- --config strings read as the schema's types ---------------------------------------------------
+def _resolve(schema: dict, root: dict) -> dict:
+    while isinstance(schema, dict) and "$ref" in schema:
+        target = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        schema = target
+    return schema
+
+
+def _branches(schema, root: dict) -> list[dict]:
+    """The alternatives a value at `schema` may match (oneOf / anyOf / allOf and if-then-else
+    flattened: a superset, which is all the reading of a string needs)."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict):
+        return []
+    options = [option for key in ("oneOf", "anyOf", "allOf") for option in schema.get(key, ())]
+    options += [schema[key] for key in ("then", "else") if key in schema]
+    nested = [branch for option in options for branch in _branches(option, root)]
+    combinators = ("oneOf", "anyOf", "allOf", "if", "then", "else", "description", "title")
+    own = {k: v for k, v in schema.items() if k not in combinators}
+    return nested + ([own] if own or not nested else [])
+
+
+def _json_type(value) -> str:
+    for kind, types in (("boolean", bool), ("integer", int), ("number", float), ("string", str), ("null", type(None)),
+                        ("array", list), ("object", dict)):
+        if isinstance(value, types):
+            return kind
+    return "unknown"
+
+
+def _types(branches: list[dict]) -> set[str] | None:
+    """The JSON types the branches allow; None where one allows anything."""
+    found = set()
+    for branch in branches:
+        if "type" in branch:
+            found |= {branch["type"]} if isinstance(branch["type"], str) else set(branch["type"])
+        elif "enum" in branch or "const" in branch:
+            found |= {_json_type(v) for v in branch.get("enum", [branch.get("const")])}
+        elif {"properties", "patternProperties", "additionalProperties"} & set(branch):
+            found.add("object")
+        elif "items" in branch:
+            found.add("array")
+        else:
+            return None
+    return found
+
+
+def _takes_string(branches: list[dict], value: str) -> bool:
+    """Whether a branch takes `value` as the string it is (a string type, or one of its enum)."""
+    for branch in branches:
+        kinds = branch.get("type", ())
+        if kinds == "string" or (isinstance(kinds, list) and "string" in kinds):
+            return True
+        if value in branch.get("enum", ()) or ("const" in branch and branch["const"] == value):
+            return True
+    return False
+
+
+def _literal(text: str, kind: str):
+    """`text` read as a clean literal of the JSON type `kind`, or ValueError."""
+    stripped = text.strip()
+    if kind == "null" and stripped in ("null", "Null", "NULL", "~"):
+        return None
+    if kind == "boolean" and stripped.lower() in ("true", "false"):
+        return stripped.lower() == "true"
+    if kind in ("integer", "number") and re.fullmatch(r"[+-]?[0-9]+", stripped):
+        return int(stripped)
+    if kind == "number" and re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", stripped):
+        value = float(stripped)
+        if math.isfinite(value):
+            return value
+    if (kind, stripped[:1]) in (("array", "["), ("object", "{")):
+        value = yaml.safe_load(stripped)
+        if _json_type(value) == kind:
+            return value
+    raise ValueError(text)
+
+
+def _coerced(value, schema, root: dict):
+    """`value` (from --config) with its strings read as the types `schema` gives them."""
+    branches = _branches(schema, root)
+    if isinstance(value, str):
+        types = _types(branches)
+        if not types or _takes_string(branches, value):
+            return value
+        for kind in ("null", "boolean", "integer", "number", "array", "object"):
+            if kind in types:
+                try:
+                    value = _literal(value, kind)
+                    break
+                except (ValueError, yaml.YAMLError):
+                    continue
+        else:
+            return value
+    if isinstance(value, list):
+        items = [b["items"] for b in branches if "items" in b and _json_type(value) in (_types([b]) or {"array"})]
+        return [_coerced(item, {"anyOf": items}, root) if items else item for item in value]
+    if isinstance(value, dict):
+        return {key: _coerced(item, _member(branches, key), root) for key, item in value.items()}
+    return value
+
+
+def _member(branches: list[dict], key: str) -> dict:
+    """The schema of `key` in an object matching one of `branches` (anyOf the candidates)."""
+    found = []
+    for branch in branches:
+        if key in branch.get("properties", {}):
+            found.append(branch["properties"][key])
+            continue
+        matched = [sub for pattern, sub in branch.get("patternProperties", {}).items() if re.search(pattern, key)]
+        if matched:
+            found += matched
+        elif isinstance(branch.get("additionalProperties"), dict):
+            found.append(branch["additionalProperties"])
+    return {"anyOf": found} if found else {}
+
+
+def coerce(config: dict, overrides: dict, schema: dict) -> None:
+    """Read the `--config` strings in `config` (in place) as the schema's types: only the paths
+    `overrides` (the --config settings) set, only where the schema says the type."""
+    def walk(merged: dict, given: dict, branches: list[dict]) -> None:
+        for key, value in given.items():
+            if key not in merged:
+                continue
+            member = _member(branches, key)
+            if isinstance(value, dict) and isinstance(merged[key], dict):
+                walk(merged[key], value, _branches(member, schema))
+            else:
+                merged[key] = _coerced(merged[key], member, schema)
+
+    walk(config, overrides, _branches(schema, schema))
 
 
 def key_path(error: jsonschema.ValidationError) -> str:
@@ -39,23 +183,105 @@ def expected(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def problems(config: dict, schema: dict) -> list[str]:
-    """One line per problem, most specific first."""
+def _located(config: dict, schema: dict) -> list[tuple[tuple, str]]:
+    """(the key's path, "key: what was expected") per problem, most specific first."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
-    lines = []
+    found = []
     for error in errors:
         leaf = jsonschema.exceptions.best_match([error])
-        lines.append(f"{key_path(leaf)}: {expected(leaf)}")
-    return lines
+        path = tuple(leaf.absolute_path)
+        if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
+            allowed = leaf.schema.get("properties", {})
+            path += tuple(sorted((k for k in leaf.instance if k not in allowed), key=str))[:1]
+        found.append((path, f"{key_path(leaf)}: {expected(leaf)}{hint(leaf)}"))
+    return found
+
+
+def hint(error: jsonschema.ValidationError) -> str:
+    """How to write a `--config` value whose type the command line got wrong."""
+    if error.validator != "type" or not isinstance(error.instance, str):
+        return ""
+    if tuple(error.absolute_path) == ("papers",):
+        return f"; to run some papers, give a list: --config papers=[{error.instance}]"
+    if error.validator_value == "array":
+        return "; a list is written [a, b]"
+    if error.validator_value == "object":
+        return "; a mapping is written {key: value}"
+    return ""
+
+
+def problems(config: dict, schema: dict) -> list[str]:
+    """One line per problem, most specific first."""
+    return [line for _, line in _located(config, schema)]
+
+
+def _given(overrides: dict, path: tuple) -> bool:
+    """Whether `--config` set the value at `path` (or a mapping above it)."""
+    node = overrides
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+        if not isinstance(node, dict):
+            return True
+    return True
+
+
+def _origin(path: tuple, configfiles: list, overrides: dict) -> str:
+    """Where the setting at `path` came from: --config, or the last config file that sets it."""
+    if path and _given(overrides, path):
+        return "--config"
+    for configfile in reversed(configfiles):
+        node = yaml.safe_load(Path(configfile).read_text()) or {}
+        for part in path[:1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None or not path:
+            return str(configfile)
+    return str(configfiles[-1]) if configfiles else "config"
+
+
+def validate(config: dict, schema: dict, configfiles: list = (), overrides: dict | None = None) -> None:
+    """Coerce the `--config` strings (`overrides`: the --config settings) and check the config:
+    ConfigError with one line per problem, each naming its config file (or --config) and key."""
+    overrides = _plain(overrides or {})
+    coerce(config, overrides, schema)
+    found = _located(config, schema)
+    if found:
+        raise ConfigError("\n".join(f"{_origin(path, list(configfiles), overrides)}: {line}" for path, line in found))
+
+
+def _plain(value):
+    """Snakemake's immutable maps as dicts."""
+    if hasattr(value, "items"):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def running_workflow():
+    """The Snakemake workflow whose Snakefile is being read, if any (Snakemake keeps it in the
+    globals of its `snakemake.workflow` module, which the Snakefile runs in)."""
+    try:
+        import snakemake.workflow
+    except ImportError:
+        return None
+    return getattr(snakemake.workflow, "workflow", None)
 
 
 def check(config: dict, schema_path: str | Path) -> None:
+    """The Snakefile's check: the config files and --config settings are read from the running
+    workflow. Problems end Snakemake with their lines and no traceback (SystemExit: an exception
+    raised here would gain two lines of traceback through the Snakefile); outside Snakemake
+    they raise ConfigError."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    found = problems(config, schema)
-    if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise ConfigError(f"config: {found[0]}{more}")
+    workflow = running_workflow()
+    if workflow is None:
+        validate(config, schema)
+        return
+    try:
+        validate(config, schema, [str(path) for path in workflow.configfiles], workflow.config_settings.config)
+    except ConfigError as err:
+        raise SystemExit(f"config error:\n{err}") from None
 
 
 def select_papers(names: list, configfiles: list) -> dict:
