@@ -176,7 +176,7 @@ def what_torch_sees() -> str:
             f"CUDA_VISIBLE_DEVICES {os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}")
 
 
-def refuse_cpu(setting: str, key: str) -> None:
+def refuse_cpu(setting: str, key: str | None) -> None:
     """Stop a job configured `setting` (auto or cuda) that holds GPU slots where torch sees no
     GPU (see the module docstring)."""
     import torch
@@ -188,12 +188,14 @@ def refuse_cpu(setting: str, key: str) -> None:
         log("GPU: REPRO_GPUS=0 declares this machine GPU-less; its GPU slots run on the CPU")
         return
     slots = f"{held} GPU slot{'s' if held > 1 else ''}"
-    raise NoGPU(f"{key}: {setting}, but this job holds {slots} and torch sees no GPU ({what_torch_sees()}); "
-                f"not running on the CPU: fix the CUDA install, or set {key}: cpu")
+    named, advice = (f"{key}: {setting}", f"set {key}: cpu") if key else (
+        f"device {setting}", "set the config's device (train.device, benchmarks.device) to cpu")
+    raise NoGPU(f"{named}, but this job holds {slots} and torch sees no GPU ({what_torch_sees()}); "
+                f"not running on the CPU: fix the CUDA install, or {advice}")
 
 
 @contextlib.contextmanager
-def job_device(setting: str, key: str = "device"):
+def job_device(setting: str, key: str | None = None):
     """The device of a job configured with `setting` (auto, cpu, cuda, cuda:N; `key` names the
     setting in errors). For auto and cuda the job first takes a free GPU slot (see the module
     docstring) and refuses the CPU when it holds slots; cuda:N is taken as given."""
