@@ -229,23 +229,13 @@ def datasets_of_kind(kind):
     return [name for name, d in config["datasets"].items() if d["kind"] == kind]
 
 
+@functools.cache
 def statistics_corpora():
-    """[kind, corpus, pair or language, stats.json] of every configured corpus."""
-    corpora = []
-    for name, d in config["datasets"].items():
-        if d["kind"] == "lm":
-            corpora.append(["lm", name, "-", f"results/data/{name}/stats.json"])
-        else:
-            corpora += [["parallel", name, p, layout.parallel_stats_paths(config, name, p)] for p in d["pairs"]]
-            corpora += [[f"bpe{merges}", name, p, layout.corpus_bpe_file(config, name, p, merges, f"vocab.{lang}.tsv")]
-                        for merges in d.get("bpe_sizes", {}).values() for p in d["pairs"] for lang in p.split("-")]
-    corpora += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
-                for lang, m in config["monolingual"].items()]
-    # the share of each target vocabulary without a vector, wherever the target side has embeddings
-    corpora += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
-                for name, d in config["datasets"].items() if "emb_vocab_size" in d
-                for p in d["pairs"] if p.split("-")[1] in config["monolingual"] for kind in config["embeddings"]]
-    return corpora
+    """[kind, corpus, pair or language, stats.json] of every corpus the configured papers use
+    (`all --config papers=[tying]` downloads only the tying paper's data)."""
+    from workflow_src.statistics import corpora
+
+    return corpora(config)
 
 
 # -- helpers of rules/demo.smk -----------------------------------------------------------------

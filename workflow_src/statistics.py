@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
+from workflow_src import layout, registry
 from workflow_src.tables import write_table
 
 VMF = "vMF §4.1"
@@ -36,6 +38,64 @@ STATED: dict[tuple[str, str], dict[str, tuple[float, str]]] = {
     ("monolingual", "en"): {"tokens": (4e9, VMF + ": 4B+ tokens of WMT16 monolingual English")},
     ("monolingual", "fr"): {"tokens": (2e9, VMF + ": 2B+ tokens of WMT16 monolingual French")},
 }
+
+
+ARTEFACT_INPUT = re.compile(r"^results/(?:models|data)/([^/]+)/([a-z]{2}-[a-z]{2})/(?:([^/]+)/seed\d+/)?|^results/lm/([^/]+)/")
+
+
+def used_data(config: dict) -> tuple[dict[str, set[str]], set[tuple[str, str, str]], dict[str, set[str]]]:
+    """What the configured papers' artefacts read, from their input paths (`layout.inputs`):
+    {data set: its pairs} (a language-model corpus: its base data set, no pairs), the
+    (data set, pair, vectors) of every target side with pretrained vectors, and {data set: the
+    `bpe_sizes` keys} its models segment with."""
+    pairs: dict[str, set[str]] = {}
+    vectors: set[tuple[str, str, str]] = set()
+    bpe: dict[str, set[str]] = {}
+    for paper, artefact_id in layout.configured_artefacts(config):
+        ctx = layout.context(config, paper, artefact_id)
+        for path in layout.inputs(registry.artefact(paper, artefact_id), ctx, paper, artefact_id):
+            if not (m := ARTEFACT_INPUT.match(path)):
+                continue
+            dataset, pair, experiment, corpus = m.groups()
+            if corpus is not None:
+                pairs.setdefault(registry.Corpus(corpus, "").base, set())
+                continue
+            pairs.setdefault(dataset, set()).add(pair)
+            if experiment is not None:
+                e = registry.experiment(experiment)
+                if e.embeddings is not None:
+                    vectors.add((dataset, pair, e.embeddings))
+                if e.bpe is not None:
+                    bpe.setdefault(dataset, set()).add(e.bpe)
+    return pairs, vectors, bpe
+
+
+def corpora(config: dict) -> list[list]:
+    """[kind, corpus, pair or language, stats.json] of every corpus that the configured papers'
+    artefacts use (`used_data`): one paper's statistics download only that paper's data."""
+    pairs, vectors, bpe = used_data(config)
+    result = []
+    for name, d in config["datasets"].items():
+        if name not in pairs:
+            continue
+        if d["kind"] == "lm":
+            result.append(["lm", name, "-", f"results/data/{name}/stats.json"])
+            continue
+        used = [p for p in d["pairs"] if p in pairs[name]]
+        result += [["parallel", name, p, layout.parallel_stats_paths(config, name, p)] for p in used]
+        result += [[f"bpe{merges}", name, p, layout.corpus_bpe_file(config, name, p, merges, f"vocab.{lang}.tsv")]
+                   for key, merges in d.get("bpe_sizes", {}).items() if key in bpe.get(name, ())
+                   for p in used for lang in p.split("-")]
+    # the embedding corpus of each language whose vectors a model uses, and the share of each used
+    # target vocabulary in that language without one of those vectors (vectors trained anyway)
+    trained = {(pair.split("-")[1], kind) for _, pair, kind in vectors}
+    result += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
+               for lang, m in config["monolingual"].items() if any(lang == t for t, _ in trained)]
+    result += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
+               for name, d in config["datasets"].items() if "emb_vocab_size" in d and name in pairs
+               for p in d["pairs"] if p in pairs[name] and p.split("-")[1] in config["monolingual"]
+               for kind in config["embeddings"] if (p.split("-")[1], kind) in trained]
+    return result
 
 
 def quantities(kind: str, pair: str, stats, path: str) -> dict[str, float]:
