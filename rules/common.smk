@@ -382,6 +382,22 @@ def meteor_bins_panel(w):
 
 
 # -- helpers of rules/plan.smk -----------------------------------------------------------------
+def resolved_config_file(wildcards=None):
+    """The resolved config (the config file, `--config` on top) as JSON in
+    results/config/<hash>.json, written once per content (atomically): a job's command names this
+    file instead of 23 KB of JSON, and a changed config is a changed parameter (the job reruns).
+    A function for params: the config holds {src} templates that Snakemake would format."""
+    import hashlib
+
+    from workflow_src.atomic import write_text
+
+    text = json.dumps(config, indent=1) + "\n"
+    path = f"results/config/{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    if not os.path.exists(path):
+        write_text(path, text)
+    return path
+
+
 def plan_statistics():
     """What the cost plan waits for: in the demo, its data's statistics (seconds to make), so that
     it plans with the real sizes; at full scale nothing, so that it runs before any download,

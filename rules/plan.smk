@@ -11,7 +11,7 @@ rule plan:
         jobs="results/plan.jobs.csv",
         families="results/plan.families.csv",
     params:
-        config=lambda w: json.dumps(config),  # a function: the config holds {src} templates
+        config=resolved_config_file,  # results/config/<hash>.json
     log:
         "logs/plan.log",
     priority: 100  # before the training it plans
@@ -52,7 +52,7 @@ rule plan_modelled:
         jobs="results/plan_modelled.jobs.csv",
         families="results/plan_modelled.families.csv",
     params:
-        config=lambda w: json.dumps(config),
+        config=resolved_config_file,
     log:
         "logs/plan_modelled.log",
     threads: config["threads"]["train"]

@@ -1,7 +1,7 @@
 """The cost plan: what every table will cost on this device, before the run (and, after it, how
 close the prediction came).
 
-`python -m workflow_src.plan plan --config JSON --out-prefix results/plan [--threads N]`
+`python -m workflow_src.plan plan --config CONFIG.json --out-prefix results/plan [--threads N]`
     times a few training steps (forward, backward, optimiser; after warm-up), a validation
     forward and a greedy decode of one model of every family (one architecture, output layer,
     loss and vocabulary size at the configured sizes) on the training device, and multiplies:

@@ -70,13 +70,20 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False,
                markdown(config, device_name, summary, rows, families, timings_by_family, model_only, slowdown))
 
 
+def read_config(value: str) -> dict:
+    """The config of `--config`: a JSON object, or the path of a file holding one."""
+    return json.loads(value if value.lstrip().startswith("{") else Path(value).read_text())
+
+
 def main(argv: list[str] | None = None) -> None:
     from workflow_src import plan as package
 
     parser = argparse.ArgumentParser(description=package.__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("plan")
-    p.add_argument("--config", type=json.loads, required=True, help="the workflow's config (JSON)")
+    p.add_argument("--config", type=read_config, required=True,
+                   help="the workflow's resolved config: a JSON file (rules/plan.smk writes results/config/<hash>.json) "
+                        "or a JSON object")
     p.add_argument("--out-prefix", type=Path, required=True)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device")
