@@ -72,8 +72,15 @@ def used_data(config: dict) -> tuple[dict[str, set[str]], set[tuple[str, str, st
 
 def corpora(config: dict) -> list[list]:
     """[kind, corpus, pair or language, stats.json] of every corpus that the configured papers'
-    artefacts use (`used_data`): one paper's statistics download only that paper's data."""
-    pairs, vectors, bpe = used_data(config)
+    artefacts use (`used_data`): one paper's statistics download only that paper's data. With no
+    paper configured (`papers: {}`, data preparation alone): every configured corpus."""
+    if layout.configured_artefacts(config):
+        pairs, vectors, bpe = used_data(config)
+        trained = {(pair.split("-")[1], kind) for _, pair, kind in vectors}  # (language, vectors)
+    else:
+        pairs = {name: set(d.get("pairs", ())) for name, d in config["datasets"].items()}
+        bpe = {name: set(d.get("bpe_sizes", {})) for name, d in config["datasets"].items()}
+        trained = {(lang, kind) for lang in config["monolingual"] for kind in config["embeddings"]}
     result = []
     for name, d in config["datasets"].items():
         if name not in pairs:
@@ -88,7 +95,6 @@ def corpora(config: dict) -> list[list]:
                    for p in used for lang in p.split("-")]
     # the embedding corpus of each language whose vectors a model uses, and the share of each used
     # target vocabulary in that language without one of those vectors (vectors trained anyway)
-    trained = {(pair.split("-")[1], kind) for _, pair, kind in vectors}
     result += [["monolingual", f"monolingual ({m['use']})", lang, f"results/embeddings/{lang}/corpus.txt.stats.json"]
                for lang, m in config["monolingual"].items() if any(lang == t for t, _ in trained)]
     result += [["coverage", name, p, f"results/data/{name}/{p}/emb/{kind}.vec.coverage.json"]
