@@ -1,0 +1,136 @@
+"""The README's job counts and modelled days come from the code: three dry runs of config.yaml
+(`all`, `tying`, `all --config papers=[tying]`) and docs/plan_modelled.md. The same dry runs show
+that one paper through `all` builds only that paper's data, that a full-config command warns of no
+missing local rule, and that the plan's shell command names a config file, not the config."""
+
+import json
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.test_workflow import SNAKEMAKE
+from workflow_src import statistics
+from workflow_src.plan import jobs as planned
+from workflow_src.plan.cost import read_config
+
+README = (REPO / "README.md").read_text()
+MODELLED = (REPO / "docs" / "plan_modelled.md").read_text()
+FULL = REPO / "config.yaml"
+DEMO = REPO / "config.demo.yaml"
+RUNS = {"all": ["all"], "tying": ["tying"], "all tying": ["all", "--config", "papers=[tying]"]}
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def found(pattern: str, text: str, where: str) -> tuple[str, ...]:
+    match = re.search(pattern, text, re.DOTALL)
+    assert match, f"{where} no longer says what this test reads (pattern {pattern!r}): update one of the two"
+    return match.groups()
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """{rule: jobs} of a dry run's first "Job stats" table."""
+    table = output[output.index("Job stats"):]
+    counts = {}
+    for line in table.splitlines()[3:]:
+        words = line.split()
+        if len(words) != 2 or not words[1].isdigit():
+            break
+        counts[words[0]] = int(words[1])
+    return counts
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """The three dry runs of config.yaml, each in an empty directory, shell commands printed."""
+    runs = {}
+    for name, args in RUNS.items():
+        workdir = tmp_path_factory.mktemp(name.replace(" ", "_"))
+        result = subprocess.run([*SNAKEMAKE, *args, "--configfile", str(FULL), "-n", "-p", "--directory", str(workdir)],
+                                cwd=REPO, capture_output=True, text=True)
+        assert result.returncode == 0, f"{name}:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+        runs[name] = result
+    return runs
+
+
+def test_readme_full_run_job_counts_are_a_dry_runs(dry_runs):
+    stats = job_stats(dry_runs["all"].stdout)
+    total, translation, lm = found(r"`snakemake all -n` lists every job: ([\d,]+) today, ([\d,]+) translation and "
+                                   r"([\d,]+) language-model trainings", README, "README's timings table")
+    assert (number(total), number(translation), number(lm)) == (stats["total"], stats["train"], stats["train_lm"])
+    modelled_jobs, = found(r"(\d+) training jobs", MODELLED, "docs/plan_modelled.md")
+    assert int(modelled_jobs) == stats["train"] + stats["train_lm"], "docs/plan_modelled.md: regenerate it"
+
+
+def test_readme_one_paper_counts_are_dry_runs(dry_runs):
+    """`snakemake tying` and `all --config papers=[tying]` as the README counts them; and `all` for
+    one paper downloads that paper's data only."""
+    stats = {name: job_stats(run.stdout) for name, run in dry_runs.items()}
+    tying, tying_downloads, all_tying, all_jobs, all_downloads = found(
+        r"`snakemake tying` builds .*?: ([\d,]+) jobs in a dry\s+run, (\d+) downloads .*?"
+        r"`all --config papers=\[tying\]` .*?: ([\d,]+) jobs, the same \d+ downloads \(`snakemake all`: ([\d,]+) jobs,"
+        r"\s+(\d+) downloads\)", README, "README's 'Less than everything'")
+    assert (number(tying), number(tying_downloads)) == (stats["tying"]["total"], stats["tying"]["download"])
+    assert (number(all_jobs), number(all_downloads)) == (stats["all"]["total"], stats["all"]["download"])
+    assert number(all_tying) == stats["all tying"]["total"]
+    # the same downloads and trainings; beyond the paper's own jobs only what `all` adds
+    assert stats["all tying"]["download"] == stats["tying"]["download"]
+    extra = {rule: n - stats["tying"].get(rule, 0) for rule, n in stats["all tying"].items()
+             if n != stats["tying"].get(rule, 0) and rule != "total"}
+    assert extra == {"plan": 1, "claims": 1, "data_statistics": 1, "all": 1}, extra
+
+
+def test_readme_modelled_days_are_docs_plan_modelled():
+    one, = found(r"\*\*H100, modelled.*?; ([\d.]+) days one job at a time", MODELLED, "docs/plan_modelled.md")
+    recommended, shared = found(r"\*\*Recommended: `gpu.jobs_per_device: (\d+)`\*\* \(([\d.]+) days", MODELLED,
+                                "docs/plan_modelled.md")
+    floor, = found(r"\*\*Floor: ([\d.]+) days\*\*", MODELLED, "docs/plan_modelled.md")
+    line, = found(r"(\| full run \(`snakemake all`\) \|[^\n]*)", README, "README's timings table")
+    said = found(r"([\d.]+) days one job at a time, ([\d.]+) days with\s+`gpu.jobs_per_device: (\d+)`.*?"
+                 r"the floor is ([\d.]+) days", line, "README's full-run line")
+    assert said == (f"{float(one):.1f}", f"{float(shared):.1f}", recommended, f"{float(floor):.1f}"), said
+
+
+def test_readme_demo_training_counts_are_the_demos_jobs():
+    """The demo's trained models as the README and docs/demo.md count them (the planned training
+    jobs: tests/test_plan.py checks that they are the DAG's)."""
+    jobs = planned.planned_jobs(yaml.safe_load(DEMO.read_text()))
+    counts = (sum(j.kind == "nmt" for j in jobs), sum(j.kind == "lm" for j in jobs))
+    for page in (README, (REPO / "docs" / "demo.md").read_text()):
+        said = found(r"(\d+) small\s+translation models and (\d+) small language models", page, "the demo's count")
+        assert tuple(map(int, said)) == counts
+
+
+def test_statistics_of_one_paper_are_its_own_data():
+    config = yaml.safe_load(FULL.read_text())
+    everything = statistics.corpora(config)  # every data set, and the monolingual corpora of the vectors
+    assert {corpus for kind, corpus, *_ in everything if kind != "monolingual"} == set(config["datasets"])
+    assert {language for kind, _, language, _ in everything if kind == "monolingual"} == set(config["monolingual"])
+    only = {**config, "papers": {"tying": config["papers"]["tying"]}}
+    assert {corpus for _, corpus, *_ in statistics.corpora(only)} == {"ptb", "wikitext2"}
+    assert statistics.corpora({**config, "papers": {}}) == everything  # data preparation alone: every corpus
+    joint = {**config, "papers": {"joint": config["papers"]["joint"]}}
+    assert {kind for kind, *_ in statistics.corpora(joint)} == {"parallel", "bpe32000", "bpe64000", "bpe128000"}
+
+
+def test_no_localrules_warning_and_the_plan_names_a_config_file(dry_runs):
+    for name, run in dry_runs.items():
+        assert "localrules directive specifies rules that are not present" not in run.stdout + run.stderr, name
+    commands = [line for line in dry_runs["all"].stdout.splitlines() if "python -m workflow_src.plan plan" in line]
+    assert len(commands) == 1 and len(commands[0]) < 400, commands
+    path, = found(r"--config (results/config/[0-9a-f]+\.json) ", commands[0], "the plan's shell command")
+    # written where the dry run ran, holding the resolved config (config.yaml's papers, all four)
+    workdir = dry_runs["all"].args[dry_runs["all"].args.index("--directory") + 1]
+    written = read_config(f"{workdir}/{path}")
+    assert list(written["papers"]) == list(yaml.safe_load(FULL.read_text())["papers"])
+
+
+def test_plan_reads_its_config_from_a_file_or_an_object(tmp_path):
+    config = {"train": {"device": "cpu"}, "papers": {"tying": {}}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert read_config(str(tmp_path / "config.json")) == config == read_config(json.dumps(config))
