@@ -9,7 +9,7 @@ rule gpu_check:
         json="results/gpu_check.json",
         md="results/gpu_check.md",
     params:
-        config=lambda w: json.dumps(config),  # a function: the config holds {src} templates
+        config=resolved_config_file,  # results/config/<hash>.json
     log:
         "logs/gpu_check.log",
     priority: 1000  # the first job: everything on the device waits for it

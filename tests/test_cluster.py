@@ -42,7 +42,9 @@ def slice_config(rows: list[str]) -> dict:
 
 
 def environment(**extra) -> dict:
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **extra}
+    """The jobs hold GPU slots (train.device: auto) on a machine declared to have no GPU
+    (REPRO_GPUS=0, workflow_src/gpu.py): they train on the CPU instead of refusing to."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "REPRO_GPUS": "0", **extra}
 
 
 def start(workdir: Path, config: dict, *args: str, env=None) -> subprocess.Popen:
