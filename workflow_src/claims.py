@@ -177,11 +177,16 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, st
     return d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method
 
 
+def replicates(cell: Cell) -> str:
+    return f"{len(cell.replicates)} replicate{'s' if len(cell.replicates) > 1 else ''}"
+
+
 def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float) -> str:
-    other = (f"{value_b:.4g} ({check.compared_name}, {len(b.replicates)} replicates)" if b is not None
-             else f"{check.threshold:g}")
-    what = "log ratio" if check.parity is not None or check.factor is not None else "d"
-    return f"{value_a:.4g} ({len(a.replicates)} replicates) against {other}; {what} = {d:+.3g}"
+    """Our two numbers, and the difference (or ratio) the claim is about."""
+    other = f"{value_b:.4g} ({check.compared_name}, {replicates(b)})" if b is not None else f"{check.threshold:g}"
+    if check.parity is not None or check.factor is not None:
+        return f"{value_a:.4g} ({replicates(a)}) against {other}: ratio {value_a / value_b:.3g}"
+    return f"{value_a:.4g} ({replicates(a)}) against {other}; d = {d:+.3g}"
 
 
 def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
