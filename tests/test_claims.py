@@ -4,6 +4,7 @@ under config.yaml's seeds and columns (`workflow_src/claims.py`)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 
 import numpy as np
@@ -100,7 +101,7 @@ def test_a_threshold_a_factor_and_a_parity():
     half = [48.0, 51.0, 49.5, 50.5, 47.9]
     factor = Check("t", "c", "a", than="b", lower_is_better=True, factor=0.6)
     assert claims.decide(factor, keyed(values("a", "c", half), values("b", "c", times))).verdict == REPRODUCED
-    assert claims.decide(dataclasses_replace(factor, factor=0.4),
+    assert claims.decide(dataclasses.replace(factor, factor=0.4),
                          keyed(values("a", "c", half), values("b", "c", times))).verdict == NOT_REPRODUCED
     parity = Check("t", "c", "a", than="b", parity=0.1)
     same = keyed(values("a", "c", [t * 1.01 for t in times]), values("b", "c", times))
@@ -108,12 +109,6 @@ def test_a_threshold_a_factor_and_a_parity():
     assert claims.decide(parity, keyed(values("a", "c", half), values("b", "c", times))).verdict == NOT_REPRODUCED
     noisy = keyed(values("a", "c", [60.0, 140.0, 90.0, 120.0, 80.0]), values("b", "c", times))
     assert claims.decide(parity, noisy).verdict == INCONCLUSIVE
-
-
-def dataclasses_replace(check: Check, **changes) -> Check:
-    import dataclasses
-
-    return dataclasses.replace(check, **changes)
 
 
 def test_one_replicate_missing_cells_and_missing_artefacts_are_inconclusive_with_the_reason():
