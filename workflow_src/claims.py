@@ -272,6 +272,28 @@ def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, 
 
 
 COLUMNS = ["id", "claim", "measure", "paper's numbers", "ours", "verdict", "decided by"]
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+# a colour per verdict (background, text), in the HTML and the report
+VERDICT_COLOURS = {REPRODUCED: ("#d8f0d8", "#14532d"), NOT_REPRODUCED: ("#f8d7da", "#7f1d1d"),
+                   INCONCLUSIVE: ("#fff1c2", "#6b4e00")}
+VERDICT_STYLE = "".join(f"td.{verdict.replace(' ', '-')}{{background:{background};color:{text};font-weight:600}}"
+                        for verdict, (background, text) in VERDICT_COLOURS.items())
+
+
+def tally(rows: list[dict], papers: list[str]) -> tuple[list[str], list[dict[str, str]]]:
+    """(columns, cells): how many claims of each paper reached each verdict."""
+    columns = ["paper", *VERDICTS, "claims"]
+    cells = []
+    for paper in papers:
+        verdicts = [row["verdict"] for row in rows if row["paper"] == paper]
+        cells.append({"paper": paper, **{v: str(verdicts.count(v)) for v in VERDICTS}, "claims": str(len(verdicts))})
+    return columns, cells
+
+
+def verdict_class(column: str, text: str) -> str:
+    """A claims row's verdict cell, and a tally's non-zero count, in its verdict's colour."""
+    verdict = text if column == "verdict" else column if text not in ("", "0") else ""
+    return verdict.replace(" ", "-") if verdict in VERDICTS else ""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -292,11 +314,16 @@ def main(argv: list[str] | None = None) -> None:
               "a paired bootstrap over test sentences (or blocks of test tokens) with each system's seeds redrawn, "
               "timings and per-seed values by Welch's t over their replicates (workflow_src/claims.py). "
               "Inconclusive rows say what is missing or how far from significance they are."]
+    tally_columns, tally_cells = tally(rows, args.papers)
     prefix = args.out_prefix  # the CSV keeps each row's own data note
+    markdown = tables.to_markdown(title, data_note, COLUMNS, rows, footer,
+                                  before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""])
     write_text(prefix.with_suffix(".csv"), tables.to_csv(COLUMNS + ["data"], rows))
-    write_text(prefix.with_suffix(".md"), tables.to_markdown(title, data_note, COLUMNS, rows, footer))
-    write_text(prefix.with_suffix(".html"), tables.to_html(title, data_note, COLUMNS, rows))
-    print(tables.to_markdown(title, data_note, COLUMNS, rows, footer))
+    write_text(prefix.with_suffix(".md"), markdown)
+    write_text(prefix.with_suffix(".html"), tables.to_html(
+        title, data_note, COLUMNS, rows, footer, cell_class=verdict_class, style=VERDICT_STYLE,
+        before="<p>Claims per verdict:</p>" + tables.html_table(tally_columns, tally_cells, verdict_class)))
+    print(markdown)
 
 
 if __name__ == "__main__":
