@@ -9,7 +9,7 @@ rule render_table:
         csv="results/{paper}/{artefact}.csv",
         md="results/{paper}/{artefact}.md",
         html=report("results/{paper}/{artefact}.html", caption="../report/artefact.rst", category="{paper}",
-                    labels={"artefact": "{artefact}"}),
+                    labels=lambda w: {"artefact": render.report_label(w.artefact)}),
         evidence="results/{paper}/{artefact}.evidence.json",
     params:
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
@@ -31,7 +31,7 @@ rule render_figure:
         artefact_inputs,
     output:
         png=report("results/{paper}/{artefact}.png", caption="../report/artefact.rst", category="{paper}",
-                   labels={"artefact": "{artefact}"}),
+                   labels=lambda w: {"artefact": render.report_label(w.artefact)}),
         pdf="results/{paper}/{artefact}.pdf",
         data="results/{paper}/{artefact}.csv",
     params:

@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import functools
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -26,6 +27,13 @@ from workflow_src.tables import to_markdown, write_table
 def context_argument(config: dict, paper: str, artefact_id: str) -> str:
     """The `--context` JSON of a configured artefact (used by the Snakefile)."""
     return json.dumps(dataclasses.asdict(layout.context(config, paper, artefact_id)))
+
+
+def report_label(artefact_id: str) -> str:
+    """An artefact's name in the report's menu, its number zero-padded so that the report's text
+    sort puts them in order: "table 02" before "table 10"."""
+    kind, number = re.fullmatch(r"([a-z]+)(\d+)", artefact_id).groups()
+    return f"{kind} {int(number):02d}"
 
 
 def read_scores(jobs: list[registry.Job], search: str, metric: str) -> list[dict]:
