@@ -1,0 +1,278 @@
+"""Pages a reader takes in at a glance: every figure of the demo drawn from fake results and
+inspected as matplotlib objects (series distinct, legends over no data, text inside its panel,
+titles that say what was trained), the tables' reading view (no signature column, nothing repeated
+on every row), the claims page's tally and verdict colours, and the report's landing page and menus.
+Small and fast: no training, no browser."""
+
+import html
+import json
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+import yaml
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Rectangle
+
+from workflow_src import claims, figures, layout, registry, render, tables
+from workflow_src.registry import LearningCurves, MeteorByFrequency, PerplexityCurves, SubspaceSweep, Throughput
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())
+FIGURES = [(paper, a) for paper, a in layout.configured_artefacts(DEMO) if a.startswith("figure")]
+
+
+# -- fake results: every file a figure reads, with plausible numbers ---------------------------------
+def write_json(path: str, value) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(value))
+
+
+def write_lines(path: str, records: list[dict]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def fake_translation_model(job: registry.Job, k: int, figure_id: tuple[str, str]) -> None:
+    write_lines(layout.metrics_path(job), [{"epoch": e, "dev_bleu": 5.0 * e + k + job.seed, "best": True}
+                                           for e in range(1, 5)])
+    for search in ("greedy", "beam5"):
+        for metric in ("bleu", "bleu_tok"):
+            write_json(layout.score_path(job.dataset, job.pair, job.experiment, job.seed, search, metric),
+                       {"score": 20.0 + k + job.seed})
+        write_json(layout.meteor_bins_path(job, *figure_id, search),
+                   {"signature": "meteor: fake", "bins": {b: {"score": 0.3 + 0.05 * k + 0.01 * job.seed}
+                                                          for b in ("high", "medium", "low")}})
+
+
+def fake_language_model(job: registry.Job, k: int) -> None:
+    units = DEMO["lm"]["sizes"][registry.language_model(job.experiment).size]
+    folder = layout.lm_dir(job)
+    write_lines(f"{folder}/metrics.jsonl", [{"epoch": e, "valid_perplexity": 300.0 / e + k} for e in range(1, 4)])
+    write_json(f"{folder}/perplexity.json", {"valid_perplexity": 100.0 + k + job.seed, "units": units,
+                                             "train_tokens": 20000, "subspace_distance": 0.1 * (k % 10) + 0.01 * job.seed})
+
+
+def fake_results(figure: registry.Figure, ctx: registry.Context, paper: str, artefact_id: str) -> None:
+    """Under the current directory, every result the figure's panels read."""
+    for panel in figure.panels:
+        if isinstance(panel, Throughput):
+            repeats = {s.experiment: {str(b): [1000.0 * (k + 1) * b ** 0.5 + r for r in range(5)] for b in (16, 32, 64)}
+                       for k, s in enumerate(panel.systems)}
+            write_json(layout.benchmark_path(paper, artefact_id),
+                       {"systems": {e: {b: sum(r) / 5 for b, r in points.items()} for e, points in repeats.items()},
+                        "repeats": repeats, "batch_sizes": [16, 32, 64], "note": "fake benchmark " * 20})
+        elif isinstance(panel, (PerplexityCurves, SubspaceSweep)):
+            experiments = ([name for _, name in ctx.sweep(panel)] if isinstance(panel, SubspaceSweep) else
+                           [c for s in panel.systems for c in ctx.candidates(s.experiment, s.tune, panel.corpus.base)])
+            for k, experiment in enumerate(experiments):
+                for job in ctx.lm_jobs(panel.corpus, experiment):
+                    fake_language_model(job, k)
+        else:
+            systems = (panel.systems if isinstance(panel, (LearningCurves, MeteorByFrequency)) else
+                       [registry.System(panel.name, e) for _, e in panel.points] + list(panel.baselines))
+            for k, system in enumerate(systems):
+                for job in ctx.system_jobs(panel.column, system):
+                    fake_translation_model(job, k, (paper, artefact_id))
+
+
+@pytest.fixture(scope="module", params=FIGURES, ids=[f"{p}-{a}" for p, a in FIGURES])
+def demo_figure(request, tmp_path_factory):
+    """(paper, artefact id, the matplotlib figure) of one demo figure, drawn from fake results."""
+    paper, artefact_id = request.param
+    folder = tmp_path_factory.mktemp(f"{paper}-{artefact_id}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        artefact = registry.artefact(paper, artefact_id)
+        ctx = layout.context(DEMO, paper, artefact_id)
+        fake_results(artefact, ctx, paper, artefact_id)
+        fig, _ = figures.make_figure(artefact, ctx, paper, artefact_id, f"{paper} {artefact_id}: {artefact.title}",
+                                     "synthetic demo world " * 10)
+    fig.canvas.draw()
+    yield paper, artefact_id, fig
+    plt.close(fig)
+
+
+def series_looks(ax) -> list[tuple]:
+    """(colour, line style, marker, hatch) of each labelled series of a panel."""
+    looks = [(line.get_color(), str(line.get_linestyle()), str(line.get_marker()), "")
+             for line in ax.get_lines() if not line.get_label().startswith("_")]
+    bars = {}
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_label() and not patch.get_label().startswith("_"):
+            bars[patch.get_label()] = (tuple(patch.get_facecolor()), "", "", patch.get_hatch() or "")
+    for container in ax.containers:
+        label = container.get_label()
+        if label and not label.startswith("_"):
+            patch = container.patches[0]
+            bars[label] = (tuple(patch.get_facecolor()), "", "", patch.get_hatch() or "")
+    return looks + list(bars.values())
+
+
+def test_every_series_of_a_panel_looks_different(demo_figure):
+    _, _, fig = demo_figure
+    for ax in fig.axes:
+        looks = series_looks(ax)
+        assert len(set(looks)) == len(looks), f"{ax.get_title()!r}: two series look the same: {looks}"
+        colours = [look[0] for look in looks]
+        assert len(set(colours)) == len(colours), f"{ax.get_title()!r}: two series share a colour"
+
+
+def data_extents(ax) -> list:
+    """Display-space boxes of a panel's data: every plotted point, bar and shaded range."""
+    boxes = []
+    for line in ax.get_lines():
+        for x, y in ax.transData.transform(line.get_xydata()):
+            boxes.append((x, y, x, y))
+    for artist in [*ax.patches, *(c for c in ax.collections if isinstance(c, PolyCollection))]:
+        extent = artist.get_window_extent()
+        boxes.append((extent.x0, extent.y0, extent.x1, extent.y1))
+    return boxes
+
+
+def test_legends_cover_no_data_and_empty_panels_have_none(demo_figure):
+    _, _, fig = demo_figure
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if not ax.get_legend_handles_labels()[0]:
+            assert legend is None, f"{ax.get_title()!r}: an empty panel carries a legend box"
+            continue
+        assert legend is not None, f"{ax.get_title()!r}: series without a legend"
+        box = legend.get_window_extent(renderer)
+        for x0, y0, x1, y1 in data_extents(ax):
+            assert x1 < box.x0 or x0 > box.x1 or y1 < box.y0 or y0 > box.y1, \
+                f"{ax.get_title()!r}: the legend covers data at {(x0, y0, x1, y1)}"
+
+
+def test_text_stays_in_its_own_panel(demo_figure):
+    """A title, note, legend or an empty panel's reason starts no left of its panel's plot and ends
+    before the next panel's axis labels: it never runs into the neighbouring panel."""
+    _, _, fig = demo_figure
+    renderer = fig.canvas.get_renderer()
+    panels = sorted(fig.axes, key=lambda ax: ax.bbox.x0)
+    for k, ax in enumerate(panels):
+        start = ax.bbox.x0
+        end = panels[k + 1].yaxis.get_tightbbox(renderer).x0 if k + 1 < len(panels) else fig.bbox.width
+        legend = ax.get_legend()
+        for text in [*ax.texts, ax.title, *(legend.get_texts() if legend else [])]:
+            if not text.get_text():
+                continue
+            box = text.get_window_extent(renderer)
+            assert start - 2 <= box.x0 and box.x1 <= end, \
+                f"{ax.get_title()!r}: {text.get_text()[:60]!r} spans x {box.x0:.0f}-{box.x1:.0f}, its panel {start:.0f}-{end:.0f}"
+            assert box.y0 >= -1 and box.y1 <= fig.bbox.height + 1, f"{text.get_text()[:60]!r} leaves the figure"
+
+
+def test_titles_and_legends_say_what_was_trained(demo_figure):
+    """A language model's panel names the width this run trained (config lm.sizes), not only the
+    paper's; a legend says "1 run" (no range) or the mean of how many."""
+    paper, artefact_id, fig = demo_figure
+    artefact = registry.artefact(paper, artefact_id)
+    for ax, panel in zip(fig.axes, artefact.panels, strict=True):
+        labels = ax.get_legend_handles_labels()[1]
+        for label in labels:
+            assert "1 runs" not in label and not re.fullmatch(r"range|mean of \d+ runs", label), label
+        if isinstance(panel, (PerplexityCurves, SubspaceSweep)):
+            experiments = ([name for _, name in layout.context(DEMO, paper, artefact_id).sweep(panel)]
+                           if isinstance(panel, SubspaceSweep) else [s.experiment for s in panel.systems])
+            widths = {DEMO["lm"]["sizes"][registry.language_model(e).size] for e in experiments}
+            assert all(f"{w} units" in ax.get_title() or f"/ {w} units" in ax.get_title() for w in widths), ax.get_title()
+
+
+# -- tables -----------------------------------------------------------------------------------------------
+LONG_NOTE = "en-fr: pair en-fr not configured for iwslt16 (datasets, or this artefact's pairs)"
+SIGNATURE = "bleu: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1"
+
+
+def table_rows() -> tuple[list[str], list[dict]]:
+    columns = ["experiment", "loss", "fr-en paper", "fr-en ours", "seeds", "signature", "note"]
+    rows = [{"experiment": f"e{k}", "loss": f"loss {k}", "fr-en paper": 30.0 + k, "fr-en ours": 20.0 + k, "seeds": "1 2 3",
+             "signature": SIGNATURE, "note": f"{LONG_NOTE}; decoded with beam size 5" + ("; tuned" if k == 2 else "")}
+            for k in range(4)]
+    return columns, rows
+
+
+def html_columns(page: str) -> list[str]:
+    return re.findall(r"<th>(.*?)</th>", page.split("</thead>")[0])
+
+
+def html_cells(page: str) -> list[list[str]]:
+    body = page.split("<tbody>")[1].split("</tbody>")[0]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in body.split("</tr>") if row]
+
+
+def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row():
+    columns, rows = table_rows()
+    page = tables.to_html("t", "data", columns, rows, ["footer line"])
+    shown = html_columns(page)
+    assert "signature" not in shown and "experiment" not in shown
+    cells = html_cells(page)
+    for k, column in enumerate(shown):
+        values = {row[k] for row in cells}
+        assert not (len(values) == 1 and len(values.pop()) >= tables.SHARED_MIN_LENGTH), f"{column}: the same on every row"
+    note = html.escape(LONG_NOTE)
+    assert note not in "".join(map(str, cells)) and page.count(note) == 1  # once, under the table
+    assert page.count(SIGNATURE.split(": ")[1]) == 1 and "footer line" in page
+    assert [row[shown.index("note")] for row in cells] == ["", "", "tuned", ""]
+    assert "<td>20.00</td>" in page  # numbers stay in the table, plain cells
+    markdown = tables.to_markdown("t", "data", columns, rows)
+    assert "signature" not in markdown.splitlines()[4] and markdown.count(LONG_NOTE) == 1
+    assert tables.to_csv(columns, rows).count(LONG_NOTE) == 4  # the CSV keeps every row whole
+
+
+def test_a_single_rows_table_keeps_its_cells():
+    columns, rows = table_rows()
+    page = tables.to_html("t", "data", columns, rows[:1])
+    assert "note" in html_columns(page) and html.escape(LONG_NOTE) in html_cells(page)[0][html_columns(page).index("note")]
+
+
+# -- claims ------------------------------------------------------------------------------------------------
+def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(tmp_path):
+    papers = ["vmf", "tying"]
+    claims.main(["--papers", *papers, "--evidence", "--data-notes", json.dumps({p: "demo" for p in papers}),
+                 "--out-prefix", str(tmp_path / "claims")])
+    page = (tmp_path / "claims.html").read_text()
+    tally, table = page.split("</table>")[:2]
+    assert html_columns(tally + "</table>") == ["paper", *claims.VERDICTS, "claims"]
+    counts = {row[0]: row for row in html_cells(tally + "</table>")}
+    for paper in papers:
+        total = len(claims.paper_claims(paper))
+        assert counts[paper] == [paper, "0", "0", str(total), str(total)]  # nothing built: all inconclusive
+    assert "<td class='text inconclusive'>inconclusive</td>" in table
+    for verdict in claims.VERDICTS:
+        assert f"td.{verdict.replace(' ', '-')}{{background:" in page
+    markdown = (tmp_path / "claims.md").read_text()
+    assert markdown.index("| paper | reproduced |") < markdown.index("| id | claim |")
+
+
+# -- the report -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("config_file, data, named", [
+    ("config.demo.yaml", "synthetic demo world", "``config.demo.yaml``"),
+    ("config.yaml", "real corpora", "``config.yaml``")])
+def test_the_reports_landing_page_says_what_data_and_config_the_run_used(config_file, data, named):
+    import jinja2
+    from docutils.core import publish_parts
+
+    class Snakemake:  # what Snakemake's report gives the page's template
+        config = yaml.safe_load((REPO / config_file).read_text())
+
+    text = jinja2.Environment().from_string((REPO / "report" / "workflow.rst").read_text()).render(snakemake=Snakemake)
+    assert data in text and named in text
+    for dataset in Snakemake.config["datasets"]:
+        assert dataset in text
+    assert "synthetic" not in text if config_file == "config.yaml" else "not the papers' data" in text
+    publish_parts(text, writer_name="html")  # valid reStructuredText
+
+
+def test_the_reports_menus_sort_artefacts_by_number():
+    """The report sorts an artefact's label as text (JavaScript's localeCompare): table 2 before table 10."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    for paper, artefacts in config["papers"].items():
+        in_order = sorted(artefacts, key=lambda a: (re.sub(r"\d", "", a), int(re.sub(r"\D", "", a))))
+        labels = [render.report_label(a) for a in in_order]
+        assert sorted(labels) == labels, paper
+    assert render.report_label("table10") == "table 10" and render.report_label("figure2") == "figure 02"
+    rules = (REPO / "rules" / "report.smk").read_text()
+    assert rules.count("labels=lambda w: {\"artefact\": render.report_label(w.artefact)}") == 2
