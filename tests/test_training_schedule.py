@@ -44,8 +44,10 @@ def test_loss_divisor():
 def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     joint_train = resolve_spec(config, "wmt17", "de-en", joint.name("32k", "nmt"), 1)["train"]
-    assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (0.5, 8, "sentence")
-    assert joint_train["max_epochs"] == 13  # OpenNMT-py's -epochs 13 (joint ledger D14)
+    # The released train.py: -learning_rate_decay 0.5 with -start_decay_at 100, past its 50 epochs
+    # (joint ledger D12); loss.div(batch_size), the sentences (D3); 13 of its 50 epochs (D14)
+    assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (0.5, None, "sentence")
+    assert joint_train["max_epochs"] == 13
     for name in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
         assert name in vmf.EXPERIMENTS
         other = resolve_spec(config, "iwslt16", "fr-en", name, 1)["train"]
@@ -72,3 +74,21 @@ def test_a_groups_max_epochs_yields_to_an_experiments_override_and_names_unknown
     assert schedule(train, "word2word-ce") == {"max_epochs": 20, "patience": 3}
     with pytest.raises(ValueError, match="train.max_epochs_by_group: jont not training groups"):
         schedule({**train, "max_epochs_by_group": {"jont": 13}}, name)
+
+
+def test_initialisation_scales_with_the_width_only_when_asked():
+    """U(-s, s) keeps s = train.init_scale unless train.scale_init_to_width; then s √(paper width /
+    hidden), which is s itself at the papers' widths (1024 for vMF's models, 512 for the joint paper's)."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    cases = (("iwslt16", "fr-en", "word2word-ce", 1024), ("wmt17", "de-en", joint.name("32k", "nmt"), 512))
+
+    def scale(train: dict, dataset, pair, name, hidden) -> float:
+        narrowed = {**config, "train": {**config["train"], **train}, "model": {**config["model"], "hidden": hidden},
+                    "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}}}
+        return resolve_spec(narrowed, dataset, pair, name, 1)["train"]["init_scale"]
+
+    for dataset, pair, name, paper_width in cases:
+        assert resolve_spec(config, dataset, pair, name, 1)["train"]["init_scale"] == 0.1
+        assert scale({"scale_init_to_width": True}, dataset, pair, name, paper_width) == pytest.approx(0.1)
+        assert scale({"scale_init_to_width": True}, dataset, pair, name, paper_width // 4) == pytest.approx(0.2)
+        assert scale({"scale_init_to_width": False}, dataset, pair, name, paper_width // 4) == 0.1

@@ -374,11 +374,33 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "train": {
             "seed": seed,
             "lr": train["lr"][training_group(experiment)],
-            **{key: train[key] for key in ("batch_size", "selection", "clip", "init_scale")},
+            **{key: train[key] for key in ("batch_size", "selection", "clip")},
+            "init_scale": init_scale(train, experiment, model_settings(config, experiment)["hidden"]),
             **schedule(train, name),
             **schedule_settings(train, training_group(experiment)),
         },
     }
+
+
+# The decoder widths at which the papers draw every weight from U(-0.1, 0.1): the vMF paper's Table 7
+# (1024; the syn-margin paper trains the same models) and the joint paper's §4.2 (512), keyed by
+# the experiment's architecture (registry Experiment.architecture).
+PAPER_WIDTHS = {None: 1024, "joint": 512}
+
+
+def init_scale(train: dict, experiment: Experiment, width: int) -> float:
+    """s of U(-s, s) for every learned weight: config train.init_scale, or, with
+    train.scale_init_to_width, s √(paper width / width). The spread of W h at initialisation
+    (about s √width) then stays where it is at the paper's width; at that width s is unchanged.
+
+        s_width = s √(PAPER_WIDTHS[architecture] / width)
+    """
+    if not train.get("scale_init_to_width", False):
+        return train["init_scale"]
+    if experiment.architecture not in PAPER_WIDTHS:
+        raise ValueError(f"train.scale_init_to_width: no paper width known for architecture "
+                         f"{experiment.architecture!r} (layout.PAPER_WIDTHS)")
+    return train["init_scale"] * (PAPER_WIDTHS[experiment.architecture] / width) ** 0.5
 
 
 def schedule_settings(train: dict, group: str) -> dict:

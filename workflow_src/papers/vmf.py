@@ -254,8 +254,9 @@ CLIPPING = Deviation(
     "train.clip", TRAINED)
 INITIALISATION = Deviation(
     "D22", "initialisation", "silent", "every learned parameter from U(-0.1, 0.1), the pretrained target "
-    "vectors excepted (OpenNMT-py's -param_init default)", "the authors modified OpenNMT-py, whose default this "
-    "is", "none expected if they kept the default", "train.init_scale", TRAINED)
+    "vectors excepted (OpenNMT-py's -param_init default); with `train.scale_init_to_width` (off in config.yaml) "
+    "U(-s, s), s = 0.1 √(1024 / hidden), for toy widths", "the authors modified OpenNMT-py, whose default this "
+    "is", "none expected if they kept the default; none from the scaling at 1024 units", "train.init_scale", TRAINED)
 DECODE_LIMIT = Deviation(
     "D23", "decoding length limit", "silent (OpenNMT-py's translate stops at 100 tokens by default; Table 7's "
     "maximum length 100 is for training)", "at most 2 × the longest source in the decoding batch + 10 tokens "
