@@ -3,6 +3,7 @@ finished run keeps no optimiser state and does not train again, the length limit
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -362,3 +363,23 @@ def test_padding_to_multiples_only_where_the_step_is_compiled():
     assert batch.src.shape == (2, 3) and batch.tgt_out.shape == (2, 4)
     padded = training_batch(src, tgt, [0, 1], vocab, vocab, torch.device("cpu"), 8)
     assert padded.src.shape == (2, 8) and padded.tgt_out.shape == (2, 8) and padded.tokens == batch.tokens == 6
+
+
+def test_the_first_epoch_is_checked_against_the_target_bigram(data, tmp_path):
+    """A softmax model records the target-side bigram's development loss (workflow_src/bigram.py)
+    in every epoch; one that ends its first epoch above it (here: a rate too small to move it) is
+    named in a warning, one that learned is not. The toy world's grammar makes its bigram strong:
+    the model that learns gets its 400 pairs three times over in its first epoch."""
+    longer = tmp_path / "data"
+    shutil.copytree(data, longer)
+    for side in ("fr", "en"):
+        (longer / f"train.{side}").write_text((data / f"train.{side}").read_text() * 3)
+    one_epoch = {**SPEC["train"], "max_epochs": 1, "lr": 0.02}
+    learned = run(longer, tmp_path / "learned", {**SPEC, "train": one_epoch})
+    frozen = run(data, tmp_path / "frozen", {**SPEC, "train": {**one_epoch, "lr": 1e-7}})
+    assert learned.returncode == frozen.returncode == 0, learned.stderr + frozen.stderr
+    (good,), (bad,) = metrics(tmp_path / "learned"), metrics(tmp_path / "frozen")
+    assert good["bigram_dev_loss"] > 0 and bad["bigram_dev_loss"] > 0
+    assert good["dev_loss"] < good["bigram_dev_loss"] and bad["bigram_dev_loss"] < bad["dev_loss"]
+    assert "WARNING: tiny (seed 7) has not learned from the source after its first epoch" in frozen.stderr
+    assert "WARNING" not in learned.stderr

@@ -7,7 +7,8 @@
 In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
 `metrics.jsonl` (one line per epoch: learning rate, losses, development BLEU, seconds, speed, trainable parameters,
-training pairs kept and dropped by the length limit) and, when training ends (after `max_epochs`
+training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's
+development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns) and, when training ends (after `max_epochs`
 or `patience` epochs without improvement), `model.pt`, the best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
@@ -36,6 +37,7 @@ import torch
 from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, read_lines, write_lines
+from workflow_src.bigram import bigram_loss
 from workflow_src.decode import finish, translate
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.gpu import job_device
@@ -114,6 +116,21 @@ def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precisi
     return total.item() / max(tokens, 1)
 
 
+BIGRAM_SENTENCES = 200_000
+
+
+def bigram_reference(spec: dict, train_tgt: list[list[int]], dev_tgt: list[list[int]], tgt_vocab) -> dict:
+    """{"bigram_dev_loss": nats per development token} of the target-side bigram (`workflow_src.bigram`)
+    for a softmax model, whose development loss is in the same unit; {} for a continuous one. The
+    bigram counts about BIGRAM_SENTENCES training targets, evenly spaced over the corpora: seconds,
+    where all of WMT would hold a GPU job for minutes. Fewer counts give a weaker bigram, a lower
+    bar: a model still above it has learned nothing that counts."""
+    if spec["output_layer"] != "softmax":
+        return {}
+    sample = train_tgt[::max(1, len(train_tgt) // BIGRAM_SENTENCES)]
+    return {"bigram_dev_loss": bigram_loss(sample, dev_tgt, len(tgt_vocab), frozenset({tgt_vocab.pad}))}
+
+
 def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
     model.eval()
     hypotheses = translate(model, spec, src_vocab, tgt_vocab, dev_src, device)
@@ -148,6 +165,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
         f"({pairs['train_pairs_too_long']} dropped: a side over {spec['data']['max_len']} units, "
         f"max_len_unit {spec['data']['max_len_unit']})")
+    reference = bigram_reference(spec, train_tgt, dev_tgt, tgt_vocab)
 
     torch.manual_seed(seed)
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
@@ -212,7 +230,14 @@ def train(spec: dict, args, device: torch.device) -> None:
             "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
             "layer_parameters": model.layer_parameters(),
             **pairs,
+            **reference,
         }
+        if epoch == 1 and reference and dev_loss >= reference["bigram_dev_loss"]:
+            log(f"WARNING: {spec['experiment']} (seed {seed}) has not learned from the source after its first epoch: "
+                f"development perplexity {math.exp(dev_loss):.1f} is not below the target-side bigram's "
+                f"{math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/bigram.py). At the papers' sizes every "
+                f"model beats it after one epoch: check train.lr, train.init_scale and the data before spending more "
+                f"GPU time.")
         score = dev_bleu if selection == "bleu" else -dev_loss
         improved = score > best
         if improved:
