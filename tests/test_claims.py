@@ -59,7 +59,7 @@ def test_one_seed_bleu_is_koehns_paired_bootstrap_on_sacrebleus_draw():
     everything = np.arange(150)[None]
     assert d == pytest.approx(significance.seed_mean_bleu([np.array(a_stats)], everything)[0]
                               - significance.seed_mean_bleu([np.array(b_stats)], everything)[0])
-    assert "150 test sentences" in method and "redrawn" not in method
+    assert "150 test sentences" in method and "resampled" not in method
 
 
 def test_seed_variance_counts_in_the_multi_seed_bootstrap():
@@ -75,7 +75,7 @@ def test_seed_variance_counts_in_the_multi_seed_bootstrap():
     a = Cell("a", "c", "bleu", tuple(spread_a), evidence.seed_labels(range(4)))
     b = Cell("b", "c", "bleu", tuple(spread_b), evidence.seed_labels(range(4)))
     outcome = claims.decide(Check("table1", "c", "a", than="b"), keyed(a, b))
-    assert outcome.verdict == INCONCLUSIVE and "4 and 4 seeds redrawn" in outcome.reason
+    assert outcome.verdict == INCONCLUSIVE and "seeds resampled too" in outcome.reason and "4 seeds each" in outcome.reason
 
 
 def test_perplexity_and_f1_numbers_from_their_units():
@@ -116,7 +116,7 @@ def test_one_replicate_missing_cells_and_missing_artefacts_are_inconclusive_with
     one = keyed(Cell("fr-en", "Emb ours", "value", (3.0,), ("seed 1",)),
                 Cell("fr-en", "Softmax ours", "value", (5.0,), ("seed 1",)))
     outcome = claims.decide(check, one)
-    assert outcome.verdict == INCONCLUSIVE and "one replicate of fr-en (seed 1)" in outcome.reason
+    assert outcome.verdict == INCONCLUSIVE and "only one run of fr-en (seed 1)" in outcome.reason
     outcome = claims.decide(check, keyed(one[("fr-en", "Emb ours", None)]))
     assert outcome.verdict == INCONCLUSIVE and "no evidence for fr-en in Softmax ours" in outcome.reason
     outcome = claims.decide(check, None, "results/vmf/table3.evidence.json is not built")

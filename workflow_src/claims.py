@@ -132,10 +132,8 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, f
     reference = observed(b) if b is not None else check.threshold
     d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
     d_r = difference(check, on_scale(check, a_r), on_scale(check, b_r))
-    seeds = f"{len(a.replicates)}" + (f" and {len(b.replicates)}" if b is not None else "") + " seeds"
-    method = (f"paired bootstrap over {units} {UNIT_KINDS[a.kind]} ({RESAMPLES} resamples"
-              + (f", {seeds} redrawn on each" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else "")
-              + ")")
+    seeds_too = ", seeds resampled too" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else ""
+    method = f"paired bootstrap over the {units} {UNIT_KINDS[a.kind]}{seeds_too} ({RESAMPLES} resamples; {runs_of(a, b)})"
     if check.parity is not None:
         bound = math.log(1 + check.parity)
         return (d, max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
@@ -157,16 +155,16 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, st
     values_b = on_scale(check, b.replicates) if b is not None else None
     for cell, values in ((a, values_a), (b, values_b)):
         if values is not None and len(values) < 2:
-            return f"one replicate of {cell.row} ({', '.join(cell.labels)}): no spread to decide by"
+            return f"only one run of {cell.row} ({', '.join(cell.labels)}): no spread to decide by"
     var_a = np.var(values_a, ddof=1) / len(values_a)
     var_b = np.var(values_b, ddof=1) / len(values_b) if values_b is not None else 0.0
     se = math.sqrt(var_a + var_b)
     if values_b is None:
-        df, method = len(values_a) - 1, f"t on {len(values_a)} replicates against the threshold"
+        df, method = len(values_a) - 1, f"t-test of {runs_of(a, b)} against the threshold"
     else:
         df = (len(values_a) + len(values_b) - 2 if se == 0 else
               (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1)))
-        method = f"Welch's t on {len(values_a)} and {len(values_b)} replicates"
+        method = f"t-test (Welch's) over {runs_of(a, b)}"
     reference = np.mean(values_b) if values_b is not None else on_scale(check, check.threshold)
     d = float(difference(check, np.mean(values_a), reference))
     if check.parity is not None:
@@ -177,16 +175,25 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, st
     return d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method
 
 
-def replicates(cell: Cell) -> str:
-    return f"{len(cell.replicates)} replicate{'s' if len(cell.replicates) > 1 else ''}"
+def runs(cell: Cell) -> str:
+    """How many runs a cell's numbers come from, in words: "3 seeds", "5 timed repeats"."""
+    kind = "timed repeat" if cell.labels and cell.labels[0].startswith("repeat") else "seed"
+    return f"{len(cell.replicates)} {kind}{'s' if len(cell.replicates) > 1 else ''}"
+
+
+def runs_of(a: Cell, b: Cell | None) -> str:
+    """The runs of a check's two cells (or its one), in words: "3 seeds each", "2 seeds and 3 seeds"."""
+    if b is None:
+        return runs(a)
+    return f"{runs(a)} each" if runs(a) == runs(b) else f"{runs(a)} and {runs(b)}"
 
 
 def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float) -> str:
     """Our two numbers, and the difference (or ratio) the claim is about."""
-    other = f"{value_b:.4g} ({check.compared_name}, {replicates(b)})" if b is not None else f"{check.threshold:g}"
+    other = f"{value_b:.4g} ({check.compared_name}, {runs(b)})" if b is not None else f"{check.threshold:g}"
     if check.parity is not None or check.factor is not None:
-        return f"{value_a:.4g} ({replicates(a)}) against {other}: ratio {value_a / value_b:.3g}"
-    return f"{value_a:.4g} ({replicates(a)}) against {other}; d = {d:+.3g}"
+        return f"{value_a:.4g} ({runs(a)}) against {other}: ratio {value_a / value_b:.3g}"
+    return f"{value_a:.4g} ({runs(a)}) against {other}; d = {d:+.3g}"
 
 
 def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
@@ -219,9 +226,9 @@ def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
             return Outcome(NOT_REPRODUCED, shown, f"{method}: outside {bounds}, p = {p_opposite:.3g}")
         return Outcome(INCONCLUSIVE, shown, f"{method}: neither within nor outside {bounds} at p < {ALPHA:g}")
     if p_claim < ALPHA:
-        return Outcome(REPRODUCED, shown, f"{method}: p = {p_claim:.3g}")
+        return Outcome(REPRODUCED, shown, f"{method}: p = {p_claim:.3g} < {ALPHA:g}")
     if p_opposite < ALPHA:
-        return Outcome(NOT_REPRODUCED, shown, f"{method}: the opposite, p = {p_opposite:.3g}")
+        return Outcome(NOT_REPRODUCED, shown, f"{method}: the opposite holds, p = {p_opposite:.3g} < {ALPHA:g}")
     return Outcome(INCONCLUSIVE, shown, f"{method}: p = {p_claim:.3g}, not below {ALPHA:g} either way")
 
 
@@ -311,8 +318,9 @@ def main(argv: list[str] | None = None) -> None:
     data_note = notes[0] if len(notes) == 1 else "per row (the CSV's data column)"
     title = "Headline claims of the papers, and whether this run reproduces them"
     footer = [f"Each claim is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity and F1 by "
-              "a paired bootstrap over test sentences (or blocks of test tokens) with each system's seeds redrawn, "
-              "timings and per-seed values by Welch's t over their replicates (workflow_src/claims.py). "
+              "a paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too; "
+              "timings and per-seed values by a t-test (Welch's) over their timed repeats or seeds "
+              "(workflow_src/claims.py). "
               "Inconclusive rows say what is missing or how far from significance they are."]
     tally_columns, tally_cells = tally(rows, args.papers)
     prefix = args.out_prefix  # the CSV keeps each row's own data note
