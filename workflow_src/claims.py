@@ -273,7 +273,8 @@ def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, 
                 outcomes.append(decide(check, found.get(path), why))
             rows.append({"id": f"{paper}:{claim.id}", "paper": paper, "claim": claim.statement, "measure": claim.measure,
                          "paper's numbers": claim.paper, "ours": "; ".join(o.ours for o in outcomes if o.ours),
-                         "verdict": verdict(outcomes), "decided by": "; ".join(o.reason for o in outcomes),
+                         "verdict": verdict(outcomes),
+                         "decided by": "; ".join(dict.fromkeys(o.reason for o in outcomes)),  # a shared reason once
                          "data": data_notes.get(paper, "")})
     return rows
 
