@@ -189,8 +189,9 @@ def main(argv: list[str] | None = None) -> None:
     artefact = registry.artefact(args.paper, args.artefact)
     ctx = registry.Context(**args.context)
     title = f"{args.paper} {args.artefact}: {artefact.title}"
-    if isinstance(artefact, registry.Figure):
-        figures.draw(artefact, ctx, args.paper, args.artefact, title, args.data_note, args.out_prefix)
+    if isinstance(artefact, registry.Figure):  # its title is the paper's; its panels say what this run trained
+        figures.draw(artefact, ctx, args.paper, args.artefact, f"{args.paper} {args.artefact}, the paper's figure: "
+                     f"{artefact.title}", args.data_note, args.out_prefix)
         return
     if isinstance(artefact, registry.ScoreTable):
         columns, rows, footer = score_table(artefact, ctx)
