@@ -35,6 +35,8 @@ rule bpe_encode:
         split="dev|test",
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.{split}.{lang}.log",
+    resources:
+        **limits("default"),
     conda:
         "../envs/text.yaml"
     shell:

@@ -14,9 +14,12 @@ shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.base
 
 
 def limits(kind):
-    """mem_mb and runtime of a kind of job (config job_resources), times the attempt on retries."""
+    """mem_mb and runtime (minutes) of a kind of job (config job_resources). A retry asks for
+    attempt x the memory (a job killed for memory needs more) but the same runtime: partitions
+    refuse a limit above their MaxTime, and a training killed at its limit resumes from its
+    checkpoint (profiles/slurm sets a rule's runtime where a partition allows less)."""
     values = config["job_resources"][kind]
-    return {name: (lambda wildcards, attempt, value=value: value * attempt) for name, value in values.items()}
+    return {"mem_mb": lambda wildcards, attempt, mem_mb=values["mem_mb"]: mem_mb * attempt, "runtime": values["runtime"]}
 
 
 # A training, decoding or benchmark job holds one of `--resources gpu=N` unless the config runs
@@ -29,6 +32,15 @@ JOBS_PER_DEVICE = int(config.get("gpu", {}).get("jobs_per_device", 1))
 GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
 BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else JOBS_PER_DEVICE
 PLAN_GPU_SLOTS = GPU_SLOTS and JOBS_PER_DEVICE  # the plan times steps on the training device, alone
+
+# The local GPU limit: one device's slots unless `--resources gpu=N` (or a profile) says otherwise,
+# so that `snakemake all --cores 8` is safe on a one-GPU box. It lives here and not in
+# profiles/default: Snakemake reads that workflow profile under `--profile profiles/slurm` too, lets
+# its keys win over the named profile's, and keeps global limits for cluster jobs, so a `gpu=1`
+# there ran every GPU job of a cluster run one after another. A cluster run (`--jobs` for an
+# executor: Snakemake's `nodes`) gets no default; profiles/slurm sets its own limit (SITE).
+if workflow.nodes is None and "gpu" not in workflow.global_resources:
+    workflow.register_resource("gpu", JOBS_PER_DEVICE)
 
 
 @functools.cache

@@ -78,6 +78,8 @@ rule lm_next_words:
         artefact=r"table\d+",
     log:
         "logs/lm/{dataset}/{experiment}/seed{seed}.{paper}-{artefact}.next_words.log",
+    resources:
+        **limits("default"),
     conda:
         "../envs/torch.yaml"
     shell:

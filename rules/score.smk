@@ -23,6 +23,8 @@ rule bleu_tokenized:
         "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.bleu_tok.json",
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu_tok.log",
+    resources:
+        **limits("default"),
     conda:
         "../envs/text.yaml"
     shell:
@@ -80,6 +82,8 @@ rule meteor_by_frequency:
         artefact=r"figure\d+",
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.{paper}-{artefact}.meteor_bins.log",
+    resources:
+        **limits("default"),
     conda:
         "../envs/text.yaml"
     shell:
@@ -126,6 +130,8 @@ rule representations:
         artefact=r"table\d+",
     log:
         "logs/representations/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{paper}-{artefact}.log",
+    resources:
+        **limits("default"),
     conda:
         "../envs/torch.yaml"
     shell:

@@ -5,15 +5,20 @@ reference. The same slice then runs (1) through profiles/slurm on a Slurm cluste
 starts on localhost (tests/cluster/slurm.sh; skipped with the reason when it cannot be started),
 (2) with its training process killed mid-epoch and Snakemake retrying it, (3) with Snakemake
 itself interrupted and restarted. Every run must end with the reference's model and metrics.
+On the same cluster two GPU jobs run side by side (no local GPU limit reaches a cluster run), and
+the profile's settings (GPU limit, memory and time of every rule sent to Slurm) are read as
+Snakemake reads them.
 """
 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -144,10 +149,15 @@ def slurm():
         subprocess.run(["bash", str(script), "down"], capture_output=True)
 
 
+# The test cluster has no account and no accounting database: job states come from squeue (its
+# MinJobAge is an hour), where the profile leaves the plugin's default, sacct.
+ON_TEST_SLURM = ("--profile", str(REPO / "profiles" / "slurm"), "--slurm-no-account", "--slurm-keep-successful-logs",
+                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
+                 "--seconds-between-status-checks", "2")
+
+
 def test_the_slurm_profile_runs_the_workflow_on_a_real_slurm(reference, slurm, tmp_path):
-    out = run(tmp_path, slice_config(["word2word-ce"]), "--profile", str(REPO / "profiles" / "slurm"),
-              "--slurm-no-account", "--slurm-keep-successful-logs", "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
-              "--seconds-between-status-checks", "2", "results/table1.csv", env=environment(SLURM_CONF=slurm))
+    out = run(tmp_path, slice_config(["word2word-ce"]), *ON_TEST_SLURM, "results/table1.csv", env=environment(SLURM_CONF=slurm))
     assert_same_model(tmp_path / MODEL, reference / MODEL)
     assert (tmp_path / "results/table1.csv").read_text().splitlines()[0] == (reference / "results/table1.csv").read_text().splitlines()[0]
     submitted = {p.name for p in (tmp_path / ".snakemake" / "slurm_logs").iterdir()}
@@ -155,3 +165,105 @@ def test_the_slurm_profile_runs_the_workflow_on_a_real_slurm(reference, slurm, t
     assert not {"rule_download", "rule_render_table"} & submitted  # local rules stay on the submitting host
     train_log = (tmp_path / "logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
     assert "CUDA_VISIBLE_DEVICES=" in train_log and "was set for this job" in train_log  # Slurm chose the GPU
+
+
+def run_interval(job_id: str, slurm_conf: str) -> tuple[datetime, datetime, str]:
+    """(start, end, scontrol's line) of a finished Slurm job: the cluster keeps it for MinJobAge."""
+    line = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True, check=True,
+                          env={**os.environ, "SLURM_CONF": slurm_conf}).stdout.strip()
+    fields = dict(re.findall(r"(\w+)=(\S*)", line))
+    return datetime.fromisoformat(fields["StartTime"]), datetime.fromisoformat(fields["EndTime"]), line
+
+
+def test_two_gpu_jobs_run_at_once_through_the_slurm_profile(reference, slurm, tmp_path):
+    """Two trainings that each ask for a GPU (train.device: auto) run at the same time on the test
+    cluster's two stand-in GPUs. A local GPU limit that reached a cluster run (profiles/default's
+    `gpu=1` once did: Snakemake reads that workflow profile under --profile too) would submit the
+    second only after the first had ended."""
+    shutil.copytree(reference, tmp_path, symlinks=True, dirs_exist_ok=True)  # the data ready: only the trainings go to Slurm
+    seeds = (2, 3)
+    models = [layout.model_dir("iwslt16", "fr-en", "word2word-ce", seed) for seed in seeds]
+    out = run(tmp_path, slice_config(["word2word-ce"]), *ON_TEST_SLURM, *(f"{model}/model.pt" for model in models),
+              env=environment(SLURM_CONF=slurm))
+    job_logs = sorted((tmp_path / ".snakemake" / "slurm_logs" / "rule_train").rglob("*.log"), key=lambda log: int(log.stem))
+    assert len(job_logs) == 2, out[-3000:]
+    intervals = [run_interval(log.stem, slurm) for log in job_logs]
+    evidence = "\n".join(f"job {log.stem}: {start.time()} to {end.time()}" for log, (start, end, _) in zip(job_logs, intervals))
+    print(f"\nthe two training jobs on Slurm:\n{evidence}")
+    assert max(start for start, _, _ in intervals) < min(end for _, end, _ in intervals), \
+        f"the GPU jobs ran one after the other:\n{evidence}\n" + "\n".join(line for _, _, line in intervals)
+    assert all("TresPerJob=gres:gpu:1" in line for _, _, line in intervals)
+    devices = {re.search(r"CUDA_VISIBLE_DEVICES=(\S+) was set", (tmp_path / "logs" / "train" / "iwslt16" / "fr-en" / "word2word-ce" /
+                                                                f"seed{seed}.log").read_text()).group(1) for seed in seeds}
+    assert len(devices) == 2, devices  # each on a stand-in GPU of its own, as Slurm chose
+    for model in models:
+        assert (tmp_path / model / "model.pt").exists()
+
+
+PROBE = """
+import json, sys
+from pathlib import Path
+
+from snakemake.api import SnakemakeApi
+from snakemake.cli import parse_args
+from snakemake.iocontainers import Wildcards
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+argv, configfile, workdir = json.loads(sys.argv[1])
+_, args = parse_args(argv)  # the command line with its profiles, merged as snakemake merges them
+remote = args.executor not in (None, "local")
+with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+    workflow = api.workflow(  # no default_resources: what the rules and the profiles' set-resources ask for
+        resource_settings=ResourceSettings(cores=args.cores or 1, nodes=args.jobs if remote else None,
+                                           resources=args.resources, overwrite_resources=args.set_resources),
+        config_settings=ConfigSettings(configfiles=[Path(configfile)]), snakefile=Path("Snakefile").resolve(),
+        workdir=Path(workdir))._workflow
+
+    def attempts(resource):
+        return [resource.evaluate(Wildcards(), input=[], attempt=attempt, threads=1).value for attempt in (1, 2, 3)]
+
+    gpu = workflow.global_resources.get("gpu")
+    print(json.dumps({"gpu": gpu and gpu.value, "rules": {
+        rule.name: {"slurm": not (rule.name in workflow._localrules or rule.norun),
+                    **{name: attempts(rule.resources[name]) for name in ("mem_mb", "runtime") if name in rule.resources}}
+        for rule in workflow.rules}}))
+"""
+
+
+def workflow_as_run(tmp_path: Path, *argv: str, configfile: Path = REPO / "config.yaml") -> dict:
+    """The global `gpu` limit and each rule's mem_mb and runtime at attempts 1-3 (and whether it
+    goes to the executor), for `snakemake <argv>` typed in the checkout: the workflow loaded the
+    way Snakemake loads it (profiles/default read too), without building its DAG."""
+    result = subprocess.run([sys.executable, "-c", PROBE, json.dumps([list(argv), str(configfile), str(tmp_path)])],
+                            cwd=REPO, capture_output=True, text=True, env=environment())
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def under_slurm_profile(tmp_path_factory) -> dict:
+    return workflow_as_run(tmp_path_factory.mktemp("slurm_profile"), "all", "--profile", "profiles/slurm")
+
+
+def test_a_cluster_run_keeps_no_local_gpu_limit_and_a_local_run_keeps_one_gpu(under_slurm_profile, tmp_path):
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert under_slurm_profile["gpu"] == profile["jobs"]  # the profile's SITE value, as many as `jobs`
+    assert workflow_as_run(tmp_path, "all", "--cores", "8")["gpu"] == 1  # safe on a one-GPU box
+    assert workflow_as_run(tmp_path, "all", "--cores", "8", "--resources", "gpu=4")["gpu"] == 4
+
+
+def test_every_rule_sent_to_slurm_asks_for_memory_and_a_runtime_that_a_retry_keeps(under_slurm_profile):
+    """Under the full config, a job that goes to Slurm asks for mem_mb and runtime (none goes
+    with Snakemake's guess from its input size and no time limit); a retry asks for more memory
+    but the same runtime (a partition refuses a limit above its MaxTime; training resumes)."""
+    rules = under_slurm_profile["rules"]
+    remote = {name: r for name, r in rules.items() if r["slurm"]}
+    assert {"train", "decode", "bpe_encode", "bleu_tokenized", "meteor", "meteor_by_frequency", "representations",
+            "lm_next_words"} <= set(remote)
+    assert not {"download", "bleu", "render_table", "all"} & set(remote)
+    missing = {name for name, r in remote.items() if not ("mem_mb" in r and "runtime" in r)}
+    assert not missing, f"rules sent to Slurm without mem_mb or runtime: {sorted(missing)}"
+    for name, r in remote.items():
+        assert all(isinstance(v, int) and v > 0 for v in r["mem_mb"] + r["runtime"]), (name, r)
+        assert r["runtime"] == [r["runtime"][0]] * 3, f"{name}: runtime grows with the attempt: {r['runtime']}"
+        assert r["mem_mb"][0] <= r["mem_mb"][1] <= r["mem_mb"][2], (name, r)
