@@ -7,6 +7,8 @@ Small and fast: no training, no browser."""
 import html
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -226,6 +228,43 @@ def test_a_single_rows_table_keeps_its_cells():
     columns, rows = table_rows()
     page = tables.to_html("t", "data", columns, rows[:1])
     assert "note" in html_columns(page) and html.escape(LONG_NOTE) in html_cells(page)[0][html_columns(page).index("note")]
+
+
+def wide_table() -> tuple[list[str], list[dict]]:
+    """A table as wide as vMF Table 1: 15 rows, 4 labels, 3 pairs of 5 numbers, seeds, signature, note."""
+    pairs = ("fr-en", "de-en", "en-fr")
+    columns = ["experiment", "input", "output", "loss", "embeddings",
+               *(f"{pair} {kind}" for pair in pairs for kind in ("paper", "ours", "sd", "significance", "diff")),
+               "seeds", "signature", "note"]
+    rows = [{"experiment": f"word2emb-fasttext-tied-nllvmf_reg1reg2-{k}", "input": "word", "output": "emb",
+             "loss": f"NLLvMF reg1+reg2 variant {k}", "embeddings": "fastText (tied)",
+             **{f"{pair} {kind}": 30.0 + k for pair in pairs[:2] for kind in ("paper", "ours", "sd", "diff")},
+             "fr-en significance": "∗†", "seeds": "1 2 3", "signature": f"{SIGNATURE} | meteor: {SIGNATURE}",
+             "note": f"{LONG_NOTE}; de-en: decoded with beam size 5" + ("; tuned γ = 0.5" if k % 4 == 0 else "")}
+            for k in range(15)]
+    return columns, rows
+
+
+def test_a_wide_table_fits_1400_px(tmp_path):
+    """No column is wider than its longest unbreakable word needs, and those add up to less than 1,400
+    px (about 8 px a character at 14 px, 13 px of padding and border a cell); where Chromium is at
+    hand, the page as it lays out at 1,400 px scrolls no further sideways."""
+    columns, rows = wide_table()
+    view = tables.for_reading(columns, rows)
+    narrowest = sum(13 + 8 * max(len(word) for text in [column, *(cell[column] for cell in view.rows)]
+                                 for word in (text.split() or [""]))
+                    for column in view.columns)
+    assert narrowest < 1400, f"the table needs at least {narrowest} px: {view.columns}"
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        return
+    page = tables.to_html("t", "data", columns, rows).replace(
+        "</body>", "<script>document.title = 'width ' + document.documentElement.scrollWidth</script></body>")
+    (tmp_path / "t.html").write_text(page)
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--window-size=1400,2000", "--dump-dom",
+                          (tmp_path / "t.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    width = int(re.search(r"<title>width (\d+)</title>", dom).group(1))
+    assert width <= 1400, f"the page is {width} px wide at 1,400"
 
 
 # -- claims ------------------------------------------------------------------------------------------------
