@@ -8,7 +8,9 @@ In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best sc
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
 `metrics.jsonl` (one line per epoch: learning rate, losses, development BLEU, seconds, speed, trainable parameters,
 training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's
-development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns) and, when training ends (after `max_epochs`
+development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns; the output
+layer's diagnostics, `workflow_src.model.diagnostics`: the target table's crowding for a continuous
+model, the development tokens a margin loss no longer corrects, the joint layer's saturation) and, when training ends (after `max_epochs`
 or `patience` epochs without improvement), `model.pt`, the best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
@@ -39,6 +41,7 @@ from tqdm import tqdm
 from workflow_src.atomic import atomic_output, read_lines, write_lines
 from workflow_src.bigram import bigram_loss
 from workflow_src.decode import finish, translate
+from workflow_src.model import diagnostics
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.gpu import job_device
 from workflow_src import compilation, precision as precisions
@@ -104,12 +107,17 @@ def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
     return tokens if normalisation == "token" else sentences
 
 
+def evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple: int = 1):
+    """The development pairs in batches of about one length, in a fixed order, on `device`."""
+    batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
+    return prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches), device)
+
+
 @torch.no_grad()
 def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32", multiple: int = 1) -> float:
     model.eval()
     total, tokens = torch.zeros((), dtype=torch.float64, device=device), 0
-    batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
-    for batch in prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches), device):
+    for batch in evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple):
         with precisions.autocast(precision, device):
             loss, _ = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
         total, tokens = total + loss.double(), tokens + batch.tokens
@@ -129,6 +137,18 @@ def bigram_reference(spec: dict, train_tgt: list[list[int]], dev_tgt: list[list[
         return {}
     sample = train_tgt[::max(1, len(train_tgt) // BIGRAM_SENTENCES)]
     return {"bigram_dev_loss": bigram_loss(sample, dev_tgt, len(tgt_vocab), frozenset({tgt_vocab.pad}))}
+
+
+def layer_diagnostics(model, spec, dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, precision, multiple) -> dict:
+    """The epoch's measures of the output layer (`workflow_src.model.diagnostics`): how many
+    development tokens a margin loss no longer corrects; how saturated the joint layer's word side is."""
+    if spec["loss"] == "margin":
+        with precisions.autocast(precision, device):
+            return diagnostics.margin_misses(
+                model, evaluation_batches(dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, multiple), tgt_vocab.pad)
+    if spec["output_layer"] == "softmax":
+        return diagnostics.joint_saturation(model.output)
+    return {}
 
 
 def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
@@ -171,6 +191,8 @@ def train(spec: dict, args, device: torch.device) -> None:
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     initialise(model, t["init_scale"])
     model.to(device)
+    if spec["output_layer"] == "continuous":
+        reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     multiple = length_multiple(spec)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
@@ -220,6 +242,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         elapsed += train_seconds
         validation_started = time.perf_counter()
         dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
+        layer = layer_diagnostics(model, spec, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
         dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
         record = {
             "epoch": epoch, "lr": lr, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
@@ -231,8 +254,9 @@ def train(spec: dict, args, device: torch.device) -> None:
             "layer_parameters": model.layer_parameters(),
             **pairs,
             **reference,
+            **layer,
         }
-        if epoch == 1 and reference and dev_loss >= reference["bigram_dev_loss"]:
+        if epoch == 1 and dev_loss >= reference.get("bigram_dev_loss", math.inf):
             log(f"WARNING: {spec['experiment']} (seed {seed}) has not learned from the source after its first epoch: "
                 f"development perplexity {math.exp(dev_loss):.1f} is not below the target-side bigram's "
                 f"{math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/bigram.py). At the papers' sizes every "

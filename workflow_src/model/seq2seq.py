@@ -275,12 +275,17 @@ class Seq2Seq(nn.Module):
         """Summed loss over the non-padding target tokens, and their number. `positions`, their
         flat indices worked out on the host (`nmt_data.TrainingBatch`), spare the device sync of
         finding them by mask. The loss runs in fp32 or wider whatever the autocast precision."""
+        _, _, per_token = self.token_losses(src, lengths, tgt_in, tgt_out, pad, positions)
+        return per_token.sum(), len(per_token)
+
+    def token_losses(self, src, lengths, tgt_in, tgt_out, pad: int, positions: torch.Tensor | None = None):
+        """(outputs, targets, losses) of the non-padding target tokens, one row each (see `loss`)."""
         out, _ = self(src, lengths, tgt_in)
         if positions is None:
             positions = (tgt_out != pad).flatten().nonzero().squeeze(1)
         selected = at_least_fp32(out.flatten(0, 1).index_select(0, positions))
-        per_token = self.output.loss(selected, tgt_out.flatten().index_select(0, positions))
-        return per_token.sum(), len(positions)
+        target = tgt_out.flatten().index_select(0, positions)
+        return selected, target, self.output.loss(selected, target)
 
     @torch.no_grad()
     def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int,
