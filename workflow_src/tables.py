@@ -19,6 +19,7 @@ from workflow_src.atomic import write_text
 # data note (said above the table) and the signatures (said once under it)
 NOT_SHOWN = ("experiment", "data", "signature")
 NOTE_SEPARATOR = "; "
+LONG_CELL = 60  # characters: a cell of more is read as a paragraph
 SHARED_MIN_LENGTH = 16  # a shorter text on every row ("yes", a verdict, seeds "1 2 3") stays in the table
 
 
@@ -96,10 +97,11 @@ def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict]
 STYLE = """
 body{font-family:sans-serif;font-size:14px;margin:16px;max-width:1360px}
 h1{font-size:20px}
-table{border-collapse:collapse;margin:8px 0}
-td,th{border:1px solid #999;padding:2px 6px;text-align:right;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+td,th{border:1px solid #999;padding:2px 5px;text-align:right;vertical-align:top}
 th{background:#eee;font-weight:600;text-align:left}
-td.text{text-align:left;max-width:36em}
+td.text{text-align:left}
+td.long{min-width:14em}
 p.under{margin:2px 0;font-size:13px;color:#333;overflow-wrap:anywhere}
 """
 
@@ -114,10 +116,12 @@ def is_number(text: str) -> bool:
 
 def html_table(columns: list[str], cells: list[dict[str, str]], cell_class=None) -> str:
     """`cell_class(column, text)`: an extra class for a cell (a verdict's colour). A cell that is
-    not a number is a `text` cell (left-aligned, wrapped)."""
+    not a number is a `text` cell (left-aligned), a `long` one too when it runs over several lines
+    (kept wide enough to read, rather than squeezed by the numbers' columns)."""
 
     def classes(column: str, text: str) -> str:
-        names = [n for n in ("text" if text and not is_number(text) else "", cell_class and cell_class(column, text)) if n]
+        kind = "" if not text or is_number(text) else "text long" if len(text) > LONG_CELL else "text"
+        names = [n for n in (kind, cell_class and cell_class(column, text)) if n]
         return f" class='{' '.join(names)}'" if names else ""
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
