@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import html
 import io
+import re
 from pathlib import Path
 
 from workflow_src.atomic import write_text
@@ -19,7 +20,7 @@ from workflow_src.atomic import write_text
 # data note (said above the table) and the signatures (said once under it)
 NOT_SHOWN = ("experiment", "data", "signature")
 NOTE_SEPARATOR = "; "
-LONG_CELL = 60  # characters: a cell of more is read as a paragraph
+LONG_WORD = 20  # characters: a longer word may break after its separators
 SHARED_MIN_LENGTH = 16  # a shorter text on every row ("yes", a verdict, seeds "1 2 3") stays in the table
 
 
@@ -101,7 +102,7 @@ table{border-collapse:collapse;margin:8px 0;font-size:13px}
 td,th{border:1px solid #999;padding:2px 5px;text-align:right;vertical-align:top}
 th{background:#eee;font-weight:600;text-align:left}
 td.text{text-align:left}
-td.long{min-width:14em}
+td.note{min-width:14em}
 p.under{margin:2px 0;font-size:13px;color:#333;overflow-wrap:anywhere}
 """
 
@@ -114,18 +115,24 @@ def is_number(text: str) -> bool:
     return True
 
 
+def breakable(text: str) -> str:
+    """Escaped HTML, a long identifier (a path, a config key, a signature) allowed to break after
+    its separators, so that one word does not set a column's width."""
+    return re.sub(r"\S{%d,}" % LONG_WORD, lambda word: re.sub(r"([/:_|.,])", r"\1<wbr>", word.group()), html.escape(text))
+
+
 def html_table(columns: list[str], cells: list[dict[str, str]], cell_class=None) -> str:
     """`cell_class(column, text)`: an extra class for a cell (a verdict's colour). A cell that is
-    not a number is a `text` cell (left-aligned), a `long` one too when it runs over several lines
-    (kept wide enough to read, rather than squeezed by the numbers' columns)."""
+    not a number is a `text` cell (left-aligned); a `note` cell keeps 14em, so that the numbers'
+    columns do not squeeze it to a word a line."""
 
     def classes(column: str, text: str) -> str:
-        kind = "" if not text or is_number(text) else "text long" if len(text) > LONG_CELL else "text"
+        kind = "" if not text or is_number(text) else "text note" if column == "note" else "text"
         names = [n for n in (kind, cell_class and cell_class(column, text)) if n]
         return f" class='{' '.join(names)}'" if names else ""
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td{classes(c, cell[c])}>{html.escape(cell[c])}</td>" for c in columns) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td{classes(c, cell[c])}>{breakable(cell[c])}</td>" for c in columns) + "</tr>"
                    for cell in cells)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
