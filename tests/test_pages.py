@@ -140,6 +140,7 @@ def test_legends_cover_no_data_and_empty_panels_have_none(demo_figure):
         legend = ax.get_legend()
         if not ax.get_legend_handles_labels()[0]:
             assert legend is None, f"{ax.get_title()!r}: an empty panel carries a legend box"
+            assert ax.has_data() or not (ax.get_xticks().size or ax.get_yticks().size), "an empty panel with ticks"
             continue
         assert legend is not None, f"{ax.get_title()!r}: series without a legend"
         box = legend.get_window_extent(renderer)

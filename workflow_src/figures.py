@@ -82,13 +82,14 @@ def curve_points(panel, series: str, jobs, values: np.ndarray) -> list[dict]:
 def empty_panel(ax, why: str) -> None:
     """Say in the panel why it has no data (its data set or pair is not configured), inside it."""
     ax.text(0.5, 0.5, wrap(why, 9, PANEL_WIDTH - 2), ha="center", va="center", fontsize=9, transform=ax.transAxes)
-    ax.set_xticks([])
-    ax.set_yticks([])
 
 
 def finish_panel(ax, notes: list[str]) -> None:
     """The legend (when the panel has labelled data) under the plot, where it covers no data, and
-    the panel's notes under that, wrapped to the panel's width."""
+    the panel's notes under that, wrapped to the panel's width; a panel with no data has no ticks."""
+    if not ax.has_data():
+        ax.set_xticks([])
+        ax.set_yticks([])
     below = ax.xaxis.label
     if ax.get_legend_handles_labels()[0]:
         below = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)
