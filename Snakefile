@@ -83,6 +83,7 @@ localrules:
     lm_phrases,
     lm_partition,
     plan_vs_actual,
+    training_diagnostics,
 
 
 # the demo's world exists only under a demo config (rules/demo.smk): naming it otherwise warns

@@ -171,8 +171,10 @@ def all_targets():
     # the cost plan; in the demo also its prediction against the training time (at full scale the
     # plan predicts from the papers' sizes before the data exist: `snakemake results/plan_vs_actual.csv`)
     plan = ["results/plan.csv"] + (["results/plan_vs_actual.csv"] if "demo" in config else [])
+    # the training diagnostics where a translation model is trained (language models record none)
+    pages = ["claims"] + (["training_diagnostics"] if translation_metrics() else [])
     return ([target for paper in config["papers"] for target in paper_targets(paper)] + ["results/data_statistics.csv"]
-            + [f"results/claims.{ext}" for ext in ("csv", "md", "html")] + plan)
+            + [f"results/{page}.{ext}" for page in pages for ext in ("csv", "md", "html")] + plan)
 
 
 def claims_evidence():
@@ -425,3 +427,9 @@ def planned_metrics():
     from workflow_src import plan
 
     return [plan.metrics_file(job) for job in plan.planned_jobs(config)]
+
+
+def translation_metrics():
+    """The metrics.jsonl of every configured translation model (language models record none of
+    the training diagnostics)."""
+    return [layout.metrics_path(job) for job in layout.translation_models(config)]

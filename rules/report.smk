@@ -102,3 +102,25 @@ rule claims:
     shell:
         "python -m workflow_src.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
         "--out-prefix results/claims > {log:q} 2>&1"
+
+
+rule training_diagnostics:
+    """Every translation model's first epoch against the target-side bigram, its target table's
+    crowding, its margin loss's uncorrected tokens and its joint layer's saturation; the models
+    that went wrong first, loudly."""
+    input:
+        translation_metrics(),
+    output:
+        csv="results/training_diagnostics.csv",
+        md="results/training_diagnostics.md",
+        html=report("results/training_diagnostics.html", caption="../report/diagnostics.rst", category="Claims"),
+    params:
+        config=resolved_config_file,  # the models to read: layout.translation_models
+        data=lambda w: data_note("data", "training diagnostics"),
+    log:
+        "logs/render/training_diagnostics.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        "python -m workflow_src.training_diagnostics --config {params.config:q} --data-note {params.data:q} "
+        "--out-prefix results/training_diagnostics > {log:q} 2>&1; cat {log:q}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 
 from workflow_src import compilation
 from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
@@ -146,6 +147,21 @@ def benchmark_path(paper: str, artefact_id: str) -> str:
 
 def configured_artefacts(config: dict) -> list[tuple[str, str]]:
     return [(paper, artefact_id) for paper, artefacts in config["papers"].items() for artefact_id in artefacts]
+
+
+# A file of a translation model's folder (`model_dir`): dataset, pair, experiment, seed, file name.
+MODEL_FILE = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+
+
+def translation_models(config: dict) -> list[Job]:
+    """Every translation model a configured artefact is rendered from, in the artefacts' order."""
+    jobs = {}
+    for paper, artefact_id in configured_artefacts(config):
+        for path in inputs(artefact(paper, artefact_id), context(config, paper, artefact_id), paper, artefact_id):
+            if m := MODEL_FILE.match(path):
+                dataset, pair, experiment, seed, _ = m.groups()
+                jobs.setdefault(Job(dataset, pair, experiment, int(seed)), None)
+    return list(jobs)
 
 
 def context(config: dict, paper: str, artefact_id: str) -> Context:

@@ -261,7 +261,7 @@ def train(spec: dict, args, device: torch.device) -> None:
                 f"development perplexity {math.exp(dev_loss):.1f} is not below the target-side bigram's "
                 f"{math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/bigram.py). At the papers' sizes every "
                 f"model beats it after one epoch: check train.lr, train.init_scale and the data before spending more "
-                f"GPU time.")
+                f"GPU time (results/training_diagnostics.md lists every such model).")
         score = dev_bleu if selection == "bleu" else -dev_loss
         improved = score > best
         if improved:

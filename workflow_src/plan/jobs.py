@@ -12,7 +12,6 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.statistics import STATED
 
-MODEL_PATH = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 SEARCH = re.compile(r"\.(greedy|beam(\d+))\.")
 
@@ -50,7 +49,7 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
     for paper, artefact_id in layout.configured_artefacts(config):
         ctx = layout.context(config, paper, artefact_id)
         for path in layout.inputs(registry.artefact(paper, artefact_id), ctx, paper, artefact_id):
-            if m := MODEL_PATH.match(path):
+            if m := layout.MODEL_FILE.match(path):
                 dataset, pair, experiment, seed, name = m.groups()
                 kind = "nmt"
             elif m := LM_PATH.match(path):
