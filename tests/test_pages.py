@@ -190,7 +190,7 @@ SIGNATURE = "bleu: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1"
 
 
 def table_rows() -> tuple[list[str], list[dict]]:
-    columns = ["experiment", "loss", "fr-en paper", "fr-en ours", "seeds", "signature", "note"]
+    columns = ["experiment", "loss", "fr-en paper", "fr-en ours", "empty", "seeds", "signature", "note"]
     rows = [{"experiment": f"e{k}", "loss": f"loss {k}", "fr-en paper": 30.0 + k, "fr-en ours": 20.0 + k, "seeds": "1 2 3",
              "signature": SIGNATURE, "note": f"{LONG_NOTE}; decoded with beam size 5" + ("; tuned" if k == 2 else "")}
             for k in range(4)]
@@ -220,6 +220,7 @@ def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row
     assert page.count(SIGNATURE.split(": ")[1]) == 1 and "footer line" in page
     assert [row[shown.index("note")] for row in cells] == ["", "", "tuned", ""]
     assert "<td>20.00</td>" in page  # numbers stay in the table, plain cells
+    assert "empty" not in shown and "Empty on every row, so not shown: empty." in page
     markdown = tables.to_markdown("t", "data", columns, rows)
     assert "signature" not in markdown.splitlines()[4] and markdown.count(LONG_NOTE) == 1
     assert tables.to_csv(columns, rows).count(LONG_NOTE) == 4  # the CSV keeps every row whole

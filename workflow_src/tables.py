@@ -54,10 +54,13 @@ class ReadingView:
 
 def for_reading(columns: list[str], rows: list[dict]) -> ReadingView:
     """Every text column that holds the same long text on every row (of two or more) goes under the
-    table once, as do the parts of the `note` every row shares; numbers always stay in the table."""
+    table once, as do the parts of the `note` every row shares; numbers always stay in the table. A
+    column empty on every row (ours, of a pair this run did not configure) is named under it."""
     cells = [{c: fmt(row.get(c)) for c in columns} for row in rows]
     shown = [c for c in columns if c not in NOT_SHOWN]
-    shared = []
+    empty = [c for c in shown if rows and not any(cell[c] for cell in cells)]
+    shown = [c for c in shown if c not in empty]
+    shared = [f"Empty on every row, so not shown: {', '.join(empty)}."] if empty else []
     if len(rows) > 1:
         for column in list(shown):
             values = {cell[column] for cell in cells}
