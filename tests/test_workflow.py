@@ -349,6 +349,9 @@ def test_demo_report_shows_the_table(demo):
     with open(demo / "results/vmf/table1.csv") as f:
         first = next(csv.DictReader(f))
     assert "NLLvMF reg1+reg2" in table and f"<td>{first['fr-en ours']}</td>" in table
+    assert "synthetic demo world" in text and "config.demo.yaml" in text  # the landing page: what data, which config
+    labels = re.findall(r'"artefact": *"(table \d+)"', text)  # the menus sort them as text: zero-padded
+    assert "table 02" in labels and "table 10" in labels and not re.search(r'"artefact": *"table\d', text)
 
 
 def test_demo_plan_predicts_its_own_training_time(demo):
