@@ -112,7 +112,7 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
     table = registry.ScoreTable("t", (column,), tuple(registry.Row(name, {"De→En": 10.0, "De→En |Θ|": 1e6}, {}, baseline="base")
                                                        for name in outputs), (), significance_levels=joint.LEVELS, parameters=True)
     ctx = registry.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
-    _, rows, footer = render.score_table(table, ctx)
+    _, rows, footer, _ = render.score_table(table, ctx)
     by_name = {row["experiment"]: row for row in rows}
     assert by_name["good"]["De→En significance"] == "‡" and by_name["good"]["De→En Δ"] > 50
     assert by_name["twin"]["De→En significance"] == "" and by_name["twin"]["De→En Δ"] == 0

@@ -41,7 +41,9 @@ def read_scores(jobs: list[registry.Job], search: str, metric: str) -> list[dict
             for j in jobs]
 
 
-def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list[str], list[dict], list[str]]:
+def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list[str], list[dict], list[str], list[evidence.Cell]]:
+    """The table's columns, rows and footer, and its evidence (`score_evidence`): each chosen seed's
+    hypotheses are read and scored per sentence once, for the significance marks and the evidence."""
     columns = ["experiment", *table.label_columns]
     for column in table.columns:
         columns += [f"{column.name} paper"]
@@ -91,13 +93,16 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
         rows.append(out)
     footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
               + "; diff = ours - paper."]
+    search = {row.experiment: row.search for row in table.rows}
+    by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
+                 if not ctx.status(column)}
     if table.significance:
-        significance_marks(table, ctx, rows, chosen)
+        significance_marks(table, rows, by_column)
         marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
         footer.append(f"Significant gains ({marks}): paired bootstrap over the test sentences, "
                       f"{significance.RESAMPLES} resamples, each system's BLEU the mean over its seeds, p < 0.05.")
     if table.significance_levels:
-        significance_levels(table, ctx, rows, chosen)
+        significance_levels(table, ctx, rows, by_column)
         marks = ", ".join(f"{mark} p < {level:g}" for level, mark in table.significance_levels)
         footer.append(f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
                       f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
@@ -105,24 +110,18 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
     if table.parameters:
         footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
                       "and the paper's (which it reports in millions).")
-    return columns, rows, footer
+    return columns, rows, footer, score_evidence(table, ctx, chosen, by_column)
 
 
-def score_evidence(table: registry.ScoreTable, ctx: registry.Context) -> list[evidence.Cell]:
+def score_evidence(table: registry.ScoreTable, ctx: registry.Context, chosen: dict, by_column: dict) -> list[evidence.Cell]:
     """Per row and configured column, each chosen seed's BLEU statistics per test sentence: what
-    the claims' bootstrap resamples (`workflow_src/claims.py`)."""
-    rows = layout.selected_rows(ctx, table)
-    chosen = {(row.experiment, column): analysis.chosen_jobs(ctx, column, row.experiment, row.tune)[0]
-              for row in rows for column in table.columns}
-    search = {row.experiment: row.search for row in table.rows}
+    the claims' bootstrap resamples (`workflow_src/claims.py`). `chosen`: (experiment, column) ->
+    its jobs; `by_column`: column -> `sentence_statistics_by_seed`'s pair."""
     cells = []
-    for column in table.columns:
-        if ctx.status(column):
-            continue
-        _, statistics_of = sentence_statistics_by_seed(column, chosen, search)
+    for column, (_, statistics_of) in by_column.items():
         cells += [evidence.Cell(row.experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(row.experiment)),
                                 evidence.seed_labels(j.seed for j in chosen[row.experiment, column]))
-                  for row in rows if chosen[row.experiment, column]]
+                  for row in layout.selected_rows(ctx, table) if chosen[row.experiment, column]]
     return cells
 
 
@@ -141,22 +140,19 @@ def sentence_statistics_by_seed(column: registry.Column, chosen: dict, search: d
         for j in chosen[experiment, column]])
 
 
-def configured_columns(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict):
-    """(column, statistics_of, resample indices, experiment -> our mean) of each configured column:
-    what a significance test over its test sentences needs."""
-    search = {row.experiment: row.search for row in table.rows}
-    for column in table.columns:
-        if ctx.status(column):
-            continue
-        sentences, statistics_of = sentence_statistics_by_seed(column, chosen, search)
+def configured_columns(rows: list[dict], by_column: dict):
+    """(column, statistics_of, resample indices, experiment -> our mean) of each configured column
+    (the keys of `by_column`, as `score_table` reads them): what a significance test over its test
+    sentences needs."""
+    for column, (sentences, statistics_of) in by_column.items():
         yield (column, statistics_of, significance.resample_indices(sentences),
                {out["experiment"]: out[f"{column.name} ours"] for out in rows})
 
 
-def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
+def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], by_column: dict) -> None:
     """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
     baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
-    for column, statistics_of, indices, mean_of in configured_columns(table, ctx, rows, chosen):
+    for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
         for out in rows:
             baseline = baseline_of[out["experiment"]]
             if baseline is None or baseline == out["experiment"] or mean_of.get(baseline) is None:
@@ -166,9 +162,9 @@ def significance_levels(table: registry.ScoreTable, ctx: registry.Context, rows:
             out[f"{column.name} significance"] = next((mark for level, mark in table.significance_levels if p < level), "")
 
 
-def significance_marks(table: registry.ScoreTable, ctx: registry.Context, rows: list[dict], chosen: dict) -> None:
+def significance_marks(table: registry.ScoreTable, rows: list[dict], by_column: dict) -> None:
     """Fill each row's `<column> significance` with the marks of the baselines it beats."""
-    for column, statistics_of, indices, mean_of in configured_columns(table, ctx, rows, chosen):
+    for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
         for out in rows:
             marks = [mark for mark, baseline in table.significance
                      if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
@@ -194,8 +190,7 @@ def main(argv: list[str] | None = None) -> None:
                      f"{artefact.title}", args.data_note, args.out_prefix)
         return
     if isinstance(artefact, registry.ScoreTable):
-        columns, rows, footer = score_table(artefact, ctx)
-        cells = score_evidence(artefact, ctx)
+        columns, rows, footer, cells = score_table(artefact, ctx)
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
         cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
