@@ -304,7 +304,7 @@ def test_the_reports_landing_page_says_what_data_and_config_the_run_used(config_
     for dataset in Snakemake.config["datasets"]:
         assert dataset in text
     assert "synthetic" not in text if config_file == "config.yaml" else "not the papers' data" in text
-    publish_parts(text, writer_name="html")  # valid reStructuredText
+    publish_parts(text, writer="html")  # valid reStructuredText
 
 
 def test_the_reports_menus_sort_artefacts_by_number():
