@@ -38,7 +38,7 @@ UNCORRECTED_SHARE = 0.1
 SATURATED_MEAN_ABS = 0.9
 SHARED_ROW_SHARE = 0.5
 
-COLUMNS = ["dataset", "pair", "experiment", "seed", "epochs", "kept epoch", "epoch 1 dev ppl", "bigram dev ppl",
+COLUMNS = ["dataset", "pair", "model", "seed", "epochs", "kept epoch", "epoch 1 dev ppl", "bigram dev ppl",
            "table NN cosine (median)", "words above 0.9 (mean)", "zero margin loss %", "of which wrong word %",
            "mean |g_out(E)|", "b_u rms", "shared row share"]
 
@@ -56,7 +56,7 @@ def row_of(job: Job, records: list[dict]) -> dict:
     first, best = records[0], kept(records)
     margin_zero, margin_wrong = best.get("margin_zero_loss_share"), best.get("margin_zero_loss_wrong_share")
     return {
-        "dataset": job.dataset, "pair": job.pair, "experiment": job.experiment, "seed": job.seed,
+        "dataset": job.dataset, "pair": job.pair, "model": job.experiment, "seed": job.seed,
         "epochs": len(records), "kept epoch": best["epoch"],
         "epoch 1 dev ppl": rounded(math.exp(first["dev_loss"]), 2) if "bigram_dev_loss" in first else None,
         "bigram dev ppl": rounded(math.exp(first["bigram_dev_loss"]), 2) if "bigram_dev_loss" in first else None,
@@ -99,7 +99,7 @@ def read_metrics(job: Job, root: Path) -> list[dict]:
 def write(jobs: list[Job], data_note: str, out_prefix: Path, root: Path = Path(".")) -> list[str]:
     """Writes the three files from the jobs' metrics under `root`; returns the flagged lines."""
     rows = [row_of(job, read_metrics(job, root)) for job in jobs]
-    flagged = [f"{r['dataset']} {r['pair']} {r['experiment']} seed {r['seed']}: {p}" for r in rows for p in problems(r)]
+    flagged = [f"{r['dataset']} {r['pair']} {r['model']} seed {r['seed']}: {p}" for r in rows for p in problems(r)]
     summary = ([f"**{len(flagged)} problem(s) in {len(rows)} models:**", "", *(f"- {line}" for line in flagged), ""]
                if flagged else [f"No problem flagged in {len(rows)} models.", ""])
     title = "Training diagnostics"
