@@ -322,6 +322,26 @@ def test_demo_joint_tables_and_figures_have_sane_values(demo):
         assert (demo / f"results/joint/{figure_id}.png").stat().st_size > 10000
 
 
+def test_demo_writes_every_models_training_diagnostics(demo):
+    """Every demo translation model's metrics.jsonl carries the diagnostics of its layer, and
+    results/training_diagnostics.csv has a row for each: the bigram bar for softmax models, the
+    table's crowding for continuous ones, margin misses for margin losses, saturation for Eq. 15."""
+    config = demo_config()
+    jobs = layout.translation_models(config)
+    rows = {(r["dataset"], r["pair"], r["model"], int(r["seed"])): r
+            for r in read_csv(demo / "results/training_diagnostics.csv")}
+    assert set(rows) == {(j.dataset, j.pair, j.experiment, j.seed) for j in jobs}
+    for job in jobs:
+        spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+        row = rows[job.dataset, job.pair, job.experiment, job.seed]
+        softmax, margin = spec["output_layer"] == "softmax", spec["loss"] == "margin"
+        assert bool(row["bigram dev ppl"]) == softmax and bool(row["table NN cosine (median)"]) == (not softmax), row
+        assert bool(row["of which wrong word %"]) == margin, row
+        assert bool(row["mean |g_out(E)|"]) == (spec.get("output_form") in ("joint", "output")), row
+    page = (demo / "results/training_diagnostics.md").read_text()
+    assert "problem(s) in" in page or "No problem flagged" in page
+
+
 def test_demo_unk_replacement_happens(demo):
     logs = list((demo / "logs/decode").rglob("*.log"))
     replaced = sum(int(line.split(",")[1].split()[0]) for log in logs for line in log.read_text().splitlines() if "<unk> replaced" in line)
