@@ -10,8 +10,9 @@ In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best sc
 training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's
 development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns; the output
 layer's diagnostics, `workflow_src.model.diagnostics`: the target table's crowding for a continuous
-model, the development tokens a margin loss no longer corrects, the joint layer's saturation) and, when training ends (after `max_epochs`
-or `patience` epochs without improvement), `model.pt`, the best model (a hard link to `best.pt`).
+model, the development tokens a margin loss no longer corrects, the joint layer's saturation) and,
+when training ends (after `max_epochs` or `patience` epochs without improvement), `model.pt`, the
+best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
 exactly where an uninterrupted one would. Once training ends, `checkpoint.pt` keeps only the
