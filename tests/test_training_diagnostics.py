@@ -23,7 +23,8 @@ def write_metrics(root, job, records):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path):
+def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     write_metrics(tmp_path, SOFTMAX, [{"epoch": 1, "dev_loss": 5.0, "bigram_dev_loss": 4.0, "best": True},
                                       {"epoch": 2, "dev_loss": 3.0, "bigram_dev_loss": 4.0, "best": True}])
     write_metrics(tmp_path, MARGIN, [
@@ -33,7 +34,7 @@ def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path):
          "margin_zero_loss_share": 0.95, "margin_zero_loss_wrong_share": 0.5}])
     write_metrics(tmp_path, JOINT, [{"epoch": 1, "dev_loss": 2.0, "bigram_dev_loss": 4.0, "best": True,
                                      "g_out_mean_abs": 0.3, "g_out_bias_rms": 0.1, "g_out_shared_share": 0.05}])
-    flagged = write([SOFTMAX, MARGIN, JOINT], "test data", tmp_path / "out", root=tmp_path)
+    flagged = write([SOFTMAX, MARGIN, JOINT], "test data", tmp_path / "out")
     assert len(flagged) == 3
     assert flagged[0].startswith("iwslt16 fr-en word2word-ce seed 1: after epoch 1 its development perplexity "
                                  f"({round(math.exp(5.0), 2)}) was not below the target-side bigram's")
@@ -46,10 +47,11 @@ def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path):
     assert len(rows) == 4 and "0.3" in rows[3] and "0.05" in rows[3]
 
 
-def test_a_saturated_joint_layer_is_flagged(tmp_path):
+def test_a_saturated_joint_layer_is_flagged(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     write_metrics(tmp_path, JOINT, [{"epoch": 1, "dev_loss": 2.0, "bigram_dev_loss": 4.0, "best": True,
                                      "g_out_mean_abs": 0.97, "g_out_bias_rms": 2.2, "g_out_shared_share": 0.95}])
-    (line,) = write([JOINT], "test data", tmp_path / "out", root=tmp_path)
+    (line,) = write([JOINT], "test data", tmp_path / "out")
     assert "word side g_out(E) is saturated (mean |g_out| 0.97, shared row 0.95" in line
 
 

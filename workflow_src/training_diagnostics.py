@@ -25,7 +25,7 @@ import json
 import math
 from pathlib import Path
 
-from workflow_src import layout
+from workflow_src import analysis, layout
 from workflow_src.atomic import write_text
 from workflow_src.registry import Job
 from workflow_src.tables import to_csv, to_html, to_markdown
@@ -88,17 +88,16 @@ def problems(row: dict) -> list[str]:
     return found
 
 
-def read_metrics(job: Job, root: Path) -> list[dict]:
-    path = root / layout.metrics_path(job)
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def read_metrics(job: Job) -> list[dict]:
+    records = analysis.read_metrics(job)
     if not records:
-        raise ValueError(f"{path}: no epoch recorded")
+        raise ValueError(f"{layout.metrics_path(job)}: no epoch recorded")
     return records
 
 
-def write(jobs: list[Job], data_note: str, out_prefix: Path, root: Path = Path(".")) -> list[str]:
-    """Writes the three files from the jobs' metrics under `root`; returns the flagged lines."""
-    rows = [row_of(job, read_metrics(job, root)) for job in jobs]
+def write(jobs: list[Job], data_note: str, out_prefix: Path) -> list[str]:
+    """Writes the three files from the jobs' metrics; returns the flagged lines."""
+    rows = [row_of(job, read_metrics(job)) for job in jobs]
     flagged = [f"{r['dataset']} {r['pair']} {r['model']} seed {r['seed']}: {p}" for r in rows for p in problems(r)]
     summary = ([f"**{len(flagged)} problem(s) in {len(rows)} models:**", "", *(f"- {line}" for line in flagged), ""]
                if flagged else [f"No problem flagged in {len(rows)} models.", ""])
