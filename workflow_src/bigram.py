@@ -4,8 +4,8 @@ target side, which reads no source at all.
 A softmax model whose development loss per target token is still above this bigram's after one
 epoch has learned nothing from the source yet. At the papers' sizes (10^4-10^5 steps an epoch)
 every baseline is far below it; a model that is not points at a schedule or an initialisation
-that does not train (as the joint paper's baselines at toy width and Adam 1e-3, issue 23's
-finding), and a full run should say so at once rather than after its last epoch.
+that does not train (as the joint paper's baselines at toy width and Adam 1e-3 did in the
+demo), and a full run should say so at once rather than after its last epoch.
 
 Witten-Bell interpolation (no parameter to tune), over the ids the model itself scores, end of
 sentence included, each sentence starting from a begin-of-sentence context:
