@@ -2,7 +2,9 @@
 delta and function words, on hand-worked sentences."""
 
 import json
+import random
 
+import numpy as np
 import pytest
 import sentencepiece as spm
 
@@ -85,6 +87,24 @@ def test_binned_meteor_scores_each_bin_on_its_own_units():
         binned_meteor(hyps, refs[:1], bins, ENGLISH)
 
 
+def test_sentence_statistics_sum_to_the_corpus_statistics_and_score():
+    """Each bin's per-sentence vectors (a whole match in one chunk counting no chunk) sum to the
+    statistics `add_statistics` accumulates, and give the figure's corpus score exactly."""
+    rng = random.Random(5)
+    words = "the a of zebra okapi runs dog cat sat on mat".split()
+    refs = [rng.choices(words, k=rng.randint(2, 9)) for _ in range(40)] + [["the", "dog"], ["a", "cat", "sat"]]
+    hyps = [[w if rng.random() < 0.7 else rng.choice(words) for w in r] + rng.choices(words, k=rng.randint(0, 2))
+            for r in refs[:40]] + [["the", "dog"], ["a", "cat", "sat"]]  # two whole matches in one chunk
+    bins = {"high": {"the", "a", "of"}, "medium": {"runs", "dog", "cat", "sat"}, "low": {"zebra", "okapi", "on", "mat"}}
+    for name, result in binned_meteor(hyps, refs, bins, ENGLISH).items():
+        pairs = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
+        today = corpus_score(pairs, bins[name], ENGLISH)
+        summed = meteor.vector_statistics(np.sum(result["sentences"], axis=0))
+        assert meteor_score(summed, ENGLISH) == today and result["score"] == today["score"], name
+        assert result["sentences"][-1][meteor.SCALAR_STATISTICS.index("chunks")] == 0  # a whole match adds no chunk
+        assert meteor.vector_statistics(result["sentences"][0])["test_length"] == len(hyps[0])
+
+
 def test_bins_tool_segments_hypotheses_with_the_models_pieces(tmp_path):
     text = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 30
     (tmp_path / "train.en").write_text("\n".join(text) + "\n")
@@ -106,3 +126,4 @@ def test_bins_tool_segments_hypotheses_with_the_models_pieces(tmp_path):
     # the hypotheses are the references: every bin with units in the test set scores 1
     assert all(b["score"] == 1.0 for b in result["bins"].values() if b["reference_function_words"])
     assert "delta 0" in result["signature"] and "BPE pieces" in result["signature"]
+    assert all(len(b["sentences"]) == 3 for b in result["bins"].values())  # one vector per test sentence

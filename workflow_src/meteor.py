@@ -12,7 +12,8 @@ with LF ends, the layout nltk reads. When a METEOR 1.5 jar is configured, it is 
 The joint paper's Figure 3 needs what neither offers as configured: Meteor Universal's formula with
 its delta and a list of "function words" of our choosing (each third of the output vocabulary by
 training frequency). `meteor_statistics` and `meteor_score` implement that formula over aligned
-units, and `binned_meteor` scores a test set once per bin (`python -m workflow_src.meteor bins`).
+units, and `binned_meteor` scores a test set once per bin (`python -m workflow_src.meteor bins`),
+keeping each sentence's statistics (`statistics_vector`) for the claims' paired bootstrap.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import subprocess
 from pathlib import Path
 
 from workflow_src.atomic import atomic_output, read_lines
-from workflow_src.preprocess import tokenize
 
 STEMMER_LANGUAGES = {"en": "english", "fr": "french", "de": "german", "fi": "finnish"}
 
@@ -104,6 +104,8 @@ def sentence_meteor(reference: list[str], hypothesis: list[str], stemmer, wordne
 def meteor_nltk(hyps: list[str], refs: list[str], lang: str, nltk_data: Path | None) -> dict:
     import nltk
     from nltk.stem.snowball import SnowballStemmer
+
+    from workflow_src.preprocess import tokenize  # sacremoses: imported only where METEOR reads text
 
     modules = ["exact"]
     stemmer = _NoStemming()
@@ -227,6 +229,36 @@ def add_statistics(total: dict | None, stats: dict) -> dict:
     return out
 
 
+SCALAR_STATISTICS = ("test_length", "reference_length", "test_function_words", "reference_function_words", "chunks",
+                     "matches")
+STAGE_STATISTICS = ("test_content_matches", "test_function_matches", "reference_content_matches",
+                    "reference_function_matches")
+
+
+def statistics_vector(stats: dict) -> list[int]:
+    """One sentence's statistics as Meteor adds them to a corpus (`add_statistics(None, stats)`: a
+    whole match in one chunk adds no chunk), as a vector: SCALAR_STATISTICS, then each of
+    STAGE_STATISTICS per stage. Vectors sum over sentences to the corpus statistics:
+
+        vector(add_statistics(... add_statistics(None, s_1) ..., s_n)) = vector(s_1) + ... + vector(s_n)."""
+    added = add_statistics(None, stats)
+    return [added[key] for key in SCALAR_STATISTICS] + [count for key in STAGE_STATISTICS for count in added[key]]
+
+
+def vector_statistics(vector) -> dict:
+    """The statistics (`meteor_statistics`' keys) of a vector of `statistics_vector`'s layout,
+    one sentence's or a sum of them (stages = (len - 6) / 4)."""
+    values = [float(v) for v in vector]
+    stages = (len(values) - len(SCALAR_STATISTICS)) // len(STAGE_STATISTICS)
+    if len(values) != len(SCALAR_STATISTICS) + stages * len(STAGE_STATISTICS):
+        raise ValueError(f"a Meteor statistics vector has 6 + 4 x stages numbers, not {len(values)}")
+    stats = dict(zip(SCALAR_STATISTICS, values))
+    for k, key in enumerate(STAGE_STATISTICS):
+        start = len(SCALAR_STATISTICS) + k * stages
+        stats[key] = values[start:start + stages]
+    return stats
+
+
 def meteor_score(stats: dict, p: MeteorParameters) -> dict:
     """Meteor Universal (Denkowski & Lavie 2014) from sufficient statistics, with h_c, h_f the
     content and function words and m_s the matches of stage s:
@@ -265,17 +297,21 @@ def frequency_bins(counts: list[tuple[str, int]], names: tuple[str, ...]) -> dic
 
 def binned_meteor(hypotheses: list[list[str]], references: list[list[str]], bins: dict[str, set[str]],
                   p: MeteorParameters) -> dict[str, dict]:
-    """Corpus METEOR once per bin, with the bin's units as the function words (exact matching)."""
+    """Corpus METEOR once per bin, with the bin's units as the function words (exact matching),
+    and each sentence's statistics (`statistics_vector`) under "sentences": the evidence a claim
+    resamples, whose sum is the corpus statistics scored here."""
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     alignments = [align(h, r) for h, r in zip(hypotheses, references)]
     out = {}
     for name, units in bins.items():
-        total = None
+        total, sentences = None, []
         for h, r, matches in zip(hypotheses, references, alignments):
-            total = add_statistics(total, meteor_statistics(h, r, matches, units, stages=1))
+            stats = meteor_statistics(h, r, matches, units, stages=1)
+            total = add_statistics(total, stats)
+            sentences.append(statistics_vector(stats))
         out[name] = {**meteor_score(total, p), "units": len(units), "test_function_words": total["test_function_words"],
-                     "reference_function_words": total["reference_function_words"]}
+                     "reference_function_words": total["reference_function_words"], "sentences": sentences}
     return out
 
 
@@ -327,7 +363,7 @@ def main(argv: list[str] | None = None) -> None:
     result = score_bins(args.hyp, args.ref_pieces, args.sentencepiece_model, args.counts,
                         MeteorParameters(*args.parameters), tuple(args.bins))
     with atomic_output(args.out) as tmp:
-        tmp.write_text(json.dumps(result, indent=1) + "\n")
+        tmp.write_text(json.dumps(result, separators=(",", ":")) + "\n")  # compact: a vector per sentence and bin
     print(json.dumps({name: round(100 * b["score"], 2) for name, b in result["bins"].items()}))
 
 
