@@ -26,7 +26,8 @@ rule render_table:
 
 
 rule render_figure:
-    """A paper figure, as PNG and PDF, and its data as CSV (workflow_src/evidence.py)."""
+    """A paper figure, as PNG and PDF, its data as CSV and its per-unit evidence (none for a figure
+    of values; workflow_src/evidence.py)."""
     input:
         artefact_inputs,
     output:
@@ -34,6 +35,7 @@ rule render_figure:
                    labels=lambda w: {"artefact": render.report_label(w.artefact)}),
         pdf="results/{paper}/{artefact}.pdf",
         data="results/{paper}/{artefact}.csv",
+        evidence="results/{paper}/{artefact}.evidence.json",
     params:
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
         data=lambda w: data_note(w.paper, w.artefact),

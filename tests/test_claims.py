@@ -13,7 +13,7 @@ import yaml
 from scipy import stats
 
 from tests.conftest import REPO
-from workflow_src import claims, evidence, layout, registry, significance
+from workflow_src import claims, evidence, layout, meteor, registry, significance
 from workflow_src.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from workflow_src.evidence import Cell
 from workflow_src.paper_records import Check, Claim
@@ -39,6 +39,18 @@ def bleu_statistics(quality: float, sentences: int, seed: int, length: int = 20)
         matches = [int(np.sum(sentence[n - 1, :length - n + 1] < quality ** n)) for n in range(1, 5)]
         totals = [length - n + 1 for n in range(1, 5)]
         out.append([length, length, *matches, *totals])  # sacrebleu's order: lengths, matches, totals
+    return out
+
+
+def meteor_sentences(quality: float, sentences: int, seed: int, words: int = 10) -> list[list[int]]:
+    """Per sentence, Meteor's statistics (`meteor.statistics_vector`, one stage) of a hypothesis and
+    a reference of 2 x `words` units, half of them the bin's (the function words), each matched
+    with probability `quality`, drawn with fixed uniforms so that METEOR rises with quality."""
+    out = []
+    for uniforms in np.random.default_rng(seed).random((sentences, 2, words)):
+        function, content = (int(np.sum(u < quality)) for u in uniforms)
+        matches = function + content
+        out.append([2 * words, 2 * words, words, words, (matches + 1) // 2, matches, content, function, content, function])
     return out
 
 
@@ -76,6 +88,42 @@ def test_seed_variance_counts_in_the_multi_seed_bootstrap():
     b = Cell("b", "c", "bleu", tuple(spread_b), evidence.seed_labels(range(4)))
     outcome = claims.decide(Check("table1", "c", "a", than="b"), keyed(a, b))
     assert outcome.verdict == INCONCLUSIVE and "seeds resampled too" in outcome.reason and "4 seeds each" in outcome.reason
+
+
+def test_meteor_bootstrap_recomputes_meteor_on_each_resampled_test_set():
+    """With one seed a side, a METEOR claim's resampled scores are corpus METEOR (add_statistics,
+    meteor_score) of the sentences each of sacrebleu's resamples draws, and p is the share of
+    resamples on which the claim fails; the shown numbers are the bin's corpus METEOR (%)."""
+    rng = np.random.default_rng(3)
+    words = "the a of zebra okapi runs dog cat sat on mat".split()
+    references = [list(rng.choice(words, rng.integers(3, 9))) for _ in range(30)]
+    bin_words, p = {"the", "a", "dog", "cat"}, meteor.MeteorParameters(0.85, 0.2, 0.6, 0.0)
+
+    def system(keep: float) -> list[list[str]]:
+        return [[w if rng.random() < keep else "xx" for w in r] for r in references]
+
+    hypotheses = {"a": system(0.8), "b": system(0.6)}
+    cells = {name: Cell(name, "De→En", "meteor", (meteor.binned_meteor(h, references, {"bin": bin_words}, p)["bin"]["sentences"],),
+                        ("seed 1",), 0.0, dataclasses.asdict(p)) for name, h in hypotheses.items()}
+    sentence_stats = {name: [meteor.meteor_statistics(h, r, meteor.align(h, r), bin_words, 1) for h, r in zip(hyps, references)]
+                      for name, hyps in hypotheses.items()}
+
+    def corpus(name: str, drawn) -> float:
+        total = None
+        for i in drawn:
+            total = meteor.add_statistics(total, sentence_stats[name][i])
+        return 100 * meteor.meteor_score(total, p)["score"]
+
+    indices = significance.resample_indices(30)
+    direct = {name: np.array([corpus(name, drawn) for drawn in indices]) for name in cells}
+    resampled = {name: claims.seed_scores(cell, claims.draw_counts(30))[:, 0] for name, cell in cells.items()}
+    for name in cells:
+        assert resampled[name] == pytest.approx(direct[name], rel=1e-12)
+        assert claims.observed(cells[name]) == pytest.approx(corpus(name, range(30)), rel=1e-12)
+    d, p_claim, p_opposite, method = claims.by_bootstrap(Check("figure3", "De→En", "a", than="b", x=0.0), cells["a"], cells["b"])
+    assert p_claim == pytest.approx((1 + np.sum(direct["a"] <= direct["b"])) / 1001)
+    assert p_opposite == pytest.approx((1 + np.sum(direct["a"] >= direct["b"])) / 1001)
+    assert d == pytest.approx(corpus("a", range(30)) - corpus("b", range(30))) and "30 test sentences" in method
 
 
 def test_perplexity_and_f1_numbers_from_their_units():
@@ -132,7 +180,9 @@ def test_a_claim_needs_every_check():
 
 def test_evidence_files_round_trip(tmp_path):
     cells = [Cell("r", "fr-en", "bleu", ([[20, 20, 10, 5, 2, 1, 20, 19, 18, 17]],), ("seed 1",)),
-             values("r", "ms per batch", [1.0, 2.0])]
+             values("r", "ms per batch", [1.0, 2.0]),
+             Cell("NMT", "De→En", "meteor", (meteor_sentences(0.6, 3, 1),), ("seed 1",), 2.0,
+                  {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0, "weights": [1.0]})]
     evidence.write(tmp_path / "t.evidence.json", cells)
     assert evidence.read(tmp_path / "t.evidence.json") == {c.key: c for c in cells}
     (tmp_path / "f.csv").write_text(evidence.figure_csv(

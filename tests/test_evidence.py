@@ -1,17 +1,19 @@
 """The evidence tables and figures write for the claims (`workflow_src/evidence.py`): each cell's
 replicates give back the number the artefact shows. Small and fast: fake result files, tiny models."""
 
+import dataclasses
 import json
 import math
 import random
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from tests.test_lm import hand_set_model
-from workflow_src import analysis, benchmark, evidence, figures, layout, registry, table_evidence, train_lm
+from workflow_src import analysis, benchmark, claims, evidence, figures, layout, meteor, registry, table_evidence, train_lm
 from workflow_src.registry import Context, Job
 
 TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
@@ -173,11 +175,51 @@ def test_a_subspace_sweeps_csv_has_every_seeds_distance(tmp_path, monkeypatch):
     assert cell.labels == ("seed 1", "seed 2") and cell.replicates == pytest.approx((distance[name, 1], distance[name, 2]))
 
 
+def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path, monkeypatch):
+    """Figure 3's evidence.json has a `meteor` cell at each point of its CSV (system, panel, bin):
+    each seed's per-sentence statistics, which the claims score (with the bin's parameters) to
+    the METEOR the figure plots; the claims read this file for it."""
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("joint", "figure3")
+    ctx = Context(seeds=(1, 2), pairs={"wmt17": ("en-de", "de-en")})
+    rng = random.Random(2)
+    references = [rng.choices("the a of zebra okapi runs dog cat".split(), k=rng.randint(2, 8)) for _ in range(12)]
+    bins = meteor.frequency_bins([(w, 10 - k) for k, w in enumerate("the a of dog cat runs zebra okapi".split())],
+                                 ("high", "medium", "low"))
+    for panel in artefact.panels:
+        parameters = meteor.MeteorParameters(*panel.parameters[panel.column.pair[-2:]])
+        for system in panel.systems:
+            for job in ctx.system_jobs(panel.column, system):
+                Path(layout.metrics_path(job)).parent.mkdir(parents=True, exist_ok=True)
+                Path(layout.metrics_path(job)).write_text(json.dumps({"dev_bleu": rng.random(), "best": True}) + "\n")
+                hypotheses = [[w if rng.random() < 0.7 else "xx" for w in r] for r in references]
+                Path(layout.meteor_bins_path(job, "joint", "figure3", panel.search)).write_text(json.dumps(
+                    {"signature": "ours", "parameters": dataclasses.asdict(parameters),
+                     "bins": meteor.binned_meteor(hypotheses, references, bins, parameters)}))
+    prefix = tmp_path / "results/joint/figure3"
+    figures.draw(artefact, ctx, "joint", "figure3", "title", "data", prefix)
+    points = evidence.read_figure(prefix.with_suffix(".csv"))
+    cells = claims.read_evidence(str(prefix.with_suffix(".evidence.json")))
+    assert claims.evidence_path("joint", "figure3") == "results/joint/figure3.evidence.json"
+    assert set(cells) == set(points) and len(cells) == 2 * 3 * 3
+    for key, cell in cells.items():
+        assert cell.kind == "meteor" and cell.labels == points[key].labels == ("seed 1", "seed 2")
+        assert claims.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
+
+
+def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
+    panel = registry.artefact("joint", "figure3").panels[0]
+    stale = {"parameters": {}, "bins": {b: {"score": 0.5} for b in panel.bins}}  # written before they were kept
+    with pytest.raises(ValueError, match="old.json has no per-sentence statistics.*--forcerun meteor_by_frequency"):
+        figures.meteor_cells(panel, "NMT", [registry.Job("wmt17", "en-de", "e", 1)], [stale], ["old.json"])
+
+
 def test_an_empty_panel_writes_no_lines(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     prefix = tmp_path / "figure1"
     figures.draw(registry.artefact("tying", "figure1"), Context(seeds=(1,), pairs={}), "tying", "figure1", "t", "d", prefix)
     assert prefix.with_suffix(".csv").read_text() == ",".join(evidence.FIGURE_COLUMNS) + "\n"
+    assert evidence.read(prefix.with_suffix(".evidence.json")) == {}  # a figure of values: no per-unit evidence
 
 
 def run_benchmark(kind: str, experiments: list[str], settings: dict, out: Path) -> dict:

@@ -44,8 +44,10 @@ def fake_translation_model(job: registry.Job, k: int, figure_id: tuple[str, str]
             write_json(layout.score_path(job.dataset, job.pair, job.experiment, job.seed, search, metric),
                        {"score": 20.0 + k + job.seed})
         write_json(layout.meteor_bins_path(job, *figure_id, search),
-                   {"signature": "meteor: fake", "bins": {b: {"score": 0.3 + 0.05 * k + 0.01 * job.seed}
-                                                          for b in ("high", "medium", "low")}})
+                   {"signature": "meteor: fake", "parameters": {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0,
+                                                                "weights": [1.0]},
+                    "bins": {b: {"score": 0.3 + 0.05 * k + 0.01 * job.seed, "sentences": [[4, 4, 2, 2, 1, 3, 1, 2, 1, 2]]}
+                             for b in ("high", "medium", "low")}})
 
 
 def fake_language_model(job: registry.Job, k: int) -> None:
@@ -89,7 +91,7 @@ def demo_figure(request, tmp_path_factory):
         artefact = registry.artefact(paper, artefact_id)
         ctx = layout.context(DEMO, paper, artefact_id)
         fake_results(artefact, ctx, paper, artefact_id)
-        fig, _ = figures.make_figure(artefact, ctx, paper, artefact_id, f"{paper} {artefact_id}: {artefact.title}",
+        fig, _, _ = figures.make_figure(artefact, ctx, paper, artefact_id, f"{paper} {artefact_id}: {artefact.title}",
                                      "synthetic demo world " * 10)
     fig.canvas.draw()
     yield paper, artefact_id, fig

@@ -9,7 +9,7 @@ decided by a test that fits its evidence (`workflow_src/evidence.py`), never by 
 claimed difference (ours(row) - ours(than) + margin, turned so that d > 0 is the claim; on
 log values for a `factor`), and `ALPHA` = 0.05:
 
-- BLEU, perplexity, F1 (units: test sentences or blocks of test tokens, one set per seed):
+- BLEU, perplexity, F1, METEOR (units: test sentences or blocks of test tokens, one set per seed):
   a paired bootstrap over the units (`RESAMPLES`, the draw of sacrebleu's paired bootstrap, the
   same for both rows), nested with a draw of each row's seeds with replacement, so that both the
   test set's and the seeds' variance count; on each resample a row scores the mean over its drawn
@@ -41,7 +41,7 @@ import numpy as np
 from scipy import stats
 from sacrebleu.metrics import BLEU
 
-from workflow_src import evidence, significance
+from workflow_src import evidence, meteor, significance
 from workflow_src.atomic import write_text
 from workflow_src.evidence import Cell
 from workflow_src.paper_records import Check, Claim
@@ -50,7 +50,7 @@ REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inco
 ALPHA = 0.05
 RESAMPLES = significance.RESAMPLES
 UNIT_KINDS = {"bleu": "test sentences", "perplexity": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
-              "f1": "test sentences"}
+              "f1": "test sentences", "meteor": "test sentences"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +60,9 @@ class Outcome:
     reason: str
 
 
-def score(kind: str, totals: np.ndarray) -> np.ndarray:
-    """The number a unit kind gives from summed unit statistics (R x k) -> R."""
+def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.ndarray:
+    """The number a unit kind gives from summed unit statistics (R x k) -> R; METEOR (in %) with
+    its cell's `parameters` (`meteor.meteor_score` of `meteor.vector_statistics`)."""
     if kind == "bleu":
         metric = BLEU()
         return np.array([metric._compute_score_from_stats(list(map(int, t))).score for t in totals])
@@ -70,6 +71,9 @@ def score(kind: str, totals: np.ndarray) -> np.ndarray:
     if kind == "f1":
         return np.divide(2 * totals[:, 0], totals[:, 1] + totals[:, 2], out=np.zeros(len(totals)),
                          where=totals[:, 1] + totals[:, 2] > 0)
+    if kind == "meteor":
+        p = meteor.MeteorParameters(**{**parameters, "weights": tuple(parameters["weights"])})
+        return np.array([100 * meteor.meteor_score(meteor.vector_statistics(t), p)["score"] for t in totals])
     raise ValueError(f"no unit score for kind {kind!r}")
 
 
@@ -81,7 +85,8 @@ def draw_counts(units: int, resamples: int = RESAMPLES) -> np.ndarray:
 
 def seed_scores(cell: Cell, counts: np.ndarray) -> np.ndarray:
     """R x S: each seed's number on each resample of the units (the all-ones row: the observed)."""
-    return np.stack([score(cell.kind, counts @ np.asarray(units, dtype=float)) for units in cell.replicates], axis=1)
+    return np.stack([score(cell.kind, counts @ np.asarray(units, dtype=float), cell.parameters)
+                     for units in cell.replicates], axis=1)
 
 
 def resampled(cell: Cell, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -240,7 +245,13 @@ def verdict(outcomes: list[Outcome]) -> str:
 
 
 def evidence_path(paper: str, artefact: str) -> str:
-    return f"results/{paper}/{artefact}.evidence.json" if artefact.startswith("table") else f"results/{paper}/{artefact}.csv"
+    """A table's evidence file; a figure's where it has per-unit evidence (`Figure.unit_evidence`),
+    else its data (CSV)."""
+    from workflow_src import registry
+
+    if artefact.startswith("table") or registry.artefact(paper, artefact).unit_evidence:
+        return f"results/{paper}/{artefact}.evidence.json"
+    return f"results/{paper}/{artefact}.csv"
 
 
 def read_evidence(path: str) -> dict:
@@ -254,7 +265,7 @@ def paper_claims(paper: str) -> tuple[Claim, ...]:
 
 
 def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
-    """The evidence files (a table's .evidence.json, a figure's .csv) the claims of the configured
+    """The evidence files (`evidence_path`) the claims of the configured
     artefacts ((paper, artefact) pairs) read."""
     papers = {paper for paper, _ in configured}
     needed = {(paper, c.artefact) for paper in papers for claim in paper_claims(paper) for c in claim.checks}
@@ -318,7 +329,7 @@ def main(argv: list[str] | None = None) -> None:
     notes = sorted(set(args.data_notes.values()))
     data_note = notes[0] if len(notes) == 1 else "per row (the CSV's data column)"
     title = "Headline claims of the papers, and whether this run reproduces them"
-    footer = [f"Each claim is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity and F1 by "
+    footer = [f"Each claim is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by "
               "a paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too; "
               "timings and per-seed values by a t-test (Welch's) over their timed repeats or seeds "
               "(workflow_src/claims.py). "

@@ -1,9 +1,11 @@
 """The evidence a claim is decided by, written with each artefact it reads.
 
 A table writes `results/<paper>/<table>.evidence.json`; a figure writes its data as
-`results/<paper>/<figure>.csv`. Both hold `Cell`s: the measurements behind one number of the
-artefact, one replicate per seed (or per timed repeat), so that a claim's test can count the
-variance between seeds and within the test set, not only compare two means:
+`results/<paper>/<figure>.csv`, and its per-unit evidence (Figure 3's per-sentence METEOR
+statistics; none for a figure of values) as `results/<paper>/<figure>.evidence.json`. They hold
+`Cell`s: the measurements behind one number of the artefact, one replicate per seed (or per timed
+repeat), so that a claim's test can count the variance between seeds and within the test set,
+not only compare two means:
 
     kind        replicate                                        the number it gives
     bleu        BLEU's sufficient statistics per test sentence   corpus BLEU of the summed statistics
@@ -12,10 +14,14 @@ variance between seeds and within the test set, not only compare two means:
                 fixed block of test tokens (`BLOCK_TOKENS`)
     f1          [matched, hypothesis, reference] word counts     2 matched / (hypothesis + reference)
                 per test sentence (one frequency bin's words)
+    meteor      Meteor's sufficient statistics per test sentence  100 x METEOR of the summed statistics
+                (`meteor.statistics_vector`, one bin's function   with the cell's `parameters` (alpha, beta,
+                words)                                            gamma, delta, weights)
     value       one number (a timing, a ratio, a distance)       the number itself
 
 A figure's CSV has one line per replicate of each point: `panel, series, x, y, replicate` (the
-replicate "seed 3" or "repeat 2"); its cells are kind `value`, addressed by (series, panel, x).
+replicate "seed 3" or "repeat 2"); its cells are kind `value`, addressed by (series, panel, x), as
+are the cells of a figure's evidence file.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from pathlib import Path
 
 from workflow_src.atomic import write_text
 
-KINDS = ("bleu", "perplexity", "f1", "value")
+KINDS = ("bleu", "perplexity", "f1", "meteor", "value")
 BLOCK_TOKENS = 1000  # a perplexity block: long enough that neighbouring blocks are nearly independent
 FIGURE_COLUMNS = ("panel", "series", "x", "y", "replicate")
 
@@ -41,13 +47,16 @@ class Cell:
     row: str
     column: str
     kind: str
-    replicates: tuple  # bleu, perplexity, f1: one list of per-unit lists per replicate; value: floats
+    replicates: tuple  # bleu, perplexity, f1, meteor: one list of per-unit lists per replicate; value: floats
     labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
     x: float | None = None
+    parameters: dict | None = None  # meteor: its MeteorParameters' fields (alpha, beta, gamma, delta, weights)
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"evidence of {self.row}, {self.column}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if (self.parameters is not None) != (self.kind == "meteor"):
+            raise ValueError(f"evidence of {self.row}, {self.column}: a meteor cell, and only one, has parameters")
         if len(self.replicates) != len(self.labels):
             raise ValueError(f"evidence of {self.row}, {self.column}: {len(self.replicates)} replicates, "
                              f"{len(self.labels)} labels")
@@ -79,7 +88,7 @@ def write(path: str | Path, cells: list[Cell]) -> None:
 
 
 def read(path: str | Path) -> dict[tuple, Cell]:
-    """A table's evidence file, keyed by (row, column, None)."""
+    """An evidence file, keyed by (row, column, x): a table's x is None."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         cells = [Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]]

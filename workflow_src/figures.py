@@ -6,7 +6,9 @@ Beside its PNG and PDF, a figure writes its data as CSV (`evidence.figure_csv`):
 replicate of each point it plots, `panel` the panel's title, `series` the system's name (a
 subspace sweep's: `SUBSPACE_SERIES`), `x` the epoch, batch size, β or τ, the swept setting or
 the frequency bin's index (none for a baseline's horizontal line), `y` the plotted value,
-`replicate` "seed N" or (benchmarks) "repeat N". An empty panel writes no lines."""
+`replicate` "seed N" or (benchmarks) "repeat N". An empty panel writes no lines. Every figure also
+writes `<figure>.evidence.json`: the per-unit evidence of its points, where its claims resample
+units (METEOR by frequency bin: each seed's per-sentence statistics), else no cells."""
 
 from __future__ import annotations
 
@@ -206,23 +208,38 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], li
     return data, []
 
 
-def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, artefact_id: str) -> tuple[list[dict], list[str]]:
+def meteor_cells(panel: MeteorByFrequency, system: str, jobs, results: list[dict], paths: list[str]) -> list[evidence.Cell]:
+    """Per bin (x: its index), a system's `meteor` evidence: each seed's per-sentence statistics
+    (`meteor.binned_meteor`), with the parameters they were scored with."""
+    for path, result in zip(paths, results, strict=True):
+        if any("sentences" not in result["bins"][b] for b in panel.bins):
+            raise ValueError(f"{path} has no per-sentence statistics (written before they were kept): "
+                             "rerun it with `snakemake --forcerun meteor_by_frequency ...`")
+    return [evidence.Cell(system, panel.title, "meteor", tuple(r["bins"][b]["sentences"] for r in results),
+                          evidence.seed_labels(j.seed for j in jobs), float(x), results[0]["parameters"])
+            for x, b in enumerate(panel.bins)]
+
+
+def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str,
+                        artefact_id: str) -> tuple[list[dict], list[str], list[evidence.Cell]]:
     """Bars per frequency bin, one per system: METEOR (%) as the mean over seeds, with their range;
     a tuned system is its candidate with the best development BLEU. Its data's x: the bin's index
-    in `panel.bins` (0: high)."""
+    in `panel.bins` (0: high); its evidence (`meteor_cells`) is at the same (system, panel, x)."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
     width = 0.8 / len(panel.systems)
-    notes, signature, points = [], "", []
+    notes, signature, points, cells = [], "", [], []
     for k, system in enumerate(panel.systems):
         jobs, tuning = chosen_jobs(ctx, panel.column, system.experiment_for(panel.column), system.tune)
         notes += [tuning] if tuning else []
-        results = [json.loads(Path(meteor_bins_path(j, paper, artefact_id, panel.search)).read_text()) for j in jobs]
+        paths = [meteor_bins_path(j, paper, artefact_id, panel.search) for j in jobs]
+        results = [json.loads(Path(path).read_text()) for path in paths]
         if not results:
             continue
         signature = results[0]["signature"]
         scores = np.array([[100 * r["bins"][b]["score"] for b in panel.bins] for r in results])
         points += [p for b in range(len(panel.bins)) for p in seed_points(panel, system.name, b, jobs, scores[:, b])]
+        cells += meteor_cells(panel, system.name, jobs, results, paths)
         x = np.arange(len(panel.bins)) + (k - (len(panel.systems) - 1) / 2) * width
         mean = scores.mean(0)
         ax.bar(x, mean, width, yerr=[mean - scores.min(0), scores.max(0) - mean] if len(scores) > 1 else None,
@@ -231,7 +248,7 @@ def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str, 
             ax.annotate(f"{value:.1f}", (xi, value), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
     ax.set_xticks(np.arange(len(panel.bins)), panel.bins)
     ax.set(title=panel.title, xlabel="output frequency bin", ylabel="METEOR (%)")
-    return points, [signature, *notes] if signature else []
+    return points, [signature, *notes] if signature else [], cells
 
 
 def curve(ax, k: int, label: str, values: np.ndarray) -> None:
@@ -264,11 +281,11 @@ def throughput(ax, panel: Throughput, benchmark: dict) -> tuple[list[dict], list
 
 
 def make_figure(figure: Figure, ctx: Context, paper: str, artefact_id: str, title: str, data_note: str):
-    """(the matplotlib figure, its data's lines): one panel beside the other, each with its legend
-    and notes under it."""
+    """(the matplotlib figure, its data's lines, its per-unit evidence cells): one panel beside the
+    other, each with its legend and notes under it."""
     width = PANEL_WIDTH * len(figure.panels)
     fig, axes = plt.subplots(1, len(figure.panels), figsize=(width, 5.5), squeeze=False)
-    points = []
+    points, cells = [], []
     for ax, panel in zip(axes[0], figure.panels, strict=True):
         if isinstance(panel, Throughput):
             panel_points, notes = throughput(ax, panel, json.loads(Path(benchmark_path(paper, artefact_id)).read_text()))
@@ -279,21 +296,23 @@ def make_figure(figure: Figure, ctx: Context, paper: str, artefact_id: str, titl
         elif isinstance(panel, ScoreAgainst):
             panel_points, notes = score_against(ax, panel, ctx)
         elif isinstance(panel, MeteorByFrequency):
-            panel_points, notes = meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
+            panel_points, notes, panel_cells = meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
+            cells += panel_cells
         else:
             panel_points, notes = learning_curves(ax, panel, ctx)
         points += panel_points
         finish_panel(ax, notes)
     fig.suptitle(wrap(title, 8, width) + "\n" + wrap(data_note, 8, width), fontsize=8)
     fig.tight_layout()
-    return fig, points
+    return fig, points, cells
 
 
 def draw(figure: Figure, ctx: Context, paper: str, artefact_id: str, title: str, data_note: str, prefix: Path) -> None:
-    """The figure as PNG and PDF, and its data as CSV."""
-    fig, points = make_figure(figure, ctx, paper, artefact_id, title, data_note)
+    """The figure as PNG and PDF, its data as CSV and its per-unit evidence as .evidence.json."""
+    fig, points, cells = make_figure(figure, ctx, paper, artefact_id, title, data_note)
     for extension in ("png", "pdf"):
         with atomic_output(prefix.with_suffix(f".{extension}")) as tmp:
             fig.savefig(tmp, format=extension, dpi=120, bbox_inches="tight")
     plt.close(fig)
     write_text(prefix.with_suffix(".csv"), evidence.figure_csv(points))
+    evidence.write(prefix.with_suffix(".evidence.json"), cells)

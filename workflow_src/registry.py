@@ -316,6 +316,12 @@ class Figure:
     title: str
     panels: tuple  # LearningCurves | Throughput | PerplexityCurves | SubspaceSweep | ScoreAgainst | MeteorByFrequency
 
+    @property
+    def unit_evidence(self) -> bool:
+        """Whether its claims resample units (METEOR's test sentences) from `<figure>.evidence.json`
+        rather than compare the values of its CSV."""
+        return any(isinstance(panel, MeteorByFrequency) for panel in self.panels)
+
 
 @dataclasses.dataclass(frozen=True)
 class ParameterTable:
