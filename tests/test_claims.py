@@ -220,6 +220,8 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
         return "value", REPEATS
     if isinstance(panel, registry.SubspaceSweep):
         return "value", len(ctx.dataset_seeds(panel.corpus.base))
+    if isinstance(panel, registry.MeteorByFrequency):
+        return "meteor", len(ctx.dataset_seeds(panel.column.dataset))
     raise AssertionError(f"{paper} {check.artefact}: no evidence shape for {type(panel).__name__}")
 
 
@@ -252,15 +254,26 @@ def value_cells(check: Check, replicates: int, case: str) -> tuple[Cell, Cell | 
     return a, values(row, column, reference * noise[::-1] if case != "noise" else reference * noise, x)
 
 
-def unit_cells(check: Check, kind: str, replicates: int, case: str) -> tuple[Cell, Cell | None]:
+def meteor_parameters(paper: str, check: Check) -> dict | None:
+    """The MeteorParameters (as a dict) of a METEOR panel's target language; None elsewhere."""
+    artefact = registry.artefact(paper, check.artefact)
+    panel = next((p for p in getattr(artefact, "panels", ()) if p.title == check.column), None)
+    if not isinstance(panel, registry.MeteorByFrequency):
+        return None
+    return dataclasses.asdict(meteor.MeteorParameters(*panel.parameters[panel.column.pair.split("-")[1]]))
+
+
+def unit_cells(check: Check, kind: str, replicates: int, case: str, parameters: dict | None = None) -> tuple[Cell, Cell | None]:
     """Per-seed units (200 sentences, or 60 blocks of 1,000 tokens) of a clear effect, the
-    opposite, or none (the claimed row at its boundary)."""
+    opposite, or none (the claimed row at its boundary); a METEOR cell scores with `parameters`."""
     better = -1 if check.lower_is_better else 1
     seeds = evidence.seed_labels(range(1, replicates + 1))
 
     def cell(row, column, level, offset):
         if kind == "bleu":
             units = [bleu_statistics(level, 200, offset + s) for s in range(replicates)]
+        elif kind == "meteor":
+            units = [meteor_sentences(level, 200, offset + s) for s in range(replicates)]
         elif kind == "perplexity":
             rng = np.random.default_rng(offset)
             units = [[[1000 * (math.log(level) + 0.3 * rng.standard_normal()), 1000] for _ in range(60)]
@@ -271,9 +284,9 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str) -> tuple[Cel
             for _ in range(replicates):
                 references = rng.integers(1, 4, 200)
                 units.append([[int(rng.binomial(r, level)), int(r), int(r)] for r in references])
-        return Cell(row, column, kind, tuple(units), seeds, check.x)
+        return Cell(row, column, kind, tuple(units), seeds, check.x, parameters)
 
-    if kind == "bleu":  # quality of matching n-grams; BLEU rises with it
+    if kind in ("bleu", "meteor"):  # quality of matching n-grams (or units); BLEU and METEOR rise with it
         effect, opposite = 0.75 if better > 0 else 0.5, 0.5 if better > 0 else 0.75
         levels = {"effect": effect, "opposite": opposite}
         reference = 0.62
@@ -289,7 +302,7 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str) -> tuple[Cel
     if check.compared is None:  # a perplexity threshold: the same blocks, exactly at it
         return cell(check.row, check.column, check.threshold, 0), None
     if not check.margin:  # the compared row's own units: no difference at all
-        return Cell(check.row, check.column, kind, compared.replicates, seeds, check.x), compared
+        return Cell(check.row, check.column, kind, compared.replicates, seeds, check.x, parameters), compared
     low, high = 0.3, 0.9  # BLEU within a margin: the quality whose BLEU sits at the boundary
     for _ in range(30):
         middle = (low + high) / 2
@@ -300,7 +313,8 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str) -> tuple[Cel
 
 def made_to_show(paper: str, check: Check, case: str) -> dict:
     kind, replicates = evidence_shape(paper, check)
-    a, b = value_cells(check, replicates, case) if kind == "value" else unit_cells(check, kind, replicates, case)
+    a, b = (value_cells(check, replicates, case) if kind == "value" else
+            unit_cells(check, kind, replicates, case, meteor_parameters(paper, check)))
     return keyed(a, *([b] if b is not None else []))
 
 

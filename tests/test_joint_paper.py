@@ -251,3 +251,5 @@ def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
     # directions it can check may still make it "not reproduced")
     assert claims["joint:C2"]["verdict"] != "reproduced" and "not configured" in claims["joint:C2"]["decided by"]
     assert "De→En ours" not in claims["joint:C1"]["ours"] and "against" in claims["joint:C1"]["ours"]
+    # Figure 3's claim resamples the test sentences of the figure's evidence file
+    assert (joint_run / "results/joint/figure3.evidence.json").exists() and "test sentences" in claims["joint:C9"]["decided by"]
