@@ -75,6 +75,7 @@ def test_the_perplexity_table_evidence_gives_the_tables_means(tmp_path, monkeypa
             path = Path(layout.lm_dir(job)) / "perplexity.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(result))
+            (path.parent / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "valid_perplexity": 99.0}) + "\n")
     _, rows, _ = analysis.table(artefact, ctx, "tying", "table1")
     cells = table_evidence.cells(artefact, ctx, "tying", "table1")
     evidence.write(tmp_path / "table1.evidence.json", cells)

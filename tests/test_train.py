@@ -88,6 +88,12 @@ def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
     embed, output = (sum(v.numel() for k, v in torch.load(whole / "model.pt", weights_only=False)["state_dict"].items()
                          if k.startswith(prefix)) for prefix in ("decoder.embed.", "output."))
     assert metrics(whole)[-1]["layer_parameters"] == {"input": embed, "output": output}  # vMF Table 4's counts
+    stale = 0  # epochs since the best development score: `patience` of them fire the early stop
+    for record in metrics(whole):
+        stale = 0 if record["best"] else stale + 1
+        assert record["early_stop"] == (stale >= SPEC["train"]["patience"])
+    assert len(metrics(whole)) == SPEC["train"]["max_epochs"] or metrics(whole)[-1]["early_stop"]
+    assert not any(record["early_stop"] for record in metrics(whole)[:-1])
 
 
 def test_a_changed_spec_starts_over(data, tmp_path):

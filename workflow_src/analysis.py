@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from workflow_src import layout, registry
+from workflow_src import layout, plateau, registry
 from workflow_src.atomic import read_lines
 from workflow_src.registry import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
                                    ParameterTable, PerplexityTable, RareWordTable, RepresentationTable, SamplingTable)
@@ -21,7 +21,9 @@ from workflow_src.vocab import read_counts
 
 
 def read_metrics(job: Job) -> list[dict]:
-    return [json.loads(line) for line in read_lines(Path(layout.metrics_path(job)))]
+    """A training job's metrics.jsonl, a translation model's or a language model's."""
+    path = f"{layout.lm_dir(job)}/metrics.jsonl" if job.pair == "lm" else layout.metrics_path(job)
+    return [json.loads(line) for line in read_lines(Path(path))]
 
 
 def time_to_convergence(history: list[dict]) -> tuple[float, int, bool]:
@@ -308,6 +310,7 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
         for corpus in artefact.columns:
             jobs, tuning, results = computed.get((row.experiment, corpus), ([], "", []))
             notes.append(tuning)
+            notes.append(plateau.learning_note([(j.seed, read_metrics(j)) for j in jobs]))
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             for split in ("valid", "test"):

@@ -19,7 +19,7 @@ import re
 import statistics
 from pathlib import Path
 
-from workflow_src import analysis, deviations, evidence, layout, registry, significance, table_evidence
+from workflow_src import analysis, deviations, evidence, layout, plateau, registry, significance, table_evidence
 from workflow_src.atomic import read_lines
 from workflow_src.tables import to_markdown, write_table
 
@@ -76,6 +76,7 @@ def score_table(table: registry.ScoreTable, ctx: registry.Context) -> tuple[list
                 notes.append(ctx.status(column))
                 continue
             notes += [tuning] if tuning else []
+            notes += [note] if (note := plateau.learning_note([(j.seed, analysis.read_metrics(j)) for j in jobs])) else []
             scored = read_scores(jobs, row.search, column.metric)
             scores = [s["score"] for s in scored]
             ours = round(statistics.fmean(scores), 2)

@@ -10,7 +10,8 @@ In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best sc
 training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's
 development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns; the output
 layer's diagnostics, `workflow_src.model.diagnostics`: the target table's crowding for a continuous
-model, the development tokens a margin loss no longer corrects, the joint layer's saturation) and,
+model, the development tokens a margin loss no longer corrects, the joint layer's saturation; `best`:
+a new best development score; `early_stop`: `patience` epochs without one, so training stops) and,
 when training ends (after `max_epochs` or `patience` epochs without improvement), `model.pt`, the
 best model (a hard link to `best.pt`).
 A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
@@ -271,6 +272,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         else:
             stale += 1
         record["best"] = improved
+        record["early_stop"] = stale >= t["patience"]
         history.append(record)
         log(json.dumps(record))
         saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),

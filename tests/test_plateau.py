@@ -1,0 +1,60 @@
+"""Issue 23: a row whose training had not plateaued says so in its table, so a ranking by what
+each method learns is told apart from one by how far a toy budget let each get."""
+
+import json
+
+from sacrebleu.metrics import BLEU
+
+from workflow_src import layout, registry, render
+from workflow_src.plateau import learning_note, unsettled
+
+
+def nmt(*bleu, early_stop=False):
+    return [{"epoch": e, "dev_bleu": b, "best": b == max(bleu[:e]), "early_stop": early_stop and e == len(bleu)}
+            for e, b in enumerate(bleu, start=1)]
+
+
+def lm(*perplexity, converged=False):
+    return [{"epoch": e, "valid_perplexity": p, "best": p == min(perplexity[:e])}
+            | ({"converged": True} if converged and e == len(perplexity) else {})
+            for e, p in enumerate(perplexity, start=1)]
+
+
+def test_a_run_has_plateaued_when_its_early_stop_fired_or_its_last_epoch_moved_little():
+    assert unsettled(nmt(10.0, 40.0, 39.5, early_stop=True)) == ""
+    assert unsettled(nmt(10.0, 40.0, 40.9)) == ""  # within 1 BLEU
+    assert unsettled(nmt(10.0, 40.0, 38.9)) == "development BLEU 40.0 → 38.9 at epoch 3"
+    assert unsettled(nmt(10.0, 29.1, 40.2)) == "development BLEU 29.1 → 40.2 at epoch 3"
+    assert unsettled(nmt(10.0)) == "development BLEU 10.0 at epoch 1"  # one epoch shows no plateau
+    assert unsettled(lm(300.0, 100.0, 99.2)) == ""  # within 1% of the perplexity
+    assert unsettled(lm(300.0, 100.0, 98.9)) == "validation perplexity 100.0 → 98.9 at epoch 3"
+    assert unsettled(lm(300.0, 100.0, 90.0, converged=True)) == ""
+    assert unsettled(lm(300.0, 100.0, 140.0, 9000.0)) == ""  # two epochs past its best: the kept epoch is the best
+    assert unsettled([]) == "no epoch recorded"
+
+
+def test_a_row_names_its_seeds_that_had_not_plateaued():
+    assert learning_note([(1, nmt(5.0, 6.0)), (2, nmt(5.0, 8.0, early_stop=True))]) == ""
+    note = learning_note([(1, nmt(5.0, 6.0)), (2, nmt(5.0, 8.0))])
+    assert note.startswith("not plateaued when its training stopped (seed 2: development BLEU 5.0 → 8.0 at epoch 2)")
+
+
+def test_a_score_table_notes_the_rows_still_learning(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    column = registry.Column("wmt17", "de-en", "bleu_tok", "De→En")
+    references = [f"the house number {i} is small" for i in range(20)]
+    (tmp_path / layout.data_dir("wmt17", "de-en") / "tok").mkdir(parents=True)
+    (tmp_path / layout.data_dir("wmt17", "de-en") / "tok" / "test.en").write_text("\n".join(references) + "\n")
+    for name, history in (("settled", nmt(10.0, 50.0, 50.5)), ("rising", nmt(10.0, 30.0, 45.0))):
+        folder = tmp_path / layout.model_dir("wmt17", "de-en", name, 1)
+        folder.mkdir(parents=True)
+        (folder / "test.greedy.hyp.tok").write_text("\n".join(references) + "\n")
+        (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history))
+        score = BLEU(tokenize="none").corpus_score(references, [references])
+        (folder / "test.greedy.bleu_tok.json").write_text(json.dumps({"score": score.score, "metric": "bleu_tok",
+                                                                       "signature": "tok:none"}))
+    table = registry.ScoreTable("t", (column,), tuple(registry.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
+    _, rows, _, _ = render.score_table(table, registry.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
+    notes = {row["experiment"]: row["note"] for row in rows}
+    assert notes["settled"] == ""
+    assert "not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3)" in notes["rising"]

@@ -1,0 +1,45 @@
+"""Whether a training run had plateaued when it stopped (issue 23: rankings that mean something).
+A table that ranks methods by what each learns needs every compared run to have plateaued; a run
+still moving is ranked by how far its budget let it get, and its table row says so.
+
+A run has plateaued when its early stop fired (its last metrics record's `early_stop`: `patience`
+epochs without a new best development score; a language model's `converged`), when its last
+`PAST_BEST` epochs brought no new best (a language model has no early stop), or when its
+development metric moved by at most `BLEU_STEP` BLEU (translation models) or `PERPLEXITY_STEP`
+of the perplexity (language models) over its last epoch.
+"""
+
+from __future__ import annotations
+
+BLEU_STEP = 1.0
+PERPLEXITY_STEP = 0.01
+PAST_BEST = 2
+
+
+def unsettled(history: list[dict]) -> str:
+    """'' when the run of metrics.jsonl `history` had plateaued, else how its last epoch moved
+    its development metric (e.g. "development BLEU 29.1 → 40.2 at epoch 3")."""
+    if not history:
+        return "no epoch recorded"
+    last = history[-1]
+    if last.get("early_stop") or last.get("converged"):
+        return ""
+    if len(history) >= PAST_BEST and not any(r.get("best", True) for r in history[-PAST_BEST:]):
+        return ""
+    if "dev_bleu" in last:
+        metric, values = "development BLEU", [r["dev_bleu"] for r in history[-2:]]
+        settled = len(values) == 2 and abs(values[1] - values[0]) <= BLEU_STEP
+    else:
+        metric, values = "validation perplexity", [r["valid_perplexity"] for r in history[-2:]]
+        settled = len(values) == 2 and abs(values[1] - values[0]) <= PERPLEXITY_STEP * values[0]
+    return "" if settled else f"{metric} {' → '.join(f'{v:.1f}' for v in values)} at epoch {last['epoch']}"
+
+
+def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
+    """A table row's note on those of its runs (seed, metrics history) that had not plateaued:
+    the row ranks by how far its training budget let it get, not by what the method learns."""
+    moving = [f"seed {seed}: {how}" for seed, history in runs if (how := unsettled(history))]
+    if not moving:
+        return ""
+    return (f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with more "
+            f"epochs (train.max_epochs_by_group, train.overrides, lm.max_epochs)")
