@@ -14,7 +14,9 @@ The measures (`workflow_src.bigram`, `workflow_src.model.diagnostics`):
   and how many words lie above 0.9 of a word);
 - margin models, at the kept epoch: the development tokens whose loss is zero, and those of them
   whose nearest word is wrong, which the loss no longer corrects;
-- the joint paper's Eq. 7a and Eq. 15 layers, at the kept epoch: how saturated g_out(E) is.
+- the joint paper's Eq. 7a and Eq. 15 layers, at the kept epoch: how saturated g_out(E) is;
+- every model: how its last epoch moved its development BLEU if it had not plateaued when training
+  stopped (`workflow_src.plateau`), which the tables that rank it also say.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import json
 import math
 from pathlib import Path
 
-from workflow_src import analysis, layout
+from workflow_src import analysis, layout, plateau
 from workflow_src.atomic import write_text
 from workflow_src.registry import Job
 from workflow_src.tables import to_csv, to_html, to_markdown
@@ -40,7 +42,7 @@ SHARED_ROW_SHARE = 0.5
 
 COLUMNS = ["dataset", "pair", "model", "seed", "epochs", "kept epoch", "epoch 1 dev ppl", "bigram dev ppl",
            "table NN cosine (median)", "words above 0.9 (mean)", "zero margin loss %", "of which wrong word %",
-           "mean |g_out(E)|", "b_u rms", "shared row share"]
+           "mean |g_out(E)|", "b_u rms", "shared row share", "not plateaued"]
 
 
 def kept(records: list[dict]) -> dict:
@@ -67,6 +69,7 @@ def row_of(job: Job, records: list[dict]) -> dict:
         "mean |g_out(E)|": rounded(best.get("g_out_mean_abs")),
         "b_u rms": rounded(best.get("g_out_bias_rms")),
         "shared row share": rounded(best.get("g_out_shared_share")),
+        "not plateaued": plateau.unsettled(records),
     }
 
 
