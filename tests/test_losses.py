@@ -88,6 +88,28 @@ def test_most_informative_negative_matches_brute_force():
         assert torch.equal(found[i, 0], table[best_j])
 
 
+def test_most_informative_negative_leaves_a_near_duplicate_of_the_target_at_zero_loss():
+    """The negative maximises cos(u_hat, e_j) - cos(e_w, e_j), so a near-duplicate d of the target w
+    (`.` and `</s>`, cosine 0.95 in tests/test_real_text_learning.py's table) scores at most 1 - 0.95
+    and is passed over: with u_hat = e_d the loss at gamma 0.5 is 0 though d, not w, is the nearest
+    word, and only a margin above cos(u_hat, w) - cos(u_hat, e_neg) = 0.55 keeps a gradient."""
+    w, d = [1.0, 0.0, 0.0], [0.95, 0.0975 ** 0.5, 0.0]
+    f = [0.3, (0.4 - 0.285) / 0.0975 ** 0.5, 0.0]  # cos(d, f) = 0.4, cos(w, f) = 0.3: score 0.1 > 0.05
+    f[2] = (1 - f[0] ** 2 - f[1] ** 2) ** 0.5
+    table = torch.tensor([w, d, f], dtype=torch.float64)
+    e_hat, target = table[1:2] * 3, torch.tensor([0])
+    negative = losses.most_informative_negative(e_hat, target, table)
+    assert torch.equal(negative[0, 0], table[2])
+    assert (e_hat @ table.T).argmax().item() == 1
+    assert losses.margin(e_hat, table[target], negative, 0.5).item() == 0
+    gamma = 0.8
+    x = e_hat.clone().requires_grad_()
+    loss = losses.margin(x, table[target], negative, gamma)
+    assert loss.item() == pytest.approx(gamma + 0.4 - 0.95)
+    (grad,) = torch.autograd.grad(loss, x)
+    assert (-grad @ table[0]).item() > 0  # a step against the gradient turns u_hat towards w
+
+
 def test_margin_layer_needs_a_negative_sampler():
     table = torch.eye(8, dtype=torch.float32)
     with pytest.raises(ValueError, match="needs a negative sampler"):
