@@ -24,9 +24,25 @@ Why the target vectors get more epochs than the demo's: fastText at the demo's 5
 dimensions on these 250K German tokens leaves the vectors crowded round one direction (median
 nearest-neighbour cosine 0.985, mean pairwise cosine 0.81), and the continuous models, which pick
 the nearest vector, predicted held-out words no better than the unigram baseline (0.9-1.3 times
-it). At 20 epochs and 64 dimensions: 0.79 and 0.31, and they learn (MEASURED). Max-margin with
-untied input embeddings (word2emb-fasttext-maxmargin) reached only 1.1 times the baseline at this
-budget and is left out (a known gap, noted on issue 22).
+it). At 20 epochs and 64 dimensions: 0.79 and 0.31, and they learn (MEASURED).
+
+Why untied max-margin (word2emb-fasttext-maxmargin) trains here at the margin gamma = 0.8, the top
+of config.yaml's grid for the syn-margin paper's margin, tuned on development data for this same
+loss, and not at the vMF paper's fixed 0.5. In this table `</s>` and `.` are near-duplicates (cosine
+0.952: fastText's `</s>` ends every line, nearly always after a `.`), and `</s>` is 8% of the scored
+held-out words (it is the unigram baseline's word). The most informative negative, argmax_{j != w}
+cos(u_hat, e_j) - cos(e_w, e_j) (the papers' and the released code's), is never a near-duplicate of
+the target (its score is at most cos(u_hat, e_j) - 0.95), so at gamma 0.5 a `</s>` predicted nearer
+`.` can sit at zero loss, where nothing moves it (tests/test_losses.py). Untied at 0.5 (seeds 1-3,
+at the initialisation U(-0.1, 0.1) and scaled to the width, as config.demo.yaml has it since
+ee80621) it sat there in most epochs (margin_zero_loss_wrong_share 0.03-0.05 of the validation
+tokens: the `</s>` tokens, predicted as `.`), and the kept epoch (the lowest validation loss, always
+epoch 1 or 2) held out 6.9-11.3%, 0.85-1.40 times the baseline, in five runs of six (the sixth, its
+`</s>` on the right side, 18.7%; 8.9% was this test's first run); the accuracy went on rising to
+14-17.5% at epoch 5, swinging by 6 points with the side `</s>` fell on. Tied, it happened in the
+first two epochs only, and in two runs of five. At gamma 0.8 the margin is never met in this table
+(under 1% of validation tokens at zero loss), every `</s>` keeps its gradient towards e(`</s>`), and
+untied max-margin held out 13.4-18.6% (1.67-2.31 times) in all six runs.
 """
 
 from __future__ import annotations
@@ -57,12 +73,14 @@ MODEL = {"encoder_layers": 1, "encoder_bidirectional": True, "decoder_layers": 1
          "src_embedding": 64, "tgt_embedding": 64, "dropout": 0.1, "input_feed": False}
 TRAIN = {"batch_size": 16, "max_epochs": 5, "patience": 3, "selection": "loss"}
 JOINT_DIM = 128  # the joint paper's d_j (512 and up) at the width of these models
+LOSS_PARAMS = {"maxmargin": {"gamma": 0.8}}  # a case's loss settings other than its experiment's (docstring)
 
 NMT_CASES = {  # test id -> experiment (the registry's)
     "ce": "word2word-ce",
     "ce-tied-pretrained": "word2word-fasttext-tied-ce",
     "nllvmf": "word2emb-fasttext-nllvmf_reg1reg2",
     "nllvmf-tied": synmargin.VMF,
+    "maxmargin": "word2emb-fasttext-maxmargin",
     "maxmargin-tied": synmargin.MOST_INFORMATIVE,
     "smp-tied": synmargin.SMP,
     "joint": joint.name("32k", "joint", 512),
@@ -81,6 +99,8 @@ MEASURED = {
     "ce-tied-pretrained": {"accuracy": 25.05, "unigram": 8.05, "validation_loss": [8.2841, 4.7268, 4.3306, 4.2548, 4.2081, 4.1742]},
     "nllvmf": {"accuracy": 17.54, "unigram": 8.05, "validation_loss": [-40.7502, -40.8421, -40.8447, -40.8442, -40.8448, -40.8437]},
     "nllvmf-tied": {"accuracy": 13.47, "unigram": 8.05, "validation_loss": [-40.7589, -40.8418, -40.8444, -40.8435, -40.8437, -40.8439]},
+    # gamma 0.8 (LOSS_PARAMS), a later run (the demo's initialisation scaled to the width since ee80621)
+    "maxmargin": {"accuracy": 17.32, "unigram": 8.05, "validation_loss": [1.1115, 0.7591, 0.7251, 0.7351, 0.7469, 0.7395]},
     "maxmargin-tied": {"accuracy": 15.81, "unigram": 8.05, "validation_loss": [0.7593, 0.4335, 0.403, 0.4111, 0.4166, 0.42]},
     "smp-tied": {"accuracy": 13.73, "unigram": 8.05, "validation_loss": [1.4657, 0.5335, 0.5243, 0.515, 0.5153, 0.5126]},
     "joint": {"accuracy": 21.95, "unigram": 8.05, "validation_loss": [8.2682, 4.8449, 4.6396, 4.5566, 4.47, 4.3956]},
@@ -181,6 +201,7 @@ def test_translation_models_learn_on_real_pairs(pairs, tmp_path, case):
     measured 1.7-2.2 times for the continuous models, 2.7-3.1 for the softmax ones."""
     experiment = NMT_CASES[case]
     spec = nmt_spec(experiment)
+    spec["loss_params"] = {**spec["loss_params"], **LOSS_PARAMS.get(case, {})}
     folder = real_fixture("wmt-toy-ende")
     table = spec["output_layer"] == "continuous" or spec["tied"] or bool(spec.get("embeddings"))
     args = types.SimpleNamespace(
