@@ -14,4 +14,4 @@ rule align_dictionary:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.align --src {input.src:q} --tgt {input.tgt:q} --out {output:q} {params.aligner} > {log:q} 2>&1"
+        "python -m workflow_src.data.align --src {input.src:q} --tgt {input.tgt:q} --out {output:q} {params.aligner} > {log:q} 2>&1"

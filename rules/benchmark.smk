@@ -18,7 +18,7 @@ rule benchmark_artefact:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan.benchmark {params.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
@@ -40,7 +40,7 @@ rule benchmark_extra:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan.benchmark {wildcards.kind} --experiments {params.experiments} --settings {params.settings:q} "
         "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
@@ -59,4 +59,4 @@ rule benchmark_data:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.data_benchmark --lines {params.lines} --threads {threads} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.plan.data_benchmark --lines {params.lines} --threads {threads} --out {output:q} > {log:q} 2>&1"

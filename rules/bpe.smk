@@ -18,7 +18,7 @@ rule bpe:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.bpe --merges {wildcards.merges} --train {input:q} --model-prefix {params.prefix:q} "
+        "python -m workflow_src.data.bpe --merges {wildcards.merges} --train {input:q} --model-prefix {params.prefix:q} "
         "--encode {input:q}:{output.encoded:q} --threads {threads} > {log:q} 2>&1"
 
 
@@ -40,7 +40,7 @@ rule bpe_encode:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.bpe --model-prefix {params.prefix:q} --encode {input.text:q}:{output:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.bpe --model-prefix {params.prefix:q} --encode {input.text:q}:{output:q} > {log:q} 2>&1"
 
 
 rule bpe_counts:
@@ -55,4 +55,4 @@ rule bpe_counts:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"

@@ -4,10 +4,12 @@ import os
 import re
 import shlex
 
-from workflow_src import compilation, layout, registry, render, sources
-from workflow_src.embeddings import monolingual_sources
+from workflow_src import artefacts, layout, registry
+from workflow_src.data import sources
+from workflow_src.data.embeddings import monolingual_sources
+from workflow_src.report import render
 
-# Every rule runs `python -m workflow_src.<tool>`; the package is found from the workflow
+# Every rule runs `python -m workflow_src.<stage>.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
 shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; "
              f"export REPRO_GPU_JOBS_PER_DEVICE={int(config.get('gpu', {}).get('jobs_per_device', 1))}; ")
@@ -24,7 +26,7 @@ def limits(kind):
 
 # A training, decoding or benchmark job holds one of `--resources gpu=N` unless the config runs
 # it on the CPU (the demo), where the slot would only serialise jobs that share no device.
-# A GPU has `gpu.jobs_per_device` slots (workflow_src/gpu.py; `--resources gpu=` counts slots);
+# A GPU has `gpu.jobs_per_device` slots (workflow_src/model/gpu.py; `--resources gpu=` counts slots);
 # a job whose wall-clock time an artefact reports takes all of one device's, so that it runs alone
 # there: the benchmarks (vMF Tables 3-4 and Figure 1, joint Table 4, syn-margin Figure 2) and the
 # trainings timed by a convergence table (vMF Table 3).
@@ -49,7 +51,7 @@ def timed_training_jobs():
     jobs = set()
     for paper, artefact_id in layout.configured_artefacts(config):
         table = registry.artefact(paper, artefact_id)
-        if isinstance(table, registry.ConvergenceTable):
+        if isinstance(table, artefacts.ConvergenceTable):
             ctx = layout.context(config, paper, artefact_id)
             jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
     return frozenset(jobs)
@@ -57,7 +59,7 @@ def timed_training_jobs():
 
 def training_gpu_slots(wildcards):
     """A training job's `gpu` slots: one, or the whole device when its time is reported."""
-    job = registry.Job(wildcards.dataset, pair(wildcards), wildcards.experiment, int(wildcards.seed))
+    job = artefacts.Job(wildcards.dataset, pair(wildcards), wildcards.experiment, int(wildcards.seed))
     return GPU_SLOTS and (JOBS_PER_DEVICE if job in timed_training_jobs() else 1)
 
 
@@ -180,7 +182,7 @@ def all_targets():
 def claims_evidence():
     """The evidence files (tables' .evidence.json, figures' .csv) of this run that the configured
     papers' claims decide by."""
-    from workflow_src.claims import evidence_paths
+    from workflow_src.report.claims import evidence_paths
 
     return evidence_paths(layout.configured_artefacts(config))
 
@@ -188,22 +190,22 @@ def claims_evidence():
 # -- helpers of rules/benchmark.smk -----------------------------------------------------------------
 def benchmark_experiments(paper, artefact_id):
     a = registry.artefact(paper, artefact_id)
-    if isinstance(a, (registry.ParameterTable, registry.SamplingTable)):
+    if isinstance(a, (artefacts.ParameterTable, artefacts.SamplingTable)):
         return [row.experiment for row in a.rows]
-    return [s.experiment for panel in a.panels if isinstance(panel, registry.Throughput) for s in panel.systems]
+    return [s.experiment for panel in a.panels if isinstance(panel, artefacts.Throughput) for s in panel.systems]
 
 
 def benchmark_settings(**extra):
-    """`workflow_src.benchmark`'s --settings: config `benchmarks`, and from config `train` the
+    """`workflow_src.plan.benchmark`'s --settings: config `benchmarks`, and from config `train` the
     precision and (only when on, so eager benchmarks keep their params) the compile setting a
     training job of this config runs with."""
-    return json.dumps({**config["benchmarks"], **extra, **compilation.spec_entry(config["train"]),
+    return json.dumps({**config["benchmarks"], **extra, **layout.compile_spec_entry(config["train"]),
                        "precision": config["train"].get("precision", "auto")})
 
 
 def benchmark_kind(paper, artefact_id):
     a = registry.artefact(paper, artefact_id)
-    return {registry.ParameterTable: "output-layers", registry.SamplingTable: "sampling"}.get(type(a), "throughput")
+    return {artefacts.ParameterTable: "output-layers", artefacts.SamplingTable: "sampling"}.get(type(a), "throughput")
 
 
 def data_benchmark_lines():
@@ -247,7 +249,7 @@ def datasets_of_kind(kind):
 def statistics_corpora():
     """[kind, corpus, pair or language, stats.json] of every corpus the configured papers use
     (`all --config papers=[tying]` downloads only the tying paper's data)."""
-    from workflow_src.statistics import corpora
+    from workflow_src.data.statistics import corpora
 
     return corpora(config)
 
@@ -277,7 +279,7 @@ def demo_iwslt():
 
 def demo_mirror_files():
     """Every file the demo world writes for the configured data sets and corpora."""
-    from workflow_src.demo_world import iwslt_mirror_paths
+    from workflow_src.data.demo_world import iwslt_mirror_paths
 
     iwslt = demo_iwslt()
     files = [str(path) for path in iwslt_mirror_paths(iwslt)] if iwslt else []
@@ -311,7 +313,7 @@ def demo_lm():
 # -- helpers of rules/embeddings.smk -----------------------------------------------------------------
 def monolingual_inputs(lang):
     """(resource files, `PATH` or `PATH::MEMBER` arguments) of the corpus `monolingual.<lang>.use` names."""
-    from workflow_src.embeddings import monolingual_sources
+    from workflow_src.data.embeddings import monolingual_sources
 
     specs = [spec.partition("::") for spec in monolingual_sources(config, lang)]
     files = [resource(key) for key, _, _ in specs]
@@ -341,7 +343,7 @@ def lm_corpus(wildcards):
     """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
     data = layout.lm_data_dir(wildcards.dataset)
     files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
-    base = registry.Corpus(wildcards.dataset, "").base
+    base = artefacts.Corpus(wildcards.dataset, "").base
     if base != wildcards.dataset:
         files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
     return files
@@ -380,7 +382,7 @@ def artefact_inputs(wildcards):
 
 
 RENDER = (
-    "python -m workflow_src.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "
+    "python -m workflow_src.report.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "
     "--data-note {params.data:q} --out-prefix results/{wildcards.paper}/{wildcards.artefact} > {log:q} 2>&1"
 )
 
@@ -389,7 +391,7 @@ RENDER = (
 def meteor_bins_panel(w):
     """The panel of an artefact that scores METEOR by frequency bin on this job's pair."""
     panels = [p for p in registry.artefact(w.paper, w.artefact).panels
-              if isinstance(p, registry.MeteorByFrequency) and p.column.dataset == w.dataset and p.column.pair == pair(w)]
+              if isinstance(p, artefacts.MeteorByFrequency) and p.column.dataset == w.dataset and p.column.pair == pair(w)]
     if not panels or w.tgt not in panels[0].parameters:
         raise ValueError(f"{w.paper} {w.artefact}: no METEOR parameters for {w.dataset} {pair(w)}")
     return panels[0]

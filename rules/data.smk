@@ -20,7 +20,7 @@ rule download:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
+        "python -m workflow_src.data.download --out {output:q} {params.urls} {params.check} {params.local} {params.retry} > {log:q} 2>&1"
 
 
 rule extract_train:
@@ -42,7 +42,7 @@ rule extract_train:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule extract_evaluation:
@@ -63,7 +63,7 @@ rule extract_evaluation:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.{params.command} --out-dir {params.out:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule preprocess_parallel:
@@ -92,7 +92,7 @@ rule preprocess_parallel:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
+        "python -m workflow_src.data.preprocess parallel --pair {wildcards.src}-{wildcards.tgt} --tokenized-dir {params.tokenized:q} "
         "--out-dir {params.out:q} --truecase-model-src {input.truecase_src:q} --truecase-model-tgt {input.truecase_tgt:q} "
         "--splits {wildcards.split} --stats {output.stats:q} {params.max_len} {params.max_ratio} > {log:q} 2>&1"
 
@@ -108,7 +108,7 @@ rule word_counts:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.vocab --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule monolingual_corpus:
@@ -128,7 +128,7 @@ rule monolingual_corpus:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.preprocess monolingual --lang {wildcards.lang} --input {input.tokenized:q} "
+        "python -m workflow_src.data.preprocess monolingual --lang {wildcards.lang} --input {input.tokenized:q} "
         "--truecase-model {input.truecase_model:q} --out {output.corpus:q} > {log:q} 2>&1"
 
 
@@ -151,7 +151,7 @@ rule extract_lm:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
+        "python -m workflow_src.data.lm_data --archive {input:q} --member {params.members} --out-dir results/data/{wildcards.dataset} > {log:q} 2>&1"
 
 
 rule data_statistics:
@@ -170,5 +170,5 @@ rule data_statistics:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
+        "python -m workflow_src.data.statistics --corpora {params.corpora:q} --data-note {params.data:q} "
         "--out-prefix results/data_statistics > {log:q} 2>&1"

@@ -21,7 +21,7 @@ rule decode:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
+        "python -m workflow_src.decode.decode --model {input.model:q} --src {input.src:q} --src-words {input.src_words:q} "
         "--dictionary {input.dictionary:q} --tgt-lang {wildcards.tgt} --out-tok {output.tok:q} "
         "--out {output.detok:q} --device {params.device} --batch-size {params.batch_size} "
         "--beam {params.beam} --threads {threads} > {log:q} 2>&1"

@@ -20,6 +20,6 @@ if "demo" in config:
         conda:
             "../envs/text.yaml"
         shell:
-            "python -m workflow_src.demo_world {params.iwslt} "
+            "python -m workflow_src.data.demo_world {params.iwslt} "
             "--monolingual {params.mono} --wmt {params.wmt:q} --lm {params.lm:q} {params.lm_size} "
             "{params.sizes} {params.world} > {log:q} 2>&1"

@@ -20,7 +20,7 @@ rule tokenize_parallel:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
+        "python -m workflow_src.data.preprocess tokenize-parallel --pair {wildcards.src}-{wildcards.tgt} --raw-dir {params.raw:q} "
         "--out-dir {params.out:q} --splits {wildcards.split} --threads {threads} > {log:q} 2>&1"
 
 
@@ -43,7 +43,7 @@ rule tokenize_monolingual:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.preprocess tokenize-monolingual --lang {wildcards.lang} --input {params.sources} "
+        "python -m workflow_src.data.preprocess tokenize-monolingual --lang {wildcards.lang} --input {params.sources} "
         "--out {output.tokenized:q} {params.limit} --threads {threads} > {log:q} 2>&1"
 
 
@@ -60,7 +60,7 @@ rule truecase_model:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.preprocess truecaser --input {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.data.preprocess truecaser --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # -- target embeddings -------------------------------------------------------------------------
@@ -80,7 +80,7 @@ rule train_embeddings:
     conda:
         "../envs/embeddings.yaml"
     shell:
-        "python -m workflow_src.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
+        "python -m workflow_src.data.embeddings train --kind {wildcards.kind} --corpus {input:q} --out {output:q} "
         "--params {params.settings:q} --threads {threads} > {log:q} 2>&1"
 
 
@@ -100,5 +100,5 @@ rule target_table:
     conda:
         "../envs/embeddings.yaml"
     shell:
-        "python -m workflow_src.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
+        "python -m workflow_src.data.embeddings table --vectors {input.vectors:q} --vocab {input.counts:q} --size {params.size} "
         "--out {output.table:q} > {log:q} 2>&1"

@@ -12,7 +12,7 @@ rule lm_partition:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
+        "python -m workflow_src.data.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
         "--out-dir results/data/{wildcards.corpus}part{wildcards.part} > {log:q} 2>&1"
 
 
@@ -38,7 +38,7 @@ rule train_lm:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
 
 
@@ -83,4 +83,4 @@ rule lm_next_words:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} {params.context} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.decode.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} {params.context} --out {output:q} > {log:q} 2>&1"

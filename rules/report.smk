@@ -27,7 +27,7 @@ rule render_table:
 
 rule render_figure:
     """A paper figure, as PNG and PDF, its data as CSV and its per-unit evidence (none for a figure
-    of values; workflow_src/evidence.py)."""
+    of values; workflow_src/score/evidence.py)."""
     input:
         artefact_inputs,
     output:
@@ -82,7 +82,7 @@ rule deviations:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.deviations --paper {wildcards.paper} --data-note {params.data:q} "
+        "python -m workflow_src.report.deviations --paper {wildcards.paper} --data-note {params.data:q} "
         "--out-prefix results/{wildcards.paper}/deviations > {log:q} 2>&1"
 
 
@@ -102,7 +102,7 @@ rule claims:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
+        "python -m workflow_src.report.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
         "--out-prefix results/claims > {log:q} 2>&1"
 
 
@@ -124,5 +124,5 @@ rule training_diagnostics:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.training_diagnostics --config {params.config:q} --data-note {params.data:q} "
+        "python -m workflow_src.report.training_diagnostics --config {params.config:q} --data-note {params.data:q} "
         "--out-prefix results/training_diagnostics > {log:q} 2>&1; cat {log:q}"

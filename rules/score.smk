@@ -10,7 +10,7 @@ rule bleu:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.score.score bleu --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule bleu_tokenized:
@@ -28,7 +28,7 @@ rule bleu_tokenized:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.score bleu --tokenize none --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.score.score bleu --tokenize none --hyp {input.hyp:q} --ref {input.ref:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule wordnet:
@@ -40,7 +40,7 @@ rule wordnet:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
+        "python -m workflow_src.score.meteor prepare-wordnet --nltk-data resources/nltk_data > {log:q} 2>&1"
 
 
 rule meteor:
@@ -61,7 +61,7 @@ rule meteor:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
+        "python -m workflow_src.score.score meteor --hyp {input.hyp:q} --ref {input.ref:q} --lang {wildcards.tgt} {params.options} "
         "--out {output:q} > {log:q} 2>&1"
 
 
@@ -87,7 +87,7 @@ rule meteor_by_frequency:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.meteor bins --hyp {input.hyp:q} --ref-pieces {input.ref:q} --sentencepiece-model {input.model:q} "
+        "python -m workflow_src.score.meteor bins --hyp {input.hyp:q} --ref-pieces {input.ref:q} --sentencepiece-model {input.model:q} "
         "--counts {input.counts:q} --parameters {params.parameters} --bins {params.bins} --out {output:q} > {log:q} 2>&1"
 
 
@@ -111,7 +111,7 @@ rule neighbours:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
+        "python -m workflow_src.score.neighbours --model {input.model:q} --src {input.src:q} --tgt {input.tgt:q} --device {params.device} "
         "--batch-size {params.batch_size} --threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
@@ -135,4 +135,4 @@ rule representations:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.representations --model {input:q} --queries {params.queries} --top {params.top} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.score.representations --model {input:q} --queries {params.queries} --top {params.top} --out {output:q} > {log:q} 2>&1"

@@ -21,5 +21,5 @@ rule train:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train.train --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"

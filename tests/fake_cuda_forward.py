@@ -354,7 +354,8 @@ def lm_label(spec: dict) -> str:
 def families(cfg: dict | None = None) -> dict[str, dict]:
     """label -> a resolved spec, one per family of the configured jobs (`workflow_src.plan`'s
     planned jobs: every model of every configured table and figure), sizes made small."""
-    from workflow_src import layout, plan, train_lm
+    from workflow_src import layout, plan
+    from workflow_src.train import train_lm
 
     cfg = cfg or config()
     found: dict[tuple, tuple[str, dict]] = {}
@@ -385,7 +386,7 @@ def small_lm(spec: dict) -> dict:
 
 
 def vocabularies():
-    from workflow_src.vocab import SPECIALS, Vocab
+    from workflow_src.data.vocab import SPECIALS, Vocab
 
     return (Vocab(list(SPECIALS) + [f"s{i}" for i in range(SRC_VOCAB - len(SPECIALS))]),
             Vocab(list(SPECIALS) + [f"t{i}" for i in range(TGT_VOCAB - len(SPECIALS))]))
@@ -405,7 +406,9 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
     loss (train.mean_loss) and greedy search of fewer steps than the finished check's interval;
     with `searches`, greedy (and, for a softmax, beam) search below and across that interval;
     with `translate`, decode.translate (the decode job's loop) over a batch."""
-    from workflow_src import decode, nmt_data, precision as precisions, train
+    from workflow_src.decode import decode
+    from workflow_src.model import nmt_data, precision as precisions
+    from workflow_src.train import train
     from workflow_src.model import joint, losses, seq2seq
 
     spec = small_nmt(spec)
@@ -478,7 +481,8 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
 def run_lm(label: str, spec: dict) -> dict:
     """train_lm.train_epoch (backward a no-op: forward, objective, clipping and the optimiser's
     step over no gradients) over one and over three segments, and train_lm.evaluate."""
-    from workflow_src import precision as precisions, train_lm
+    from workflow_src.model import precision as precisions
+    from workflow_src.train import train_lm
 
     spec = small_lm(spec)
     model = train_lm.build_model(spec, LM_VOCAB)

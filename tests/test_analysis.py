@@ -2,7 +2,8 @@
 
 import pytest
 
-from workflow_src.analysis import bin_label, binned_f1, frequency_bin, time_to_convergence
+from workflow_src.report.analysis import time_to_convergence
+from workflow_src.score.rare_words import bin_label, binned_f1, frequency_bin
 
 BINS = ((1, 1), (2, 2), (3, 4), (5, None))
 
@@ -68,9 +69,9 @@ def write_example_world(root, sources: list[str], references: list[str]):
 
 
 def example_table(root, monkeypatch):
-    from workflow_src.analysis import examples
+    from workflow_src.report.analysis import examples
     from workflow_src.papers import vmf
-    from workflow_src.registry import Context
+    from workflow_src.artefacts import Context
 
     monkeypatch.chdir(root)
     return examples(vmf.ARTEFACTS["table10"], Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)}), "vmf", "table10")
@@ -100,9 +101,9 @@ def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds
     from pathlib import Path
 
     from workflow_src import layout
-    from workflow_src.analysis import convergence
+    from workflow_src.report.analysis import convergence
     from workflow_src.papers import vmf
-    from workflow_src.registry import Context, Job
+    from workflow_src.artefacts import Context, Job
 
     monkeypatch.chdir(tmp_path)
     losses = {1: [3.0, 2.0, 2.5], 2: [3.0, 2.8, 2.6]}  # seed 1 converges at epoch 2; seed 2 still falls
@@ -126,7 +127,8 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     recorded says so."""
     import json
 
-    from workflow_src import analysis, layout, registry
+    from workflow_src import artefacts, layout, registry
+    from workflow_src.report import analysis
 
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("vmf", "table4")
@@ -137,16 +139,16 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(benchmark))
     for i, row in enumerate(rows):
-        metrics = tmp_path / layout.metrics_path(registry.Job("iwslt16", "fr-en", row.experiment, 1))
+        metrics = tmp_path / layout.metrics_path(artefacts.Job("iwslt16", "fr-en", row.experiment, 1))
         metrics.parent.mkdir(parents=True)
         counts = {"layer_parameters": {"input": 1000 + i, "output": 2000 + i}} if row != rows[-1] else {}
         metrics.write_text(json.dumps({"epoch": 1, **counts}) + "\n")
-    ctx = registry.Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)})
-    assert layout.metrics_path(registry.Job("iwslt16", "fr-en", rows[0].experiment, 1)) in layout.inputs(artefact, ctx, "vmf", "table4")
+    ctx = artefacts.Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)})
+    assert layout.metrics_path(artefacts.Job("iwslt16", "fr-en", rows[0].experiment, 1)) in layout.inputs(artefact, ctx, "vmf", "table4")
     _, out, footer = analysis.table(artefact, ctx, "vmf", "table4")
     assert [r["input layer parameters ours"] for r in out[:-1]] == [1000 + i for i in range(len(rows) - 1)]
     assert out[1]["output layer parameters ours ratio"] == pytest.approx(2001 / 2000)
     assert out[-1]["input layer parameters ours"] is None and "predates per-layer counts" in out[-1]["note"]
     assert out[2]["ms per batch ours"] == 12.0 and "trained on iwslt16 fr-en" in footer[0]
-    unconfigured = analysis.table(artefact, registry.Context(seeds=(1,), pairs={}), "vmf", "table4")[1]
+    unconfigured = analysis.table(artefact, artefacts.Context(seeds=(1,), pairs={}), "vmf", "table4")[1]
     assert unconfigured[0]["input layer parameters ours"] is None and "not configured" in unconfigured[0]["note"]

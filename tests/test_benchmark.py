@@ -1,4 +1,4 @@
-"""workflow_src/benchmark.py on the CPU at tiny sizes: training steps run in config
+"""workflow_src/plan/benchmark.py on the CPU at tiny sizes: training steps run in config
 `train.precision` and decoding in fp32 (as decode jobs), every result is stamped with where, in what and when it ran, and vMF Table 4's
 rows carry target tokens per second."""
 
@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import torch
 
-from workflow_src import benchmark
+from workflow_src.plan import benchmark
 
 SETTINGS = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 16, "src_embedding": 8,
             "tgt_embedding": 8, "dim": 8, "vocab": 60, "bpe_vocab": 40, "batch_size": 4, "length": 5, "warmup": 1,

@@ -1,4 +1,4 @@
-"""The target-side bigram a translation model must beat after one epoch (workflow_src/bigram.py):
+"""The target-side bigram a translation model must beat after one epoch (workflow_src/train/bigram.py):
 a distribution over the vocabulary in every context, Witten-Bell's weights on a hand-counted
 example, and the loss as the mean of its tokens' negative log-probabilities."""
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from workflow_src.bigram import BEGIN, WittenBellBigram, bigram_loss
+from workflow_src.train.bigram import BEGIN, WittenBellBigram, bigram_loss
 
 TRAIN = [[1, 2, 3], [1, 2, 2, 3], [4, 3]]
 VOCAB = 6  # ids 0-5; 0 is padding, 5 never occurs

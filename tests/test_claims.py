@@ -1,5 +1,5 @@
 """The claims table: each test against an independent computation, and every claim decidable
-under config.yaml's seeds and columns (`workflow_src/claims.py`)."""
+under config.yaml's seeds and columns (`workflow_src/report/claims.py`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import yaml
 from scipy import stats
 
 from tests.conftest import REPO
-from workflow_src import claims, evidence, layout, meteor, registry, significance
-from workflow_src.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
-from workflow_src.evidence import Cell
+from workflow_src import artefacts, layout, registry
 from workflow_src.paper_records import Check, Claim
+from workflow_src.report import claims
+from workflow_src.report.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from workflow_src.score import evidence, meteor, significance
+from workflow_src.score.evidence import Cell
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 REPEATS = 5  # timed repeats of a benchmark (the issue's minimum; the benchmarks' own count is tested there)
@@ -200,27 +202,27 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
     """(kind, replicates) of a check's cells in a full run of config.yaml."""
     artefact = registry.artefact(paper, check.artefact)
     ctx = layout.context(CONFIG, paper, check.artefact)
-    if isinstance(artefact, registry.ScoreTable):
+    if isinstance(artefact, artefacts.ScoreTable):
         column = next(c for c in artefact.columns if c.name == check.column)
         return "bleu", len(ctx.dataset_seeds(column.dataset))
-    if isinstance(artefact, registry.PerplexityTable):
+    if isinstance(artefact, artefacts.PerplexityTable):
         corpus = next(c for c in artefact.columns if check.column.startswith(f"{c.name} "))
         return "perplexity", len(ctx.dataset_seeds(corpus.base))
-    if isinstance(artefact, registry.RareWordTable):
+    if isinstance(artefact, artefacts.RareWordTable):
         return "f1", len(ctx.dataset_seeds(artefact.column.dataset))
-    if isinstance(artefact, registry.ConvergenceTable):
+    if isinstance(artefact, artefacts.ConvergenceTable):
         column = next(c for c in artefact.columns if c.name == check.row)
         return "value", len(ctx.dataset_seeds(column.dataset))
-    if isinstance(artefact, registry.NeighbourTable):
+    if isinstance(artefact, artefacts.NeighbourTable):
         return "value", len(ctx.dataset_seeds(artefact.column.dataset))
-    if isinstance(artefact, (registry.ParameterTable, registry.SamplingTable)):
+    if isinstance(artefact, (artefacts.ParameterTable, artefacts.SamplingTable)):
         return "value", REPEATS
     panel = next(p for p in artefact.panels if p.title == check.column)
-    if isinstance(panel, registry.Throughput):
+    if isinstance(panel, artefacts.Throughput):
         return "value", REPEATS
-    if isinstance(panel, registry.SubspaceSweep):
+    if isinstance(panel, artefacts.SubspaceSweep):
         return "value", len(ctx.dataset_seeds(panel.corpus.base))
-    if isinstance(panel, registry.MeteorByFrequency):
+    if isinstance(panel, artefacts.MeteorByFrequency):
         return "meteor", len(ctx.dataset_seeds(panel.column.dataset))
     raise AssertionError(f"{paper} {check.artefact}: no evidence shape for {type(panel).__name__}")
 
@@ -258,7 +260,7 @@ def meteor_parameters(paper: str, check: Check) -> dict | None:
     """The MeteorParameters (as a dict) of a METEOR panel's target language; None elsewhere."""
     artefact = registry.artefact(paper, check.artefact)
     panel = next((p for p in getattr(artefact, "panels", ()) if p.title == check.column), None)
-    if not isinstance(panel, registry.MeteorByFrequency):
+    if not isinstance(panel, artefacts.MeteorByFrequency):
         return None
     return dataclasses.asdict(meteor.MeteorParameters(*panel.parameters[panel.column.pair.split("-")[1]]))
 
@@ -339,28 +341,28 @@ def test_every_claim_can_be_decided_under_config_yaml(paper: str, claim: Claim):
 def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     """(rows, columns) a check may name in its artefact."""
     artefact = registry.artefact(paper, check.artefact)
-    if isinstance(artefact, registry.Figure):
+    if isinstance(artefact, artefacts.Figure):
         panels = {p.title for p in artefact.panels}
         series = {s.name for p in artefact.panels for s in getattr(p, "systems", ())} | {"d(Lᵀ, W)"}
         return series, panels
-    if isinstance(artefact, registry.ConvergenceTable):
+    if isinstance(artefact, artefacts.ConvergenceTable):
         return {c.name for c in artefact.columns}, {f"{s.name} ours" for s in artefact.systems}
-    if isinstance(artefact, registry.RareWordTable):
+    if isinstance(artefact, artefacts.RareWordTable):
         labels = {"0 (unseen)"} | {analysis_bin_label(*b) for b in artefact.bins}
         return labels, {s.name for s in artefact.systems}
-    if isinstance(artefact, registry.NeighbourTable):
+    if isinstance(artefact, artefacts.NeighbourTable):
         return set(artefact.paper), {s.name for s in artefact.systems}
-    if isinstance(artefact, registry.ParameterTable):
+    if isinstance(artefact, artefacts.ParameterTable):
         return {r.experiment for r in artefact.rows}, {"ms per batch"}
-    if isinstance(artefact, registry.SamplingTable):
+    if isinstance(artefact, artefacts.SamplingTable):
         return {r.experiment for r in artefact.rows}, {f"{share:.0%}" for share in artefact.shares}
-    if isinstance(artefact, registry.PerplexityTable):
+    if isinstance(artefact, artefacts.PerplexityTable):
         return {r.experiment for r in artefact.rows}, {f"{c.name} {split}" for c in artefact.columns for split in ("valid", "test")}
     return {r.experiment for r in artefact.rows}, {c.name for c in artefact.columns}
 
 
 def analysis_bin_label(low, high):
-    from workflow_src.analysis import bin_label
+    from workflow_src.score.rare_words import bin_label
 
     return bin_label(low, high)
 

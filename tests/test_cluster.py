@@ -28,7 +28,7 @@ import yaml
 from tests.conftest import REPO
 from tests.test_workflow import SNAKEMAKE
 from workflow_src import layout
-from workflow_src.train import TIMING_FIELDS
+from workflow_src.train.train import TIMING_FIELDS
 
 MODEL = layout.model_dir("iwslt16", "fr-en", "word2word-ce", 1)
 SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
@@ -48,7 +48,7 @@ def slice_config(rows: list[str]) -> dict:
 
 def environment(**extra) -> dict:
     """The jobs hold GPU slots (train.device: auto) on a machine declared to have no GPU
-    (REPRO_GPUS=0, workflow_src/gpu.py): they train on the CPU instead of refusing to."""
+    (REPRO_GPUS=0, workflow_src/model/gpu.py): they train on the CPU instead of refusing to."""
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "REPRO_GPUS": "0", **extra}
 
 
@@ -100,7 +100,7 @@ def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(referenc
     # Kill the moment epoch 1's checkpoint appears: epoch 2 then has about 1.5 s to go here, and
     # a fixed sleep first raced it on a faster machine (the first run finished before the kill).
     wait_for(tmp_path / MODEL / "checkpoint.pt", process, poll=0.02)
-    killed = subprocess.run(["pkill", "-KILL", "-f", f"workflow_src.train .*{MODEL}"], check=False).returncode == 0
+    killed = subprocess.run(["pkill", "-KILL", "-f", f"workflow_src.train.train .*{MODEL}"], check=False).returncode == 0
     out, _ = process.communicate(timeout=1800)
     assert process.returncode == 0, out[-4000:]
     assert killed and "resuming after epoch 1" in (tmp_path / f"logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()

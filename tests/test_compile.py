@@ -1,4 +1,4 @@
-"""config `train.compile` (workflow_src/compilation.py): the compiled decoder step and LM segment
+"""config `train.compile` (workflow_src/model/compilation.py): the compiled decoder step and LM segment
 compute what the eager ones do, on the CPU with inductor; `graphs` needs CUDA; eager specs are
 unchanged and compiled models save the eager model's state_dict."""
 
@@ -9,10 +9,11 @@ import torch
 import yaml
 
 from tests.conftest import REPO
-from workflow_src import compilation, train_lm
 from workflow_src.layout import resolve_lm_spec, resolve_spec
+from workflow_src.model import compilation
 from workflow_src.model.lm import LSTMLanguageModel, unrolled_lstm
 from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.train import train_lm
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False, "compile": "fuse",

@@ -5,9 +5,9 @@ import itertools
 import pytest
 import torch
 
-from workflow_src.decode import translate
+from workflow_src.data.vocab import Vocab
+from workflow_src.decode.decode import translate
 from workflow_src.model.seq2seq import Seq2Seq
-from workflow_src.vocab import Vocab
 
 SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False,
         "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8, "dropout": 0.0}}

@@ -18,9 +18,9 @@ import yaml
 
 from tests.conftest import REPO, real_fixture
 from tests.test_iwslt import iwslt_spec
-from workflow_src import demo_world
-from workflow_src.demo_world import World, WorldSize
-from workflow_src.lm_data import member_lines
+from workflow_src.data import demo_language, demo_world
+from workflow_src.data.demo_language import World, WorldSize
+from workflow_src.data.lm_data import member_lines
 
 
 
@@ -57,7 +57,7 @@ def test_synonyms_morphology_and_word_order():
     clause = world._clause(rng)
     while clause.obj is None or clause.subject.name or clause.preposition is not None:
         clause = world._clause(rng)
-    meaning = demo_world.Meaning([clause], question=False)
+    meaning = demo_language.Meaning([clause], question=False)
     fr = world.realise(meaning, "fr", random.Random(1)).rstrip(".").split()
     de = world.realise(meaning, "de", random.Random(1)).rstrip(".").split()
     verb_stem = world.lexicons["de"].verbs[clause.verb][0]

@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from workflow_src.download import DownloadError, download, main
+from workflow_src.data.download import DownloadError, download, main
 
 
 def tgz(members: dict[str, bytes]) -> bytes:

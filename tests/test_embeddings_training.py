@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from workflow_src.demo_world import World, WorldSize
-from workflow_src.embeddings import normalise, read_vec, train_vectors, write_vec
-from workflow_src.preprocess import tokenize
+from workflow_src.data.demo_language import World, WorldSize
+from workflow_src.data.embeddings import normalise, read_vec, train_vectors, write_vec
+from workflow_src.data.preprocess import tokenize
 
 SETTINGS = {
     "word2vec": {"dim": 32, "model": "cbow", "window": 5, "negative": 10, "sample": 1e-3, "epochs": 15, "min_count": 2},
@@ -48,7 +48,7 @@ def test_unknown_backend_names_the_setting(corpus):
 def test_table_writes_the_share_of_the_target_vocabulary_without_a_vector(tmp_path, capsys):
     import json
 
-    from workflow_src.embeddings import main
+    from workflow_src.data.embeddings import main
 
     write_vec(tmp_path / "v.vec", ["the", "cat", "</s>", "dog"], normalise(np.eye(4)))
     (tmp_path / "vocab.tsv").write_text("the\t9\ncat\t5\nzebu\t4\ndog\t1\n")

@@ -1,4 +1,4 @@
-"""The evidence tables and figures write for the claims (`workflow_src/evidence.py`): each cell's
+"""The evidence tables and figures write for the claims (`workflow_src/score/evidence.py`): each cell's
 replicates give back the number the artefact shows. Small and fast: fake result files, tiny models."""
 
 import dataclasses
@@ -13,8 +13,12 @@ import pytest
 import torch
 
 from tests.test_lm import hand_set_model
-from workflow_src import analysis, benchmark, claims, evidence, figures, layout, meteor, registry, table_evidence, train_lm
-from workflow_src.registry import Context, Job
+from workflow_src import artefacts, layout, registry
+from workflow_src.artefacts import Context
+from workflow_src.plan import benchmark
+from workflow_src.report import analysis, claims, figures, table_evidence
+from workflow_src.score import evidence, meteor, rare_words
+from workflow_src.train import train_lm
 
 TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
         "tgt_embedding": 8, "dim": 8, "vocab": 40, "bpe_vocab": 30, "batch_size": 2, "length": 3, "warmup": 0,
@@ -95,9 +99,9 @@ def test_rare_word_counts_give_binned_f1():
     references = ["the cat sat on the mat", "the dog sat", "a mat"]
     hypotheses = ["the cat sat on a mat", "a dog dog sat", "the the"]
     bins = ((1, 1), (2, 2), (3, 4), (5, None))
-    per_sentence = analysis.sentence_bin_counts(references, hypotheses, train, bins)
+    per_sentence = rare_words.sentence_bin_counts(references, hypotheses, train, bins)
     assert len(per_sentence) == 3 and all(len(s) == len(bins) + 1 for s in per_sentence)
-    for b, scores in enumerate(analysis.binned_f1(references, hypotheses, train, bins)):
+    for b, scores in enumerate(rare_words.binned_f1(references, hypotheses, train, bins)):
         matched, hyp, ref = (sum(s[b][i] for s in per_sentence) for i in range(3))
         assert scores["f1"] == pytest.approx(2 * matched / (hyp + ref) if hyp + ref else 0.0)
 
@@ -212,7 +216,7 @@ def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
     panel = registry.artefact("joint", "figure3").panels[0]
     stale = {"parameters": {}, "bins": {b: {"score": 0.5} for b in panel.bins}}  # written before they were kept
     with pytest.raises(ValueError, match="old.json has no per-sentence statistics.*--forcerun meteor_by_frequency"):
-        figures.meteor_cells(panel, "NMT", [registry.Job("wmt17", "en-de", "e", 1)], [stale], ["old.json"])
+        figures.meteor_cells(panel, "NMT", [artefacts.Job("wmt17", "en-de", "e", 1)], [stale], ["old.json"])
 
 
 def test_an_empty_panel_writes_no_lines(tmp_path, monkeypatch):

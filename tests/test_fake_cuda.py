@@ -128,7 +128,7 @@ def test_validation_reads_the_host_once_at_its_end(results, family):
     """train.mean_loss sums on the device and reads the sum once, at its end (deliberate: once
     per validation)."""
     validation = ran(results, family)["validation"]
-    assert sites(validation["reads"]) == {"workflow_src/train.py:mean_loss": 1}
+    assert sites(validation["reads"]) == {"workflow_src/train/train.py:mean_loss": 1}
     assert validation["value_type"] == "float"
 
 
@@ -172,7 +172,7 @@ def test_translate_reads_at_the_finished_check_and_its_results_once(results):
     for result in translated:
         read = sites(result["reads"])
         assert read.pop("workflow_src/model/seq2seq.py:Seq2Seq.greedy") == result["max_len"] // 8
-        assert read == {"workflow_src/decode.py:translate": 2 * len(fake.SOURCES) * result["max_len"]}
+        assert read == {"workflow_src/decode/decode.py:translate": 2 * len(fake.SOURCES) * result["max_len"]}
 
 
 # -- language models -------------------------------------------------------------------------
@@ -183,9 +183,9 @@ def test_lm_epoch_reads_the_host_once_per_epoch(results, family):
     result = ran(results, family)
     for segments in (1, 3):
         epoch = result[f"train_epoch_{segments}"]
-        assert sites(epoch["reads"]) == {"workflow_src/train_lm.py:train_epoch": 2}, segments
+        assert sites(epoch["reads"]) == {"workflow_src/train/train_lm.py:train_epoch": 2}, segments
         assert epoch["returned"] == ["float", "float", "int"]
-    assert sites(result["evaluate"]["reads"]) == {"workflow_src/train_lm.py:evaluate": 1}
+    assert sites(result["evaluate"]["reads"]) == {"workflow_src/train/train_lm.py:evaluate": 1}
 
 
 @pytest.mark.parametrize("family", LM)
@@ -208,7 +208,7 @@ def test_cuda_settings_resolve_as_a_cuda_job_resolves_them():
     (compilation.mode). What they do to the arithmetic is gpu_check's."""
     import torch
 
-    from workflow_src import compilation, precision
+    from workflow_src.model import compilation, precision
 
     cuda = torch.device("cuda")
     assert precision.resolve("auto", cuda) == "bf16" and precision.resolve("auto", torch.device("cpu")) == "fp32"

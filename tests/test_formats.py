@@ -7,10 +7,10 @@ import tarfile
 
 import pytest
 
-from workflow_src import iwslt, wmt
 from workflow_src.atomic import read_lines, stream_lines
-from workflow_src.demo_world import deterministic_tgz, deterministic_zip
-from workflow_src.archives import CorpusError
+from workflow_src.data import iwslt, wmt
+from workflow_src.data.archives import CorpusError
+from workflow_src.data.demo_world import deterministic_tgz, deterministic_zip
 
 SGM = ('<srcset setid="t" srclang="any">\n<doc docid="d1" genre="news">\n<p>\n<seg id="1">{}</seg>\n</p>\n</doc>\n'
        "</srcset>\n")

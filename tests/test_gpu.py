@@ -9,7 +9,7 @@ from tests.conftest import REPO
 
 HOLD = """
 import os, sys, time
-from workflow_src.gpu import gpu_slot
+from workflow_src.model.gpu import gpu_slot
 with gpu_slot(poll_seconds=0.05) as slot:
     print(f"{slot} {os.environ.get('CUDA_VISIBLE_DEVICES')} {time.time()}", flush=True)
     time.sleep(float(sys.argv[1]))
@@ -120,7 +120,7 @@ def test_devices_are_counted_without_starting_cuda_in_the_job(monkeypatch):
     every job on device 0. A child process counts instead."""
     import torch
 
-    from workflow_src import gpu
+    from workflow_src.model import gpu
 
     def started_cuda():
         raise AssertionError("CUDA started in the job's process before CUDA_VISIBLE_DEVICES was set")
@@ -162,7 +162,8 @@ def test_a_job_holding_gpu_slots_refuses_the_cpu(monkeypatch, capsys):
     what torch reported, exit status 1, before any training; never `device: cpu` for weeks."""
     import pytest
 
-    from workflow_src import gpu, train
+    from workflow_src.model import gpu
+    from workflow_src.train import train
 
     no_cuda(monkeypatch)
     monkeypatch.setenv("REPRO_GPU_SLOTS", "1")
@@ -185,7 +186,7 @@ def test_a_job_holding_gpu_slots_refuses_the_cpu(monkeypatch, capsys):
 def test_the_cpu_is_used_where_asked_or_no_slot_is_held(monkeypatch):
     """train.device cpu holds no slot (the demo); a command typed by hand holds none either; and
     REPRO_GPUS=0 declares a GPU-less machine whose slots stand in for CPU work (tests)."""
-    from workflow_src import gpu
+    from workflow_src.model import gpu
 
     no_cuda(monkeypatch)
     monkeypatch.setenv("REPRO_GPU_SLOTS", "0")
@@ -211,6 +212,6 @@ def test_the_training_rules_tell_the_job_its_slots(tmp_path):
     for device, slots in (("auto", "1"), ("cpu", "0")):
         out = snakemake(tmp_path, *targets, "--configfile", str(REPO / "config.yaml"), "-n", "-p", "--cores", "2",
                         "--resources", "gpu=1", "--config", f"train={{device: {device}}}").stdout
-        shells = [line for line in out.splitlines() if "python -m workflow_src.train" in line]
+        shells = [line for line in out.splitlines() if "python -m workflow_src.train.train" in line]
         assert {line.split("REPRO_GPU_SLOTS=")[1].split()[0] for line in shells} == {slots}, out[-3000:]
-        assert any("workflow_src.train_lm" in line for line in shells) and any("workflow_src.train " in line for line in shells)
+        assert any("workflow_src.train.train_lm" in line for line in shells) and any("workflow_src.train.train " in line for line in shells)

@@ -8,10 +8,10 @@ import tarfile
 import pytest
 
 from tests.conftest import real_fixture
-from workflow_src import demo_world, iwslt
-from workflow_src.archives import CorpusError, Undecodable
-from workflow_src.iwslt import (ArchiveSet, extract_evaluation_set, extract_train, needed_patterns, parse_mteval_xml,
-                                train_tags_lines)
+from workflow_src.data import demo_language, demo_world, iwslt
+from workflow_src.data.archives import CorpusError, Undecodable
+from workflow_src.data.iwslt import (ArchiveSet, extract_evaluation_set, extract_train, needed_patterns,
+                                     parse_mteval_xml, train_tags_lines)
 
 BUNDLE_MEMBER = "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz"
 
@@ -34,7 +34,7 @@ def archive_specs(spec, src, tgt):
 def mirror(tmp_path_factory):
     root = tmp_path_factory.mktemp("mirror")
     spec = iwslt_spec(root, ["fr-en"], ["tst2013", "tst2014"], ["tst2015", "tst2016"])
-    size = demo_world.WorldSize(nouns=60, verbs=20, adjectives=10, names=10)
+    size = demo_language.WorldSize(nouns=60, verbs=20, adjectives=10, names=10)
     demo_world.write_mirror(spec, {}, size, seed=3, n_train=150, n_per_test_set=20, n_monolingual=10)
     return spec
 
@@ -50,7 +50,7 @@ def test_real_iwslt17_test_set_takes_its_reference_from_the_reverse_archive(tmp_
     bundle for training and development: the whole IWSLT path."""
     de_en, en_de = real_fixture("iwslt17-ted-test", "de-en.tgz"), real_fixture("iwslt17-ted-test", "en-de.tgz")
     spec = iwslt_spec(tmp_path, ["de-en"], ["tst2013"], ["tst2015"])
-    demo_world.write_mirror(spec, {}, demo_world.WorldSize(nouns=30, verbs=8, adjectives=5, names=5), seed=1,
+    demo_world.write_mirror(spec, {}, demo_language.WorldSize(nouns=30, verbs=8, adjectives=5, names=5), seed=1,
                             n_train=40, n_per_test_set=5, n_monolingual=0)
     stats = run([f"{spec['bundle']}::{BUNDLE_MEMBER.format(src='de', tgt='en')}", de_en, en_de], tmp_path / "out",
                 test_sets=["tst2016"], pair="de-en")

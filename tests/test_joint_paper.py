@@ -11,14 +11,16 @@ import yaml
 from tests.conftest import REPO, unpinned
 from tests.test_train import SPEC, data, metrics, run  # noqa: F401  (data: the training fixture)
 from tests.test_workflow import read_csv, snakemake
-from workflow_src import demo_world, layout, registry, render
+from workflow_src import artefacts, layout, registry
+from workflow_src.data import demo_language, demo_world
+from workflow_src.data.sources import local_path
 from workflow_src.model import joint as joint_layer
 from workflow_src.model.joint import JointOutput
+from workflow_src.model.nmt_data import load_model
 from workflow_src.model.seq2seq import Seq2Seq
-from workflow_src.nmt_data import load_model
 from workflow_src.papers import joint
-from workflow_src.score import bleu
-from workflow_src.sources import local_path
+from workflow_src.report import render
+from workflow_src.score.score import bleu
 
 
 def test_sampling_follows_section_4_2():
@@ -39,7 +41,7 @@ def test_table2_has_three_models_per_vocabulary_against_its_nmt():
     chosen = table.rows[2]
     assert chosen.tune == tuple(joint.name("32k", "joint", d) for d in (512, 2048, 4096))
     assert chosen.paper["De→En |Θ|"] == pytest.approx(48.8e6) and chosen.paper["De→En"] == 18.11
-    ctx = registry.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
+    ctx = artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
     assert ctx.candidates(chosen.experiment, chosen.tune) == list(chosen.tune)
 
 
@@ -96,7 +98,7 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
     gets no mark; Δ is against the baseline row; BLEU and |Θ| come from the bleu_tok scores and the
     training metrics."""
     monkeypatch.chdir(tmp_path)
-    column = registry.Column("wmt17", "de-en", "bleu_tok", "De→En")
+    column = artefacts.Column("wmt17", "de-en", "bleu_tok", "De→En")
     references = [f"the house number {i} is small and the garden is green" for i in range(60)]
     outputs = {"base": [f"a dog {i} runs" for i in range(60)], "twin": [f"a dog {i} runs" for i in range(60)],
                "good": references}
@@ -109,9 +111,9 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
         (folder / "test.greedy.hyp.tok").write_text("\n".join(lines) + "\n")
         (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True, "parameters": parameters}) + "\n")
         (folder / "test.greedy.bleu_tok.json").write_text(json.dumps(bleu(lines, references, tokenize="none")))
-    table = registry.ScoreTable("t", (column,), tuple(registry.Row(name, {"De→En": 10.0, "De→En |Θ|": 1e6}, {}, baseline="base")
+    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0, "De→En |Θ|": 1e6}, {}, baseline="base")
                                                        for name in outputs), (), significance_levels=joint.LEVELS, parameters=True)
-    ctx = registry.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
+    ctx = artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
     _, rows, footer, _ = render.score_table(table, ctx)
     by_name = {row["experiment"]: row for row in rows}
     assert by_name["good"]["De→En significance"] == "‡" and by_name["good"]["De→En Δ"] > 50
@@ -122,7 +124,7 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
 
 
 def test_nearest_representations_by_cosine_leave_out_the_query_and_specials():
-    from workflow_src.representations import nearest, representations
+    from workflow_src.score.representations import nearest, representations
     vectors = torch.tensor([[1.0, 0.0], [0.9, 0.1], [1.0, 0.05], [0.0, 1.0], [-1.0, 0.0]])
     assert [i for i, _ in nearest(vectors, 0, 3, excluded=[1])] == [2, 3, 4]
     spec = {**SPEC, "output_form": "joint", "joint_dim": 7, "sample_share": None,
@@ -155,7 +157,7 @@ def joint_run(tmp_path_factory):
     unpinned(config)  # the archives are generated, not the real ones
     sources = {pair: {split: [{**e, "archive": local_path(config, e["archive"])} for e in entries]
                       for split, entries in wmt17["sources"][pair].items()} for pair in pairs}
-    world = demo_world.World(["de", "en"], demo_world.WorldSize(nouns=60, verbs=15, adjectives=10, names=10,
+    world = demo_language.World(["de", "en"], demo_language.WorldSize(nouns=60, verbs=15, adjectives=10, names=10,
                                                                 two_clause_rate=0, pp_rate=0.1), seed=3)
     demo_world.write_wmt_mirror(world, sources, n_train=1200, n_per_set=60)
     config["datasets"] = {"wmt17": {**wmt17, "pairs": pairs, "sources": {p: wmt17["sources"][p] for p in pairs},

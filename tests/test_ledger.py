@@ -1,17 +1,16 @@
 """The deviations ledger: every entry names a real setting or code path, cites real artefacts,
 renders, and is cited by the footers of the tables it affects."""
 
-import ast
 import csv
 import importlib
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import REPO
-from workflow_src import deviations, paper_records, registry
+from workflow_src import paper_records, registry
+from workflow_src.report import deviations
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
@@ -48,7 +47,7 @@ def config_key_problem(dotted: str) -> str:
 
 
 def code_path_problem(path: str) -> str:
-    """'' when `workflow_src/<module>.py:<attribute>` exists, else what is missing."""
+    """'' when `workflow_src/<path>.py:<attribute>` exists, else what is missing."""
     file, _, attribute = path.partition(":")
     if not (REPO / file).is_file():
         return f"code path {path}: no file {file}"
@@ -77,7 +76,7 @@ def test_the_setting_check_catches_what_does_not_exist():
     assert setting_problem("workflow_src/model/lm_losses.py:augmented_loss") == ""
     assert setting_problem("scoring.meteor_jar") == ""  # null in config.yaml is still a key
     assert "train.no_such_key" in setting_problem("train.no_such_key")
-    assert "no_such_function" in setting_problem("workflow_src/score.py:no_such_function")
+    assert "no_such_function" in setting_problem("workflow_src/score/score.py:no_such_function")
     assert "no file" in setting_problem("workflow_src/nothing.py:x")
 
 
@@ -97,10 +96,10 @@ def test_issue_16_items_are_in_the_ledgers():
     settings = {paper: {d.setting for d in deviations.ledger(paper)} for paper in registry.PAPERS}
     assert {"model.encoder_bidirectional", "train.lr_decay", "train.loss_normalisation", "datasets.wmt17.max_ratio",
             "architectures.joint"} <= settings["joint"]
-    assert {"workflow_src/model/lm_losses.py:augmented_loss", "papers.tying.table1.tune", "workflow_src/lm_predict.py:predict",
+    assert {"workflow_src/model/lm_losses.py:augmented_loss", "papers.tying.table1.tune", "workflow_src/decode/lm_predict.py:predict",
             "lm.convergence"} <= settings["tying"]
-    assert {"workflow_src/analysis.py:time_to_convergence", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
-    assert "workflow_src/neighbours.py:neighbour_statistics" in settings["synmargin"]
+    assert {"workflow_src/report/analysis.py:time_to_convergence", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
+    assert "workflow_src/score/neighbours.py:neighbour_statistics" in settings["synmargin"]
 
 
 def test_footers_cite_the_entries_of_their_table():
@@ -128,7 +127,7 @@ def test_a_bad_ledger_fails_with_its_entry():
 
 @pytest.mark.parametrize("paper", registry.PAPERS)
 def test_the_papers_docs_list_their_ledger_and_claims(paper):
-    from workflow_src import claims
+    from workflow_src.report import claims
 
     page = (REPO / "docs" / f"{paper}.md").read_text()
     for d in deviations.ledger(paper):
@@ -137,26 +136,13 @@ def test_the_papers_docs_list_their_ledger_and_claims(paper):
         assert f"- {c.id} {c.statement}" in page, f"docs/{paper}.md does not list claim {c.id}"
 
 
-def workflow_imports(path: Path) -> set[str]:
-    """The workflow_src modules a file imports, at any depth of its code."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workflow_src"):
-            found |= {f"{node.module}.{a.name}" if node.module == "workflow_src" else node.module for a in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("workflow_src")}
-    return found
+def test_claims_and_ledger_stay_out_of_the_rendering_code():
+    """The claims and the ledger write through workflow_src.tables, never through the renderers:
+    no import runs claims -> render -> analysis -> layout (the papers' side of that old circle is
+    tests/test_architecture.py's: a paper imports only the registry's types)."""
+    from tests.test_architecture import IMPORTS
 
-
-def test_papers_claims_and_ledger_stay_out_of_the_rendering_code():
-    """The papers are records (registry types, claims, ledger entries); the claims and the ledger
-    write through workflow_src.tables; layout reaches the tying paper through the registry: no
-    import runs papers -> claims -> render -> analysis -> layout -> papers."""
-    source = REPO / "workflow_src"
-    for paper in (source / "papers").glob("[!_]*.py"):
-        assert workflow_imports(paper) <= {"workflow_src.registry", "workflow_src.paper_records",
-                                           "workflow_src.papers"}, paper.name  # synmargin reuses vMF's entries
-    rendering = {f"workflow_src.{m}" for m in ("render", "analysis", "figures", "layout")}
-    for module in ("claims", "deviations", "tables", "evidence", "paper_records"):
-        assert not workflow_imports(source / f"{module}.py") & rendering, module
-    assert not any(m.startswith("workflow_src.papers") for m in workflow_imports(source / "layout.py"))
+    rendering = {"workflow_src.report.render", "workflow_src.report.analysis", "workflow_src.report.figures",
+                 "workflow_src.layout"}
+    for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
+        assert not IMPORTS[f"workflow_src.{module}"] & rendering, module

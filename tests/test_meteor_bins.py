@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
-from workflow_src import meteor
-from workflow_src.meteor import MeteorParameters, add_statistics, align, binned_meteor, meteor_score, meteor_statistics
+from workflow_src.score import meteor
+from workflow_src.score.meteor import (MeteorParameters, add_statistics, align, binned_meteor, meteor_score,
+                                       meteor_statistics)
 
 ENGLISH = MeteorParameters(0.85, 0.2, 0.6, 0.0)  # the paper's English parameters
 

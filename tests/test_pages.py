@@ -17,8 +17,9 @@ import yaml
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Rectangle
 
-from workflow_src import claims, figures, layout, registry, render, tables
-from workflow_src.registry import LearningCurves, MeteorByFrequency, PerplexityCurves, SubspaceSweep, Throughput
+from workflow_src import artefacts, layout, registry, tables
+from workflow_src.artefacts import LearningCurves, MeteorByFrequency, PerplexityCurves, SubspaceSweep, Throughput
+from workflow_src.report import claims, figures, render
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())
@@ -36,7 +37,7 @@ def write_lines(path: str, records: list[dict]) -> None:
     Path(path).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def fake_translation_model(job: registry.Job, k: int, figure_id: tuple[str, str]) -> None:
+def fake_translation_model(job: artefacts.Job, k: int, figure_id: tuple[str, str]) -> None:
     write_lines(layout.metrics_path(job), [{"epoch": e, "dev_bleu": 5.0 * e + k + job.seed, "best": True}
                                            for e in range(1, 5)])
     for search in ("greedy", "beam5"):
@@ -50,7 +51,7 @@ def fake_translation_model(job: registry.Job, k: int, figure_id: tuple[str, str]
                              for b in ("high", "medium", "low")}})
 
 
-def fake_language_model(job: registry.Job, k: int) -> None:
+def fake_language_model(job: artefacts.Job, k: int) -> None:
     units = DEMO["lm"]["sizes"][registry.language_model(job.experiment).size]
     folder = layout.lm_dir(job)
     write_lines(f"{folder}/metrics.jsonl", [{"epoch": e, "valid_perplexity": 300.0 / e + k} for e in range(1, 4)])
@@ -58,7 +59,7 @@ def fake_language_model(job: registry.Job, k: int) -> None:
                                              "train_tokens": 20000, "subspace_distance": 0.1 * (k % 10) + 0.01 * job.seed})
 
 
-def fake_results(figure: registry.Figure, ctx: registry.Context, paper: str, artefact_id: str) -> None:
+def fake_results(figure: artefacts.Figure, ctx: artefacts.Context, paper: str, artefact_id: str) -> None:
     """Under the current directory, every result the figure's panels read."""
     for panel in figure.panels:
         if isinstance(panel, Throughput):
@@ -75,7 +76,7 @@ def fake_results(figure: registry.Figure, ctx: registry.Context, paper: str, art
                     fake_language_model(job, k)
         else:
             systems = (panel.systems if isinstance(panel, (LearningCurves, MeteorByFrequency)) else
-                       [registry.System(panel.name, e) for _, e in panel.points] + list(panel.baselines))
+                       [artefacts.System(panel.name, e) for _, e in panel.points] + list(panel.baselines))
             for k, system in enumerate(systems):
                 for job in ctx.system_jobs(panel.column, system):
                     fake_translation_model(job, k, (paper, artefact_id))
@@ -312,8 +313,8 @@ def test_the_reports_landing_page_says_what_data_and_config_the_run_used(config_
 def test_the_reports_menus_sort_artefacts_by_number():
     """The report sorts an artefact's label as text (JavaScript's localeCompare): table 2 before table 10."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    for paper, artefacts in config["papers"].items():
-        in_order = sorted(artefacts, key=lambda a: (re.sub(r"\d", "", a), int(re.sub(r"\D", "", a))))
+    for paper, ids in config["papers"].items():
+        in_order = sorted(ids, key=lambda a: (re.sub(r"\d", "", a), int(re.sub(r"\D", "", a))))
         labels = [render.report_label(a) for a in in_order]
         assert sorted(labels) == labels, paper
     assert render.report_label("table10") == "table 10" and render.report_label("figure2") == "figure 02"

@@ -5,8 +5,9 @@ import json
 
 from sacrebleu.metrics import BLEU
 
-from workflow_src import layout, registry, render
-from workflow_src.plateau import learning_note, unsettled
+from workflow_src import artefacts, layout
+from workflow_src.report import render
+from workflow_src.report.plateau import learning_note, unsettled
 
 
 def nmt(*bleu, early_stop=False):
@@ -41,7 +42,7 @@ def test_a_row_names_its_seeds_that_had_not_plateaued():
 
 def test_a_score_table_notes_the_rows_still_learning(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    column = registry.Column("wmt17", "de-en", "bleu_tok", "De→En")
+    column = artefacts.Column("wmt17", "de-en", "bleu_tok", "De→En")
     references = [f"the house number {i} is small" for i in range(20)]
     (tmp_path / layout.data_dir("wmt17", "de-en") / "tok").mkdir(parents=True)
     (tmp_path / layout.data_dir("wmt17", "de-en") / "tok" / "test.en").write_text("\n".join(references) + "\n")
@@ -53,8 +54,8 @@ def test_a_score_table_notes_the_rows_still_learning(tmp_path, monkeypatch):
         score = BLEU(tokenize="none").corpus_score(references, [references])
         (folder / "test.greedy.bleu_tok.json").write_text(json.dumps({"score": score.score, "metric": "bleu_tok",
                                                                        "signature": "tok:none"}))
-    table = registry.ScoreTable("t", (column,), tuple(registry.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
-    _, rows, _, _ = render.score_table(table, registry.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
+    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
+    _, rows, _, _ = render.score_table(table, artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
     notes = {row["experiment"]: row["note"] for row in rows}
     assert notes["settled"] == ""
     assert "not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3)" in notes["rising"]

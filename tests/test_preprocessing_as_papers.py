@@ -13,8 +13,8 @@ import yaml
 
 from tests.conftest import REPO
 from workflow_src import layout, registry
-from workflow_src.nmt_data import load_vocabularies, training_pairs_within
-from workflow_src.vocab import SPECIALS
+from workflow_src.data.vocab import SPECIALS
+from workflow_src.model.nmt_data import load_vocabularies, training_pairs_within
 
 FULL = yaml.safe_load((REPO / "config.yaml").read_text())
 VMF_BPE_SOURCES = ("bpe2bpe-ce", "bpe2emb-fasttext-tied-maxmargin", "bpe2emb-fasttext-tied-nllvmf_reg1reg2")
@@ -82,7 +82,7 @@ def test_a_piece_limit_counts_units_without_sentence_marks():
 def test_the_data_benchmark_reports_rates_and_memory_of_every_stage(tmp_path):
     out = tmp_path / "benchmarks" / "data.json"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "workflow_src.data_benchmark", "--lines", "2000", "--merges", "500",
+    result = subprocess.run([sys.executable, "-m", "workflow_src.plan.data_benchmark", "--lines", "2000", "--merges", "500",
                              "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())

@@ -12,7 +12,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.test_workflow import SNAKEMAKE
-from workflow_src import statistics
+from workflow_src.data import statistics
 from workflow_src.plan import jobs as planned
 from workflow_src.plan.cost import read_config
 

@@ -34,7 +34,7 @@ import yaml
 from tests.conftest import REPO, real_fixture
 from tests.test_download import DRIVE_ID, drive_confirmation
 from tests.test_workflow import snakemake
-from workflow_src import demo_world
+from workflow_src.data import demo_language, demo_world
 
 IWSLT17 = {"de-en.tgz": "e3f5b2a075a2da1a395c8b60bf1e9be1", "en-de.tgz": "b68e7097b179491f6c466ef41ad72b9b"}
 WMT = "wmt17/translation-task"
@@ -101,7 +101,7 @@ class RealText:
     every call), so training, development and test text are disjoint; pairs with another language
     (en-fi) fall back to `world`."""
 
-    def __init__(self, world: demo_world.World):
+    def __init__(self, world: demo_language.World):
         self.world = world
         sides = {lang: real_fixture("wmt-toy-ende", f"{side}-train.txt").read_text().splitlines()
                  for lang, side in (("en", "src"), ("de", "tgt"))}
@@ -128,10 +128,10 @@ IWSLT = {"pairs": ["de-en"], "dev_sets": ["tst2013"], "test_sets": ["tst2015", "
 def mirror(tmp_path_factory):
     """The served files, at the paths config.yaml's source keys name."""
     root = tmp_path_factory.mktemp("mirror")
-    size = demo_world.WorldSize(nouns=80, verbs=20, adjectives=10, names=10)
+    size = demo_language.WorldSize(nouns=80, verbs=20, adjectives=10, names=10)
     iwslt = {**IWSLT, "bundle": str(root / BUNDLE), "trnted": str(root / "wit3/2017-01-trnted/texts/{src}/{tgt}/{src}-{tgt}.tgz"),
              "ted_test": str(root / "generated-ted-test/{src}-{tgt}.tgz")}  # tst2016: the real archives instead
-    real = RealText(demo_world.World(["de", "en", "fi"], size, seed=5))
+    real = RealText(demo_language.World(["de", "en", "fi"], size, seed=5))
     demo_world.write_iwslt_mirror(real, iwslt, n_train=300, n_per_test_set=20)
     for name in IWSLT17:
         target = root / "wit3" / "2017-01-ted-test" / "texts" / name[:2] / name[3:5] / name

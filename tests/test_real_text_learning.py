@@ -4,14 +4,14 @@ Translation: English -> German on the real WMT pairs of `../shared/fixtures/real
 (OpenNMT-py's 10,000 training pairs, Moses-tokenized; its 50 validation pairs). Each output layer
 and loss (softmax CE untied and over tied pretrained vectors, NLLvMF untied and tied, max-margin
 and SMP tied, as the syn-margin paper's models, and the joint paper's joint layer) is trained by
-`workflow_src.train.train` for a few epochs at toy size, on target embeddings trained by
-`workflow_src.embeddings` (fastText, the demo's settings but EMBEDDING_EPOCHS and
+`workflow_src.train.train.train` for a few epochs at toy size, on target embeddings trained by
+`workflow_src.data.embeddings` (fastText, the demo's settings but EMBEDDING_EPOCHS and
 EMBEDDING_DIM) on the German side. Each must lower the validation loss below that of its
 initialised model, and predict the held-out next target word (teacher forced) far more often than
 the best unigram predictor, which always says the most frequent word.
 
 Language models: the tying paper's VD-LSTM untied, with AL, with RE and with REAL, trained by
-`workflow_src.train_lm.train` on PTB's validation text and scored on part of its test text, must
+`workflow_src.train.train_lm.train` on PTB's validation text and scored on part of its test text, must
 end well below the perplexity of the best unigram model of that evaluation text (its own word
 frequencies).
 
@@ -57,10 +57,13 @@ import torch
 import yaml
 
 from tests.conftest import REPO, real_fixture
-from workflow_src import embeddings, layout, train, train_lm, vocab
+from workflow_src import layout
+from workflow_src.data import embeddings, vocab
+from workflow_src.model.nmt_data import (batch_indices, encode_file, load_model, load_vocabularies, source_batch,
+                                         target_batch)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
-from workflow_src.nmt_data import batch_indices, encode_file, load_model, load_vocabularies, source_batch, target_batch
 from workflow_src.papers import joint, synmargin, tying
+from workflow_src.train import train, train_lm
 
 CPU = torch.device("cpu")
 DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())

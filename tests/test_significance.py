@@ -5,7 +5,7 @@ import random
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from workflow_src import significance
+from workflow_src.score import significance
 
 random.seed(0)
 WORDS = "the a cat dog sat ran on under mat house red blue quickly".split()

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from workflow_src import sources
+from workflow_src.data import sources
 
 
 @pytest.fixture(scope="module", params=["config.yaml", "config.demo.yaml"])

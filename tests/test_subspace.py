@@ -6,7 +6,7 @@ import torch
 from scipy.linalg import subspace_angles
 
 from workflow_src.model.lm import LSTMLanguageModel
-from workflow_src.subspace import embedding_output_distance, subspace_distance
+from workflow_src.score.subspace import embedding_output_distance, subspace_distance
 
 rng = np.random.default_rng(0)
 

@@ -6,11 +6,12 @@ import json
 import pytest
 import torch
 
-from workflow_src import analysis, layout, registry
-from workflow_src.neighbours import neighbour_statistics
+from workflow_src import artefacts, layout, registry
+from workflow_src.artefacts import Column, Context
+from workflow_src.data.vocab import Vocab
 from workflow_src.papers import synmargin, vmf
-from workflow_src.registry import Column, Context
-from workflow_src.vocab import Vocab
+from workflow_src.report import analysis
+from workflow_src.score.neighbours import neighbour_statistics
 
 
 def test_shared_systems_are_the_vmf_papers_experiments():
@@ -39,7 +40,7 @@ def test_the_candidate_with_the_best_mean_development_bleu_is_chosen(tmp_path, m
     ctx = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)}, grid={"gamma": (0.2, 0.5)})
     dev = {(0.2, 1): 10.0, (0.2, 2): 12.0, (0.5, 1): 13.0, (0.5, 2): 8.0}  # means 11.0 and 10.5
     for (gamma, seed), bleu in dev.items():
-        job = registry.Job("iwslt16", "fr-en", registry.variant(synmargin.SMP, "gamma", gamma), seed)
+        job = artefacts.Job("iwslt16", "fr-en", registry.variant(synmargin.SMP, "gamma", gamma), seed)
         path = tmp_path / layout.metrics_path(job)
         path.parent.mkdir(parents=True)
         # the kept epoch is the last that improved, not the last epoch

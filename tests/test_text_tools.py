@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from workflow_src import bpe
-from workflow_src.align import dictionary, grow_diag_final_and, parse_pharaoh
-from workflow_src.embeddings import normalise, read_vec, target_table, write_vec
-from workflow_src.preprocess import keep_pair, postprocess, tokenize, train_truecaser, truecase
-from workflow_src.vocab import SPECIALS, Vocab, count_words, read_counts
+from workflow_src.data import bpe
+from workflow_src.data.align import dictionary, grow_diag_final_and, parse_pharaoh
+from workflow_src.data.embeddings import normalise, read_vec, target_table, write_vec
+from workflow_src.data.preprocess import keep_pair, postprocess, tokenize, train_truecaser, truecase
+from workflow_src.data.vocab import SPECIALS, Vocab, count_words, read_counts
 
 
 # -- alignment -------------------------------------------------------------------------------

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from tests.conftest import REPO, kill_in_second_epoch
-from workflow_src.demo_world import World, WorldSize
-from workflow_src.embeddings import normalise, target_table, write_vec
-from workflow_src.train import TIMING_FIELDS
-from workflow_src.vocab import count_words
+from workflow_src.data.demo_language import World, WorldSize
+from workflow_src.data.embeddings import normalise, target_table, write_vec
+from workflow_src.data.vocab import count_words
+from workflow_src.train.train import TIMING_FIELDS
 
 SPEC = {
     "experiment": "tiny", "source_unit": "word", "target_unit": "word", "output_layer": "softmax", "loss": "ce",
@@ -48,7 +48,7 @@ def data(tmp_path_factory):
 
 
 def command(data: Path, out: Path, spec: dict) -> list[str]:
-    args = [sys.executable, "-m", "workflow_src.train", "--spec", json.dumps(spec), "--out-dir", str(out),
+    args = [sys.executable, "-m", "workflow_src.train.train", "--spec", json.dumps(spec), "--out-dir", str(out),
             "--train-src", str(data / "train.fr"), "--train-tgt", str(data / "train.en"),
             "--dev-src", str(data / "dev.fr"), "--dev-tgt", str(data / "dev.en"), "--dev-src-words", str(data / "dev.fr"),
             "--dev-ref", str(data / "dev.en"), "--src-vocab", str(data / "fr.tsv")]
@@ -165,7 +165,7 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
     """Syn-margin §4's baselines: the softmax's word vectors start as the pretrained table, survive
     `initialise`, and (tied) are the decoder's input vectors too, trained through both uses."""
     from workflow_src.model.seq2seq import Seq2Seq
-    from workflow_src.train import initialise
+    from workflow_src.train.train import initialise
 
     table = torch.nn.functional.normalize(torch.randn(30, 12), dim=-1)
     spec = {**SPEC, "embeddings": "fasttext", "tied": tied}
@@ -212,7 +212,7 @@ def test_bf16_autocast_on_the_cpu_learns_as_fp32_does(kind):
     """train.precision bf16 (autocast, here on the CPU) reaches the same order of loss as fp32 on
     a tiny task, and the loss itself comes out in fp32."""
     from tests import fixed_step
-    from workflow_src import precision
+    from workflow_src.model import precision
 
     def bf16_step(model, batch):
         with precision.autocast("bf16", torch.device("cpu")):
@@ -229,7 +229,7 @@ def test_bf16_autocast_on_the_cpu_learns_as_fp32_does(kind):
 
 def test_log_cm_is_float64_and_unchanged_under_bf16_autocast():
     from workflow_src.model.vmf import log_cm
-    from workflow_src.precision import autocast
+    from workflow_src.model.precision import autocast
 
     kappa = torch.tensor([0.5, 3.0, 40.0, 200.0])
     expected = log_cm(300, kappa.double())
@@ -239,7 +239,7 @@ def test_log_cm_is_float64_and_unchanged_under_bf16_autocast():
 
 
 def test_precision_resolves_to_fp32_on_the_cpu_unless_asked():
-    from workflow_src.precision import resolve
+    from workflow_src.model.precision import resolve
 
     assert resolve("auto", torch.device("cpu")) == "fp32"
     assert resolve("auto", torch.device("cuda")) == "bf16"
@@ -287,8 +287,8 @@ def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_
     storage after a conversion (`.to()`), and a saved model file holds it once."""
     from tests import fixed_step
     from workflow_src.model.seq2seq import Seq2Seq
-    from workflow_src.nmt_data import load_model, save_model
-    from workflow_src.vocab import Vocab
+    from workflow_src.model.nmt_data import load_model, save_model
+    from workflow_src.data.vocab import Vocab
 
     vocab = Vocab([f"w{i}" for i in range(3000)])
     table = torch.nn.functional.normalize(torch.randn(len(vocab), 64), dim=-1)
@@ -311,7 +311,7 @@ def test_batches_are_bucketed_on_both_lengths_at_the_same_size():
     pads the targets less than bucketing on the source alone."""
     import random
 
-    from workflow_src.nmt_data import batch_indices
+    from workflow_src.model.nmt_data import batch_indices
 
     rng = random.Random(0)
     src = [rng.randint(1, 30) for _ in range(5000)]
@@ -329,8 +329,8 @@ def test_batches_are_bucketed_on_both_lengths_at_the_same_size():
 
 
 def test_a_training_batch_locates_its_tokens_on_the_host():
-    from workflow_src.nmt_data import TrainingBatch, pad, prefetched, training_batch
-    from workflow_src.vocab import Vocab
+    from workflow_src.model.nmt_data import pad, prefetched, training_batch, TrainingBatch
+    from workflow_src.data.vocab import Vocab
 
     vocab = Vocab([f"w{i}" for i in range(20)])
     src = [[5, 6, 7], [8], []]
@@ -357,8 +357,8 @@ def test_a_training_batch_locates_its_tokens_on_the_host():
 def test_padding_to_multiples_only_where_the_step_is_compiled():
     """Eager, a batch is as long as its longest sentence on every device (padding to 8 costs
     decoder steps for nothing); compiled, S and T round up to multiples of 8 (fewer shapes)."""
-    from workflow_src.nmt_data import length_multiple, training_batch
-    from workflow_src.vocab import Vocab
+    from workflow_src.model.nmt_data import length_multiple, training_batch
+    from workflow_src.data.vocab import Vocab
 
     vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", "a", "b"])
     src, tgt = [[4, 5, 4], [5]], [[4, 3], [5, 4, 5, 3]]
@@ -372,7 +372,7 @@ def test_padding_to_multiples_only_where_the_step_is_compiled():
 
 
 def test_the_first_epoch_is_checked_against_the_target_bigram(data, tmp_path):
-    """A softmax model records the target-side bigram's development loss (workflow_src/bigram.py)
+    """A softmax model records the target-side bigram's development loss (workflow_src/train/bigram.py)
     in every epoch; one that ends its first epoch above it (here: a rate too small to move it) is
     named in a warning, one that learned is not. The toy world's grammar makes its bigram strong:
     the model that learns gets its 400 pairs three times over in its first epoch."""

@@ -14,13 +14,15 @@ import torch
 
 from tests.conftest import REPO, kill_in_second_epoch
 from tests.test_lm import hand_set_model
-from workflow_src import lm_predict, train_lm
+from workflow_src.decode import lm_predict
 from workflow_src.model.lm import LSTMLanguageModel
-from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
 from workflow_src.model.lm_losses import augmented_loss
 from workflow_src.model.losses import cross_entropy
-from workflow_src.train_lm import (EOS, batchify, build_model, build_objective, build_vocabulary, encode, evaluate, learning_rate,
-                                   load_language_model, resolve, save_language_model, training_stream)
+from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
+from workflow_src.train import train_lm
+from workflow_src.train.train_lm import (EOS, batchify, build_model, build_objective, build_vocabulary, encode,
+                                         evaluate, learning_rate, load_language_model, resolve, save_language_model,
+                                         training_stream)
 
 SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
 VOCABULARY = 14  # the 13 words above and <eos>
@@ -100,7 +102,7 @@ def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
     corpus = write_corpus(tmp_path, 1000)  # epochs of most of a second, to be killed in
     spec = {**SPEC, "max_epochs": 3}
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "workflow_src.train_lm"]
+    command = [sys.executable, "-m", "workflow_src.train.train_lm"]
     whole, interrupted = tmp_path / "whole", tmp_path / "interrupted"
     result = subprocess.run(command + arguments(corpus, whole, spec), env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,4 @@
-"""The training-diagnostics page (workflow_src/training_diagnostics.py): every configured
+"""The training-diagnostics page (workflow_src/report/training_diagnostics.py): every configured
 translation model gets a row from its metrics.jsonl, and the models that went wrong are listed
 above the table, each with what went wrong."""
 
@@ -11,8 +11,8 @@ import yaml
 
 from tests.conftest import REPO
 from workflow_src import layout, plan
-from workflow_src.registry import Job
-from workflow_src.training_diagnostics import write
+from workflow_src.artefacts import Job
+from workflow_src.report.training_diagnostics import write
 
 SOFTMAX = Job("iwslt16", "fr-en", "word2word-ce", 1)
 MARGIN = Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp", 1)

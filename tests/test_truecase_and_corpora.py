@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_src.embeddings import coverage, monolingual_sources
-from workflow_src.archives import Undecodable
-from workflow_src.preprocess import (load_truecaser, preprocess_monolingual, preprocess_parallel,
-                                     read_source, tokenize, tokenize_monolingual, tokenize_parallel, train_truecaser)
-from workflow_src.statistics import quantities
+from workflow_src.data.archives import Undecodable
+from workflow_src.data.embeddings import coverage, monolingual_sources
+from workflow_src.data.preprocess import (load_truecaser, preprocess_monolingual, preprocess_parallel, read_source,
+                                          tokenize, tokenize_monolingual, tokenize_parallel, train_truecaser)
+from workflow_src.data.statistics import quantities
 
 ROOT = Path(__file__).resolve().parents[1]
 

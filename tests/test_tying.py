@@ -13,10 +13,11 @@ import yaml
 from tests.conftest import REPO, real_fixture, unpinned
 from tests.test_real_data import pack_tgz
 from tests.test_workflow import snakemake
-from workflow_src import analysis, layout, registry
-from workflow_src.lm_partition import partition
-from workflow_src.train_lm import load_language_model
+from workflow_src import artefacts, layout, registry
+from workflow_src.data.lm_partition import partition
 from workflow_src.papers import tying
+from workflow_src.report import analysis
+from workflow_src.train.train_lm import load_language_model
 
 
 def closed_vocabulary_sample(valid: str, test: str, lines: int) -> dict[str, bytes]:
@@ -175,18 +176,18 @@ def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tm
     """Appendix A: γ in 0.5-0.8 on PTB and 1.0-1.5 on WikiText-2, with syn-margin's tune mechanism."""
     monkeypatch.chdir(tmp_path)
     grid = {"gamma": {"ptb": (0.5, 0.8), "wikitext2": (1.0, 1.5)}}
-    ctx = registry.Context(seeds=(1, 2), pairs={}, grid=grid, corpora=("ptb", "wikitext2"))
+    ctx = artefacts.Context(seeds=(1, 2), pairs={}, grid=grid, corpora=("ptb", "wikitext2"))
     ptb, part = tying.PTB, tying.PARTITIONS[0]
     assert ctx.candidates("lm-small-al", "gamma", "ptb") == ["lm-small-al@gamma=0.5", "lm-small-al@gamma=0.8"]
     assert {j.experiment for j in ctx.lm_row_jobs(part, "lm-small-real", "gamma")} == \
         {"lm-small-real@gamma=1", "lm-small-real@gamma=1.5"}  # a partition takes its corpus's range
     with pytest.raises(ValueError, match="configure its values for wikitext2"):
-        registry.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates("lm-small-al", "gamma", "wikitext2")
-    ptb_only = registry.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}, corpora=("ptb",))
+        artefacts.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates("lm-small-al", "gamma", "wikitext2")
+    ptb_only = artefacts.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}, corpora=("ptb",))
     assert ptb_only.lm_row_jobs(part, "lm-small-real", "gamma") == []  # WikiText-2 not configured: no grid needed
     validation = {(0.5, 1): 90.0, (0.5, 2): 80.0, (0.8, 1): 84.0, (0.8, 2): 85.0}  # means 85 and 84.5
     for (gamma, seed), ppl in validation.items():
-        job = registry.Job("ptb", "lm", f"lm-small-al@gamma={gamma:g}", seed)
+        job = artefacts.Job("ptb", "lm", f"lm-small-al@gamma={gamma:g}", seed)
         path = tmp_path / layout.lm_dir(job) / "perplexity.json"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps({"valid_perplexity": ppl}))

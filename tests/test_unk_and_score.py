@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from workflow_src.decode import piece_to_word, read_dictionary, replace_unknowns
-from workflow_src.score import bleu, main as score_main
+from workflow_src.decode.decode import piece_to_word, read_dictionary, replace_unknowns
+from workflow_src.score.score import bleu, main as score_main
 
 
 def test_unk_replaced_through_attention_and_dictionary():

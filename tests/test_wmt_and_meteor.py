@@ -5,10 +5,10 @@ import tarfile
 
 import pytest
 
-from workflow_src import demo_world
-from workflow_src.archives import CorpusError
-from workflow_src.meteor import meteor_nltk, parse_jar_output, prepare_wordnet
-from workflow_src.wmt import Members, parse_sgm, read_evaluation, write_train
+from workflow_src.data import demo_language, demo_world
+from workflow_src.data.archives import CorpusError
+from workflow_src.data.wmt import Members, parse_sgm, read_evaluation, write_train
+from workflow_src.score.meteor import meteor_nltk, parse_jar_output, prepare_wordnet
 
 
 def entry(archive, source, target):
@@ -33,7 +33,7 @@ def wmt(tmp_path_factory):
             "test": [entry(f"{root}/wmt16/test.tgz", "test/newstest2016-ende-src.en.sgm", "test/newstest2016-ende-ref.de.sgm")],
         },
     }
-    world = demo_world.World(["de", "en"], demo_world.WorldSize(nouns=40, verbs=10, adjectives=5, names=5), seed=2)
+    world = demo_language.World(["de", "en"], demo_language.WorldSize(nouns=40, verbs=10, adjectives=5, names=5), seed=2)
     demo_world.write_wmt_mirror(world, spec, n_train=101, n_per_set=70)
     return root, spec
 
@@ -99,7 +99,7 @@ def test_official_jar_output_is_parsed():
 def test_sentence_meteor_is_nltks_when_there_is_no_stemming(tmp_path):
     from nltk.translate.meteor_score import meteor_score
 
-    from workflow_src.meteor import _NoStemming, load_wordnet, sentence_meteor
+    from workflow_src.score.meteor import _NoStemming, load_wordnet, sentence_meteor
 
     prepare_wordnet(tmp_path / "nltk_data")
     wordnet = load_wordnet(tmp_path / "nltk_data")

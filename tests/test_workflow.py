@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from workflow_src import layout, plateau, registry
+from workflow_src import artefacts, layout, registry
 from workflow_src.papers import joint, tying
+from workflow_src.report import plateau
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
@@ -62,7 +63,7 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
                 for gamma in ((0.2, 0.5, 0.8) if row.tune else (None,)):
                     name = registry.variant(row.experiment, "gamma", gamma) if row.tune else row.experiment
                     assert layout.hypothesis_path("iwslt16", pair, name, seed) in planned
-    assert layout.neighbours_path(registry.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
+    assert layout.neighbours_path(artefacts.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
     assert "results/benchmarks/synmargin/figure2.json" in planned and "results/synmargin/table2.md" in planned
     # the tying paper: every size and variant on PTB, all but large on WikiText-2, small on its halves;
     # AL models once per γ of appendix A's range for the corpus, and never at the untuned lm.gamma
@@ -73,17 +74,17 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
             augmented = registry.language_model(experiment).augmented
             names = [registry.variant(experiment, "gamma", g) for g in gammas[corpus[:9]]] if augmented else [experiment]
             for name in names:
-                path = layout.lm_dir(registry.Job(corpus, "lm", name, 1)) + "/perplexity.json"
+                path = layout.lm_dir(artefacts.Job(corpus, "lm", name, 1)) + "/perplexity.json"
                 assert (path in planned) == expected, path
             if augmented:
-                assert layout.lm_dir(registry.Job(corpus, "lm", experiment, 1)) + "/perplexity.json" not in planned
+                assert layout.lm_dir(artefacts.Job(corpus, "lm", experiment, 1)) + "/perplexity.json" not in planned
     assert "results/tying/figure2.png" in planned and "results/tying/table3.csv" in planned
     assert "results/lm/ptb/lm-large-real@gamma=0.7/seed1/tying-table4.next_words.json" in planned
     for panel in registry.artefact("tying", "figure1").panels:  # every point of both sweeps, 10 runs each
         for value in panel.values:
             for seed in range(1, 11):
                 name = registry.variant(panel.model, panel.parameter, value)
-                assert layout.lm_dir(registry.Job("ptb", "lm", name, seed)) + "/perplexity.json" in planned
+                assert layout.lm_dir(artefacts.Job("ptb", "lm", name, seed)) + "/perplexity.json" in planned
     assert "results/tying/figure1.pdf" in planned
     # the joint paper: three models and every candidate d_j per vocabulary and direction, scored on
     # tokenized text; the ablations and depths on De-En 32K
@@ -94,7 +95,7 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
     for table_id in ("table3", "table5"):
         for experiment in registry.artefact("joint", table_id).row_experiments():
             assert layout.hypothesis_path("wmt17", "de-en", experiment, 1, "beam5", tokenized=True) in planned
-    assert layout.representations_path(registry.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
+    assert layout.representations_path(artefacts.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
     assert "results/benchmarks/joint/table4.json" in planned
     assert "results/joint/figure2.png" in planned
     # both directions of a WMT17 corpus read one extraction, tokenisation and BPE of its training
@@ -104,7 +105,7 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
     # Figure 3: METEOR by frequency bin of every model it shows (each candidate d_j), both directions of de-en
     for pair in ("en-de", "de-en"):
         for experiment in ("bpe32k-nmt", "bpe32k-tied", "bpe32k-joint512", "bpe32k-joint2048", "bpe32k-joint4096"):
-            job = registry.Job("wmt17", pair, experiment, 1)
+            job = artefacts.Job("wmt17", pair, experiment, 1)
             assert layout.meteor_bins_path(job, "joint", "figure3", "beam5") in planned
     assert "results/joint/figure3.png" in planned
 
@@ -242,7 +243,7 @@ def test_demo_synmargin_tables_have_seeds_spread_and_sane_values(demo):
     # the vMF system is the vMF paper's model: the same seed-1 job, one score
     vmf_row = read_csv(demo / "results/vmf/table1.csv")[12]
     assert vmf_row["experiment"] == "word2emb-fasttext-tied-nllvmf_reg1reg2"
-    job = registry.Job("iwslt16", "fr-en", vmf_row["experiment"], 1)
+    job = artefacts.Job("iwslt16", "fr-en", vmf_row["experiment"], 1)
     assert (demo / layout.model_dir(job.dataset, job.pair, job.experiment, 1) / "model.pt").exists()
 
     statistics = {r["statistic"]: r for r in read_csv(demo / "results/synmargin/table2.csv")}
@@ -314,7 +315,7 @@ def test_demo_joint_tables_and_figures_have_sane_values(demo):
         assert all(float(row[f"{share} ours"]) > 0 for share in ("50%", "25%", "5%"))
     for pair in pairs:
         for experiment in ("bpe32k-nmt", "bpe32k-joint512"):
-            job = registry.Job("wmt17", pair, experiment, 1)
+            job = artefacts.Job("wmt17", pair, experiment, 1)
             bins = json.loads((demo / layout.meteor_bins_path(job, "joint", "figure3", joint.SEARCH)).read_text())["bins"]
             assert list(bins) == ["high", "medium", "low"] and all(0 <= b["score"] <= 1 for b in bins.values())
         assert bins["high"]["score"] > 0.1  # NMT-joint's frequent pieces
@@ -386,11 +387,11 @@ def test_demo_plan_predicts_its_own_training_time(demo):
 def test_demo_tables_name_the_rows_that_had_not_plateaued(demo):
     """Issue 23: a row ranked by how far its training budget let it get says so. Each row of joint
     Table 3 (one seed, no tuning) notes "not plateaued" exactly when its model's metrics show it
-    (`workflow_src.plateau`), and the demo's 6 joint epochs leave at least one such row."""
+    (`workflow_src.report.plateau`), and the demo's 6 joint epochs leave at least one such row."""
     flagged = []
     for row in read_csv(demo / "results/joint/table3.csv"):
         history = [json.loads(line) for line in
-                   (demo / layout.metrics_path(registry.Job("wmt17", "de-en", row["experiment"], 1))).read_text().splitlines()]
+                   (demo / layout.metrics_path(artefacts.Job("wmt17", "de-en", row["experiment"], 1))).read_text().splitlines()]
         assert ("not plateaued" in row["note"]) == bool(plateau.unsettled(history)), (row["experiment"], row["note"])
         flagged += [row["experiment"]] if plateau.unsettled(history) else []
     assert flagged

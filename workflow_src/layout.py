@@ -21,15 +21,24 @@ import dataclasses
 import functools
 import re
 
-from workflow_src import compilation
-from workflow_src.registry import (Context, ConvergenceTable, Corpus, ExampleTable, Experiment, Figure, Job,
-                                   MeteorByFrequency, NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves,
-                                   PerplexityTable, RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
-                                   SubspaceSweep, Throughput, all_experiments, artefact, language_model,
-                                   language_model_paper)
-from workflow_src.registry import experiment as registry_experiment
+from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTable, Figure, Job, MeteorByFrequency,
+                                    NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
+                                    RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
+                                    SubspaceSweep, Throughput)
+from workflow_src.registry import (Experiment, all_experiments, artefact, experiment as registry_experiment,
+                                   language_model, language_model_paper)
 
 RESULTS = "results"
+
+
+COMPILE_KEY = "compile"  # config train.compile (`model/compilation.py`); in a spec only when it is not `off`
+
+
+def compile_spec_entry(train: dict) -> dict:
+    """What config `train` adds to a job's spec: {"compile": setting}, or nothing for `off`
+    (so the specs, hashes and Snakemake params of eager jobs stay what they were)."""
+    setting = train.get(COMPILE_KEY, "off")
+    return {} if setting == "off" else {COMPILE_KEY: setting}
 
 
 def data_dir(dataset: str, pair: str) -> str:
@@ -383,7 +392,7 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
         "precision": train.get("precision", "auto"),
-        **compilation.spec_entry(train),
+        **compile_spec_entry(train),
         "model": model_settings(config, experiment),
         "vocab": vocab_sizes(data, experiment),
         "data": length_limit(data, dataset),
@@ -429,7 +438,7 @@ def schedule_settings(train: dict, group: str) -> dict:
 
 
 def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
-    """The full spec of one language model (`workflow_src.train_lm`): the paper's settings for its
+    """The full spec of one language model (`workflow_src.train.train_lm`): the paper's settings for its
     size and corpus (`registry.language_model_paper`: the tying paper's) and the configured ones
     (config `lm`)."""
     model = language_model(name)
@@ -469,7 +478,7 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "seed": seed,
         "device": config["train"]["device"],
         "precision": config["train"].get("precision", "auto"),
-        **compilation.spec_entry(config["train"]),
+        **compile_spec_entry(config["train"]),
         "init_range": tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
         "unit_norm_embeddings": model.unit_norm_embeddings,
         "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,

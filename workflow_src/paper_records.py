@@ -1,6 +1,6 @@
 """What a paper module lists beside its experiments and artefacts: its headline claims (`Claim`,
-each decided by `Check`s, `workflow_src/claims.py`) and its deviations ledger (`Deviation`,
-`workflow_src/deviations.py`). Plain records: a paper module imports these and the registry's
+each decided by `Check`s, `workflow_src/report/claims.py`) and its deviations ledger (`Deviation`,
+`workflow_src/report/deviations.py`). Plain records: a paper module imports these and the registry's
 types, nothing that reads results or renders them."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ class Check:
     ("within 1 BLEU of": margin 1). With `factor`, it compares ratios: ours(row) / ours(than)
     below `factor` (lower is better) or above it. With `parity`, the claim is that the two are the
     same within a relative `parity` (|log ratio| < log(1 + parity)). `x` picks a figure's point.
-    How it is decided depends on the evidence's kind (`workflow_src/claims.py`).
+    How it is decided depends on the evidence's kind (`workflow_src/report/claims.py`).
     """
 
     artefact: str  # table1, figure2, ... of the claim's paper
@@ -79,7 +79,7 @@ class Deviation:
     ours: str  # what we do by default
     why: str
     effect: str  # the expected effect on the numbers
-    setting: str  # a dotted config key, or a code path `workflow_src/<module>.py:<attribute>`
+    setting: str  # a dotted config key, or a code path `workflow_src/<path>.py:<attribute>`
     artefacts: tuple[str, ...] = ()  # the artefacts it affects (table1, figure2, ...); () for none in particular
     state: str = "deviation"
 
@@ -92,7 +92,7 @@ class Deviation:
 
 def mixed_precision(entry_id: str, artefacts: tuple[str, ...]) -> Deviation:
     """The entry every paper's ledger carries: the papers trained in fp32, our GPU default is bf16
-    autocast around the output layers (`workflow_src/precision.py`)."""
+    autocast around the output layers (`workflow_src/model/precision.py`)."""
     return Deviation(
         entry_id, "arithmetic precision", "fp32 (silent: no mixed precision is mentioned, and the GPUs of the time "
         "trained in fp32)", "train.precision auto: on CUDA, bf16 autocast around the output layers' products only "

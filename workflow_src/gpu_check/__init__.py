@@ -46,10 +46,10 @@ from datetime import datetime, timezone
 
 import torch
 
-from workflow_src import compilation, precision as precisions
-from workflow_src.benchmark import device_name, synchronize
 from workflow_src.gpu_check.families import Family, build, families, fixed_batch, make_step, on, sizes, without_dropout
 from workflow_src.gpu_check.measures import SharedDraws, compare, dtype_problems, dtype_table, run_once
+from workflow_src.model import compilation, precision as precisions
+from workflow_src.plan.benchmark import device_name, synchronize
 
 # Tolerances against the CPU fp32 reference, per precision of the device run. fp32: the same
 # arithmetic in another order (cuDNN, cuBLAS); tf32: 10-bit mantissas in the products; bf16:

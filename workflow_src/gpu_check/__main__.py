@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from workflow_src import gpu_check
-    from workflow_src.gpu import job_device
+    from workflow_src.model.gpu import job_device
 
     config = read_config(args.config)
     if args.threads:

@@ -10,11 +10,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workflow_src import layout, precision as precisions, registry
-from workflow_src.benchmark import BOS, EOS, PAD, random_batch
+from workflow_src import layout, registry
+from workflow_src.model import precision as precisions
 from workflow_src.model.lm import build_model
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.seq2seq import Seq2Seq, initialise
+from workflow_src.plan.benchmark import BOS, EOS, PAD, random_batch
 from workflow_src.plan.jobs import lm_corpus, planned_jobs
 
 

@@ -11,9 +11,8 @@ import torch
 import torch.utils._python_dispatch
 from torch import nn
 
-from workflow_src import precision as precisions
 from workflow_src.gpu_check.families import Family, forward_loss, predicted_words
-from workflow_src.model import joint as joint_module, losses as loss_module
+from workflow_src.model import joint as joint_module, losses as loss_module, precision as precisions
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.seq2seq import Seq2Seq
 

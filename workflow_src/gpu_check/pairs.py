@@ -23,13 +23,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from workflow_src import compilation, layout, precision as precisions
+from workflow_src import layout
 from workflow_src.atomic import read_lines, write_text
-from workflow_src.benchmark import device_name
-from workflow_src.gpu import job_device
+from workflow_src.data.vocab import Vocab, count_words
+from workflow_src.model import compilation, precision as precisions
+from workflow_src.model.gpu import job_device
+from workflow_src.model.nmt_data import batch_indices, length_multiple, training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
-from workflow_src.nmt_data import batch_indices, length_multiple, training_batch
-from workflow_src.vocab import Vocab, count_words
+from workflow_src.plan.benchmark import device_name
 
 EXPERIMENTS = ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2")
 DATASET, PAIR = "iwslt16", "en-de"  # the sizes of the vMF paper's data; the fixtures' direction

@@ -24,13 +24,17 @@ torch's fused `nn.LSTM`; with them, the same parameters are unrolled by hand.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workflow_src.compilation import compiled
-from workflow_src.precision import full_precision
+from workflow_src.atomic import atomic_output
+from workflow_src.model.compilation import compiled
+from workflow_src.model.precision import full_precision
+
+EOS = "<eos>"  # the end of a line, a word of the language-modelling corpora
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
@@ -78,7 +82,7 @@ class LSTMLanguageModel(nn.Module):
             nn.init.uniform_(parameter, -init_range, init_range)
 
     def compile_unrolled(self, mode: str) -> None:
-        """From now on the dropout segment runs through torch.compile in `mode` (`workflow_src.compilation`)."""
+        """From now on the dropout segment runs through torch.compile in `mode` (`workflow_src.model.compilation`)."""
         self.unrolled = compiled(unrolled_lstm, mode)
 
     @property
@@ -126,3 +130,15 @@ def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
 def perplexity(nll_sum: float, tokens: int) -> float:
     """PPL = exp((1/N) Σ_t -log p(w_t | w_<t)) over N predicted tokens."""
     return math.exp(nll_sum / tokens)
+
+
+def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:
+    with atomic_output(path) as tmp:
+        torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch}, tmp)
+
+
+def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageModel, list[str]]:
+    saved = torch.load(path, map_location=device, weights_only=False)
+    model = build_model(saved["spec"], len(saved["itos"]))
+    model.load_state_dict(saved["state_dict"])
+    return model.to(device).eval(), saved["itos"]

@@ -12,13 +12,13 @@ import functools
 import torch
 import torch.nn.functional as F
 
+from workflow_src.model.precision import at_least_fp32
 from workflow_src.model.vmf import log_cm
-from workflow_src.precision import at_least_fp32
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """CE(s, w) = -log softmax(s)_w   (vMF paper Eq. 1), normalised in fp32 whatever the
-    logits' precision (`workflow_src.precision`)."""
+    logits' precision (`workflow_src.model.precision`)."""
     return F.cross_entropy(at_least_fp32(logits), target, reduction="none")
 
 

@@ -18,11 +18,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from workflow_src.compilation import compiled
+from workflow_src.data.vocab import BOS, SPECIALS
+from workflow_src.model.compilation import compiled
 from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
-from workflow_src.precision import at_least_fp32, full_precision
-from workflow_src.vocab import SPECIALS, BOS
+from workflow_src.model.precision import at_least_fp32, full_precision
 
 BOS_ID = SPECIALS.index(BOS)
 # Asking whether every sentence has finished copies a flag to the host, which waits for the
@@ -173,7 +173,7 @@ class Decoder(nn.Module):
         return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
 
     def compile_step(self, mode: str) -> None:
-        """From now on `step` runs through torch.compile in `mode` (`workflow_src.compilation`)."""
+        """From now on `step` runs through torch.compile in `mode` (`workflow_src.model.compilation`)."""
         self.compiled_step = compiled(self._step, mode)
 
     def step(self, embedded: torch.Tensor, state, keys, precomputed: bool = False):

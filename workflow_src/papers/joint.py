@@ -11,9 +11,10 @@ computes it (the `bleu_tok` metric: sacrebleu with `tokenize none`), of beam-sea
 size 5, OpenNMT-py's default; the paper does not give its size).
 """
 
+from workflow_src.artefacts import (Column, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
+                                    ScoreAgainst, ScoreTable, System)
 from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
-from workflow_src.registry import (Column, Experiment, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
-                                   ScoreAgainst, ScoreTable, System)
+from workflow_src.registry import Experiment
 
 BPE_SIZES = ("32k", "64k", "128k")
 JOINT_DIMS = (512, 2048, 4096)  # §4.2: d_j chosen on the development set among these
@@ -218,7 +219,7 @@ DEVIATIONS = (
               "bootstrap-hypothesis-difference-significance.pl), *, †, ‡ at p < .05, .01, .001 against NMT (Table 2)",
               "sacrebleu's paired bootstrap (1000 resamples) against the block's NMT", "the same test; the Moses "
               "script needs Perl and sentence-level BLEU statistics files, sacrebleu's is a library call",
-              "marks may differ where p is near a level", "workflow_src/significance.py:difference_p",
+              "marks may differ where p is near a level", "workflow_src/score/significance.py:difference_p",
               ("table2", "table3", "table5")),
     Deviation("D9", "choice of d_j", "chosen on the validation set among 512, 2048, 4096", "the d_j with the best "
               "development BLEU (beam search)", "the paper does not name the validation measure", "none expected",
@@ -226,10 +227,10 @@ DEVIATIONS = (
     Deviation("D10", "METEOR matching (Figure 3)", "Meteor's exact, stem, synonym and paraphrase modules",
               "exact matches of BPE pieces only", "stems, synonyms and paraphrases are not defined for pieces, and the "
               "paper does not say how it applied them", "lower METEOR than the jar's on words",
-              "workflow_src/meteor.py:binned_meteor", ("figure3",)),
+              "workflow_src/score/meteor.py:binned_meteor", ("figure3",)),
     Deviation("D11", "METEOR aligner (Figure 3)", "Meteor's search for the alignment with the fewest chunks",
               "greedy, longest runs of matches first", "no installable jar offers δ with function-word lists",
-              "the fragmentation penalty can be slightly higher", "workflow_src/meteor.py:align", ("figure3",)),
+              "the fragmentation penalty can be slightly higher", "workflow_src/score/meteor.py:align", ("figure3",)),
     Deviation("D12", "when the decay starts", "silent; the released train.py (idiap/joint-embedding-nmt) halves "
               "the rate after every epoch once the validation perplexity has risen, and also from epoch "
               "`-start_decay_at` (default 100, past its 50 epochs: in effect only a rise starts it)", "as the released "
@@ -272,7 +273,7 @@ DEVIATIONS = (
               "continuation mark", "sentencepiece is a maintained, pip-installable BPE with no Perl or scripts around "
               "it", "segmentations differ from subword-nmt's in ties and rare characters, and the vocabulary is about "
               "N + characters pieces where subword-nmt's is the pieces its encoded text holds; BLEU by tenths",
-              "workflow_src/bpe.py:train", ("table1", *BLEU_ARTEFACTS)),
+              "workflow_src/data/bpe.py:train", ("table1", *BLEU_ARTEFACTS)),
     Deviation("D19", "NMT-joint's d_j (Tables 1 and 2)", "Table 1's NMT-joint (De→En, 32K) names no d_j; the "
               "De→En 32K NMT-joint of Table 2 has 48.8M parameters, d_j = 2048's count (Table 3's Eq. 15 (2048) row; "
               "§4.4: \"our NMT-joint with d_j = 2048 reaches 18.11\"). Table 2's d_j is chosen on validation (§4.2) "
@@ -290,7 +291,7 @@ DEVIATIONS = (
               "of the pipeline; a limit that scales with the source stops degenerate repetitions early",
               "output is cut only where a model repeats itself, so such output can score a little higher than under "
               "a 100-piece limit; a sentence whose translation needs more than 2 × its length + 10 pieces is cut",
-              "workflow_src/decode.py:translate", BLEU_ARTEFACTS),
+              "workflow_src/decode/decode.py:translate", BLEU_ARTEFACTS),
     Deviation("D21", "batch size", "silent; the released train.py trains on batches of 96 sentences (`-batch_size 96`)",
               "64 sentences, every translation model of the pipeline (the vMF paper's Table 7)", "one batch size "
               "for every translation model; the cost plan models it", "1.5 times as many steps per epoch, each on "

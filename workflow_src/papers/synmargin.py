@@ -9,14 +9,15 @@ development set from the configured grid (`tune: {gamma: [...]}`), as the paper 
 
 import dataclasses
 
+from workflow_src.artefacts import Column, Figure, NeighbourTable, Row, ScoreTable, System, Throughput
 from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
-from workflow_src.papers import vmf
-from workflow_src.registry import (Column, Experiment, Figure, NeighbourTable, Row, ScoreTable, System, Throughput)
+from workflow_src.papers import continuous_setup as vmf_setup
+from workflow_src.registry import Experiment
 
 LOSSES = {  # name -> (loss, its parameters, negative sampler, the paper's name)
-    "randommargin": ("margin", {"gamma": vmf.GAMMA}, "random", "Negative sampling"),
-    "smd": ("margin", {"gamma": vmf.GAMMA}, "difference", "Syn-margin by difference (SMD)"),
-    "smp": ("margin", {"gamma": vmf.GAMMA}, "projection", "Syn-margin by projection (SMP)"),
+    "randommargin": ("margin", {"gamma": vmf_setup.GAMMA}, "random", "Negative sampling"),
+    "smd": ("margin", {"gamma": vmf_setup.GAMMA}, "difference", "Syn-margin by difference (SMD)"),
+    "smp": ("margin", {"gamma": vmf_setup.GAMMA}, "projection", "Syn-margin by projection (SMP)"),
 }
 
 
@@ -35,9 +36,9 @@ RANDOM, SMD, SMP = (f"word2emb-fasttext-tied-{loss}" for loss in LOSSES)
 EXPERIMENTS = dict([
     pretrained_softmax(tied=False),
     pretrained_softmax(tied=True),
-    (VMF, vmf.EXPERIMENTS[VMF]),
-    (MOST_INFORMATIVE, vmf.EXPERIMENTS[MOST_INFORMATIVE]),
-    *(vmf.continuous(loss, "fasttext", tied=True, losses=LOSSES) for loss in LOSSES),
+    vmf_setup.continuous("nllvmf_reg1reg2", "fasttext", tied=True),  # VMF
+    vmf_setup.continuous("maxmargin", "fasttext", tied=True),  # MOST_INFORMATIVE
+    *(vmf_setup.continuous(loss, "fasttext", tied=True, losses=LOSSES) for loss in LOSSES),
 ])
 
 IWSLT = (Column("iwslt16", "fr-en", header="IWSLT Fr→En"), Column("iwslt16", "de-en", header="IWSLT De→En"))
@@ -96,7 +97,7 @@ ARTEFACTS = {
 }
 
 DEVIATIONS = (
-    dataclasses.replace(vmf.IWSLT_TEST, artefacts=("table1", "table2")),
+    dataclasses.replace(vmf_setup.IWSLT_TEST, artefacts=("table1", "table2")),
     Deviation("D2", "Figure 2", "training instances per second on their GPU", "throughput of each loss's model at "
               "`benchmarks:` sizes on the user's device", "times depend on the device", "compare the losses' ratios",
               "benchmarks", ("figure2",)),
@@ -104,7 +105,7 @@ DEVIATIONS = (
               "teacher-forced: each predicted embedding û is made from the reference prefix and compared with that "
               "position's target", "similarity to the target and accuracy@k need the prediction and the target at "
               "the same position, which only teacher forcing guarantees", "higher accuracy than free decoding would "
-              "give; the losses' order is what the table compares", "workflow_src/neighbours.py:neighbour_statistics",
+              "give; the losses' order is what the table compares", "workflow_src/score/neighbours.py:neighbour_statistics",
               ("table2",)),
     Deviation("D4", "margin λ grid", "λ tuned on the development set; the values tried are not given",
               "0.2, 0.5, 0.8, each for every seed; the best mean development BLEU wins (the row's note says which)",
@@ -113,27 +114,27 @@ DEVIATIONS = (
     Deviation("D5", "significance test", "significant gains marked; the test is not named",
               "paired bootstrap over the test sentences, 1000 resamples, each system's BLEU the mean over its seeds, "
               "p < 0.05", "Koehn's test, extended to several seeds", "marks may differ where p is near 0.05",
-              "workflow_src/significance.py:paired_bootstrap_p", ("table1",)),
+              "workflow_src/score/significance.py:paired_bootstrap_p", ("table1",)),
     Deviation("D6", "dropout", "none (§4)", "none: the same jobs as the vMF paper's models", "the paper is explicit",
               "none", "model.dropout", ("table1", "table2", "figure2"), "faithful"),
     mixed_precision("D7", ("table1", "table2", "figure2")),
     # the vMF paper's choices, which these models inherit (the same jobs); the text where §4 differs
-    dataclasses.replace(vmf.BLEU_SCORE, id="D8", paper="BLEU (§4), as Kumar and Tsvetkov (2019), whose released script "
+    dataclasses.replace(vmf_setup.BLEU_SCORE, id="D8", paper="BLEU (§4), as Kumar and Tsvetkov (2019), whose released script "
                         "collapses consecutive duplicate tokens before scoring", artefacts=("table1",)),
-    dataclasses.replace(vmf.SELECTION, id="D9", paper="§4: \"We train for up to 20 epochs\"; \"hyperparameters are "
+    dataclasses.replace(vmf_setup.SELECTION, id="D9", paper="§4: \"We train for up to 20 epochs\"; \"hyperparameters are "
                         "selected using performance on the development set\"; which epoch is reported is not said",
                         why="the vMF paper's criterion, whose jobs these share; \"performance on the development "
                         "set\" may mean BLEU", effect="the kept epoch can differ from a BLEU-selected one by a few epochs "
                         "either way", artefacts=("table1", "table2"), state="deviation"),
-    dataclasses.replace(vmf.UNK_DICTIONARY, id="D10", paper="silent (§4 follows Kumar and Tsvetkov (2019), who "
+    dataclasses.replace(vmf_setup.UNK_DICTIONARY, id="D10", paper="silent (§4 follows Kumar and Tsvetkov (2019), who "
                         "replace <unk> through a dictionary from fast_align alignments)", artefacts=("table1",)),
-    dataclasses.replace(vmf.CONSTANT_LR, id="D11", paper="§4: Adam with \"an initial learning rate of 0.0005\"; no "
+    dataclasses.replace(vmf_setup.CONSTANT_LR, id="D11", paper="§4: Adam with \"an initial learning rate of 0.0005\"; no "
                         "schedule is given", artefacts=("table1", "table2")),
-    dataclasses.replace(vmf.CLIPPING, id="D12", artefacts=("table1", "table2")),
-    dataclasses.replace(vmf.INITIALISATION, id="D13", artefacts=("table1", "table2")),
-    dataclasses.replace(vmf.DECODE_LIMIT, id="D14", paper="silent (and so is the vMF paper; OpenNMT-py's translate "
+    dataclasses.replace(vmf_setup.CLIPPING, id="D12", artefacts=("table1", "table2")),
+    dataclasses.replace(vmf_setup.INITIALISATION, id="D13", artefacts=("table1", "table2")),
+    dataclasses.replace(vmf_setup.DECODE_LIMIT, id="D14", paper="silent (and so is the vMF paper; OpenNMT-py's translate "
                         "stops at 100 tokens by default)", artefacts=("table1",)),
-    dataclasses.replace(vmf.BRIDGE, id="D15", paper="silent (§4: a 1-layer bidirectional encoder and a 2-layer "
+    dataclasses.replace(vmf_setup.BRIDGE, id="D15", paper="silent (§4: a 1-layer bidirectional encoder and a 2-layer "
                         "decoder of 1024 units; a copy of the encoder's final states needs as many layers on both "
                         "sides)", why="one model code serves the vMF and joint papers, whose encoder and decoder "
                         "depths differ; the vMF paper's ledger names it too (its D24)", artefacts=("table1", "table2")),

@@ -10,9 +10,10 @@ The appendix's settings per size live here, as the paper gives them; what it lea
 widths' owner for toy runs, epochs) is in config `lm:`.
 """
 
+from workflow_src.artefacts import (Corpus, Figure, NextWordTable, PerplexityCurves, PerplexityTable, Row,
+                                    SubspaceSweep, System)
 from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
-from workflow_src.registry import (Corpus, Figure, LanguageModel, NextWordTable, PerplexityCurves, PerplexityTable, Row,
-                                   SubspaceSweep, System)
+from workflow_src.registry import LanguageModel
 
 # Appendix A. Its "dropout probabilities" are keep probabilities (Zaremba et al.'s TensorFlow
 # keep_prob; see ../shared/seeds/INDEX.md): these are the drop probabilities.
@@ -219,7 +220,7 @@ DEVIATIONS = (
               PERPLEXITY_ARTEFACTS, "faithful"),
     Deviation("D4", "Table 4 context", "predictions of the models reading the test text", "each phrase is read in "
               "its test-set context (the state carried from the preceding text)", "the paper's setting",
-              "none against the paper", "workflow_src/lm_predict.py:predict", ("table4",), "faithful"),
+              "none against the paper", "workflow_src/decode/lm_predict.py:predict", ("table4",), "faithful"),
     Deviation("D5", "dropout", "\"dropout probabilities\" 0.7 / 0.5 / 0.35 (PTB) and 0.8 / 0.6 (WikiText-2)",
               "read as keep probabilities: drop 0.3 / 0.5 / 0.65 and 0.2 / 0.4", "they match Zaremba et al.'s "
               "TensorFlow keep_prob; as drop probabilities the small model would drop 70%",
@@ -246,7 +247,7 @@ DEVIATIONS = (
     Deviation("D12", "Table 4 phrases missing from the test text", "silent (the phrases are in the PTB test set)",
               "a phrase the test text lacks is read from a sentence start, and its row says so",
               "a prediction for every phrase of the paper", "rows read out of context",
-              "workflow_src/registry.py:NextWordTable", ("table4",)),
+              "workflow_src/artefacts.py:NextWordTable", ("table4",)),
     mixed_precision("D13", ("table1", "table2", "table3", "table4", "figure1", "figure2")),
     Deviation("D14", "dropout on the embedded inputs", "appendix A: \"We don't use dropout in the input embedding "
               "layer, and we use the same dropout probability for inputs and hidden states\"", "a variational mask "
@@ -263,7 +264,7 @@ DEVIATIONS = (
               "(fewer than 10) are dropped, and each column's first token is context only",
               "a batch of 10 evaluates several times faster than one column", "10 cold starts and at most 19 "
               "unscored tokens in PTB's 82K test tokens: perplexity higher by a small fraction of a point",
-              "workflow_src/train_lm.py:evaluate", PERPLEXITY_ARTEFACTS),
+              "workflow_src/train/train_lm.py:evaluate", PERPLEXITY_ARTEFACTS),
 )
 
 

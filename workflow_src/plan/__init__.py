@@ -12,7 +12,7 @@ close the prediction came).
 
     Corpus sizes come from the prepared data's statistics when they exist (`tok/stats.<split>.json`,
     `results/data/<corpus>/stats.json`), else from the sizes the papers state
-    (`workflow_src.statistics.STATED`), with `benchmarks.length` units per sentence; each job says
+    (`workflow_src.data.statistics.STATED`), with `benchmarks.length` units per sentence; each job says
     which. Writes `<prefix>.csv` (device-hours per table, per paper and in total, wall hours for
     `--resources gpu=N`), `<prefix>.jobs.csv` (every job), `<prefix>.families.csv` (each family's
     step: seconds, target tokens per second, FLOPs, kernels) and `<prefix>.md` (with the assumptions).
@@ -44,10 +44,10 @@ Modules, imported one way (cost -> report -> tables -> steps -> timing -> counti
 from workflow_src.plan.compare import compare, within_factor  # noqa: F401
 from workflow_src.plan.cost import plan  # noqa: F401
 from workflow_src.plan.counting import RECURRENT_KERNELS_PER_STEP, Counts, dropout_as_cuda  # noqa: F401
-from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family,  # noqa: F401
-                                    metrics_file, nmt_family, parallel_corpus, planned_jobs)
+from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family, metrics_file, nmt_family,
+                                    parallel_corpus, planned_jobs)
 from workflow_src.plan.steps import COUNTING_BATCH, count_nmt, time_lm, time_nmt  # noqa: F401
 from workflow_src.plan.tables import family_rows, h100_days_by_jobs_per_device, summary_rows  # noqa: F401
-from workflow_src.plan.timing import (ACHIEVED_FRACTION, H100_HBM_BYTES_PER_SECOND, H100_PEAK_FLOPS,  # noqa: F401
-                                      HOST_SECONDS, KERNEL_SECONDS, Timing, job_seconds, measure, modelled_precision,
+from workflow_src.plan.timing import (ACHIEVED_FRACTION, H100_HBM_BYTES_PER_SECOND, H100_PEAK_FLOPS, HOST_SECONDS,
+                                      KERNEL_SECONDS, Timing, job_seconds, measure, modelled_precision,
                                       modelled_wall_hours, wall_hours)

@@ -22,8 +22,8 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False,
     wall hours (read when it exists: a plan made before the check, or without it, says so)."""
     import torch
 
-    from workflow_src import benchmark
-    from workflow_src.gpu import job_device
+    from workflow_src.plan import benchmark
+    from workflow_src.model.gpu import job_device
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -76,9 +76,8 @@ def read_config(value: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow_src import plan as package
-
-    parser = argparse.ArgumentParser(description=package.__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="The cost plan: what every table will cost on this device, before the "
+                                                 "run (and, after it, how close the prediction came)")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("plan")
     p.add_argument("--config", type=read_config, required=True,

@@ -9,8 +9,8 @@ import json
 import re
 from pathlib import Path
 
-from workflow_src import layout, registry
-from workflow_src.statistics import STATED
+from workflow_src import artefacts, layout, registry
+from workflow_src.data.statistics import STATED
 
 LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 SEARCH = re.compile(r"\.(greedy|beam(\d+))\.")
@@ -65,7 +65,7 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
 
 
 def metrics_file(job: PlannedJob) -> str:
-    j = registry.Job(job.dataset, job.pair, job.experiment, job.seed)
+    j = artefacts.Job(job.dataset, job.pair, job.experiment, job.seed)
     return f"{layout.lm_dir(j)}/metrics.jsonl" if job.kind == "lm" else layout.metrics_path(j)
 
 
@@ -97,7 +97,7 @@ def parallel_corpus(config: dict, dataset: str, pair: str) -> Corpus | None:
 
 def lm_corpus(config: dict, dataset: str) -> Corpus | None:
     """Tokens of a language-modelling corpus (a partition: half of its corpus's, before it exists)."""
-    base = registry.Corpus(dataset, "").base
+    base = artefacts.Corpus(dataset, "").base
     for name, share in ((dataset, 1.0), (base, 0.5 if base != dataset else 1.0)):
         stats = read_json(f"{layout.lm_data_dir(name)}/stats.json")
         if stats:

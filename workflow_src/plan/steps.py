@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import itertools
 
-from workflow_src import layout, precision as precisions
+from workflow_src import layout
+from workflow_src.model import precision as precisions
 from workflow_src.plan import counting
 from workflow_src.plan.jobs import PlannedJob
 from workflow_src.plan.timing import LENGTH_SPREAD, PARTS, STEPS, WARMUP, Timing, timings
@@ -38,9 +39,9 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     (compiled as config `train.compile` says); counted as on CUDA with `model_only`."""
     import torch
 
-    from workflow_src import compilation, nmt_data
-    from workflow_src.benchmark import BOS, EOS, PAD
-    from workflow_src.model.seq2seq import Seq2Seq, finished_check_interval
+    from workflow_src.model import compilation, nmt_data
+    from workflow_src.plan.benchmark import BOS, EOS, PAD
+    from workflow_src.model.seq2seq import finished_check_interval, Seq2Seq
 
     _, _, src_size, tgt_size, dim, length = family
     spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
@@ -116,7 +117,8 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     (compiled as config `train.compile` says)."""
     import torch
 
-    from workflow_src import compilation, train_lm
+    from workflow_src.model import compilation
+    from workflow_src.train import train_lm
     from workflow_src.model.lm_losses import build_objective
 
     vocabulary = family[2]

@@ -87,7 +87,7 @@ def modelled_precision(config: dict) -> str:
     which the H100 model assumes (the plan's markdown says which it took)."""
     import torch
 
-    from workflow_src import precision as precision_setting
+    from workflow_src.model import precision as precision_setting
 
     return precision_setting.resolve(config["train"].get("precision", "auto"), torch.device("cuda"))
 
@@ -96,7 +96,7 @@ def modelled_precision(config: dict) -> str:
 def measure(function, warmup: int, steps: int, device=None) -> tuple[float | None, Counts]:
     """Mean seconds of `function()` over `steps` calls after `warmup` calls (None: no call timed),
     and the counts of one more call (`counting.count`; off CUDA, counted as CUDA runs it)."""
-    from workflow_src.benchmark import synchronize
+    from workflow_src.plan.benchmark import synchronize
 
     for _ in range(warmup):
         function()

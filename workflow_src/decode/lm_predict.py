@@ -1,0 +1,135 @@
+"""The next-word predictions of a language model after a phrase (the tying paper's Table 4).
+
+`python -m workflow_src.decode.lm_predict --model model.pt --phrases FILE --top 10 --out JSON [--context TEXT]`
+
+For each phrase (one per line, words separated by spaces) the model, in eval mode, reads it and the
+`top` words of p(w | what it read) = softmax(W h + b) are written, most probable first:
+`[{"phrase": ..., "predictions": [{"word": ..., "probability": ...}, ...], "context": ...}, ...]`.
+What it reads before the phrase (`context`):
+- with `--context TEXT` (the tying paper's Table 4: "example phrases in the PTB test set"), the
+  phrase in context: TEXT as one stream (each line's words, then `<eos>`), read from its start with
+  the state carried along, up to the end of the phrase's first occurrence (followed by its next
+  word, when given);
+- otherwise, or for a phrase TEXT does not contain, `<eos>` and the phrase from a zero state (every
+  sentence of the training stream follows an `<eos>`), and the result says so.
+A word outside the model's vocabulary is read as `<unk>` when the vocabulary has it (the result
+lists such words under "unknown"), and is an error otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from workflow_src.atomic import read_lines, write_text
+from workflow_src.data.archives import CorpusError
+from workflow_src.model.lm import EOS, LSTMLanguageModel, load_language_model
+
+CHUNK = 1000  # tokens read at once while following the context stream
+
+UNK = "<unk>"
+
+
+@torch.no_grad()
+def next_word_probabilities(model: LSTMLanguageModel, ids: list[int]) -> torch.Tensor:
+    """p(w | ids) over the vocabulary, after reading `ids` from a zero state."""
+    model.eval()
+    logits, _, _ = model(torch.tensor(ids, device=model.embedding.weight.device).view(-1, 1), model.init_hidden(1))
+    return torch.softmax(logits[-1, 0].double(), dim=-1)
+
+
+def find(stream: list[int], ids: list[int]) -> int | None:
+    """The index in `stream` just after the first occurrence of `ids`, or None."""
+    for start in range(len(stream) - len(ids) + 1):
+        if stream[start:start + len(ids)] == ids:
+            return start + len(ids)
+    return None
+
+
+@torch.no_grad()
+def probabilities_in_context(model: LSTMLanguageModel, stream: list[int], ends: list[int]) -> dict[int, torch.Tensor]:
+    """p(w | stream[:end]) for each end, reading the stream once from a zero state, the state
+    carried from chunk to chunk (as the perplexity evaluation reads a column)."""
+    model.eval()
+    device = model.embedding.weight.device
+    hidden, found = model.init_hidden(1), {}
+    for start in range(0, max(ends, default=0), CHUNK):
+        chunk = torch.tensor(stream[start:min(start + CHUNK, max(ends))], device=device).view(-1, 1)
+        logits, _, hidden = model(chunk, hidden)
+        for end in ends:
+            if start < end <= start + len(chunk):
+                found[end] = torch.softmax(logits[end - start - 1, 0].double(), dim=-1)
+    return found
+
+
+def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int,
+            context: list[str] | None = None) -> list[dict]:
+    """The `top` predictions after each nonblank line; a line `phrase<TAB>next words` also gets the
+    probability and rank of the first next word. `context`: the lines of the text to read each
+    phrase in (module docstring)."""
+    word_ids = {word: i for i, word in enumerate(itos)}
+    as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
+    stream = []
+    for number, line in enumerate(context or [], start=1):
+        ids = as_ids(line.split() + [EOS])
+        if None in ids:
+            raise CorpusError(f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
+                              "vocabulary, which has no <unk>")
+        stream += ids
+    ends = {}
+    for line in lines:
+        phrase, _, following = line.partition("\t")
+        if phrase.strip() and context is not None:
+            ends[line] = find(stream, as_ids(phrase.split() + following.split()[:1]))
+            ends[line] = ends[line] - len(following.split()[:1]) if ends[line] is not None else None
+    in_context = probabilities_in_context(model, stream, [end for end in ends.values() if end is not None])
+    results = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        phrase, _, following = line.partition("\t")
+        unknown = [word for word in phrase.split() + following.split()[:1] if word not in word_ids]
+        if unknown and UNK not in word_ids:
+            raise CorpusError(f"line {number}, phrase {phrase!r}: {unknown[0]!r} is not in the model's vocabulary")
+        end = ends.get(line)
+        if end is not None:
+            probabilities, read = in_context[end], f"in context: tokens 1-{end} of the text"
+        else:
+            probabilities = next_word_probabilities(model, as_ids([EOS] + phrase.split()))
+            read = "from a zero state after <eos>" + (", not found in the context text" if context is not None else "")
+        best = probabilities.topk(min(top, len(itos)))
+        result = {"phrase": phrase, "context": read, "predictions": [
+            {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())]}
+        if following:
+            next_word = following.split()[0]
+            next_id = word_ids.get(next_word, word_ids.get(UNK))
+            result |= {"next": next_word, "next_probability": probabilities[next_id].item(),
+                       "next_rank": int((probabilities > probabilities[next_id]).sum()) + 1}
+        if unknown:
+            result["unknown"] = sorted(set(unknown))
+        results.append(result)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--phrases", type=Path, required=True, help="one phrase per line, optionally a tab and the words that follow it (blank lines are skipped)")
+    parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--context", type=Path, help="the text (one sentence per line) to read the phrases in")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    model, itos = load_language_model(args.model, torch.device("cpu"))
+    try:
+        results = predict(model, itos, read_lines(args.phrases), args.top,
+                          read_lines(args.context) if args.context else None)
+    except CorpusError as err:
+        parser.exit(1, f"lm_predict: error: {args.phrases}: {err}\n")
+    write_text(args.out, json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

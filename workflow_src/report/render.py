@@ -1,0 +1,209 @@
+"""Render one artefact of a paper: a table (CSV, Markdown, HTML) or a figure (PNG, PDF).
+
+`python -m workflow_src.report.render --paper vmf --artefact table1 --context JSON --data-note TEXT
+ --out-prefix results/vmf/table1`
+
+`--context` is the configuration as the artefact sees it (`layout.context`): seeds, configured
+pairs, selected rows. The files it reads are `layout.inputs(...)`, the same list the Snakefile
+makes the rule depend on. Every table shows the paper's number beside ours; a cell we did not
+compute is empty and its row's `note` says why. Metric signatures travel with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import re
+import statistics
+from pathlib import Path
+
+from workflow_src import artefacts, layout, registry
+from workflow_src.atomic import read_lines
+from workflow_src.report import analysis, deviations, plateau, table_evidence
+from workflow_src.score import evidence, significance
+from workflow_src.tables import to_markdown, write_table
+
+
+def context_argument(config: dict, paper: str, artefact_id: str) -> str:
+    """The `--context` JSON of a configured artefact (used by the Snakefile)."""
+    return json.dumps(dataclasses.asdict(layout.context(config, paper, artefact_id)))
+
+
+def report_label(artefact_id: str) -> str:
+    """An artefact's name in the report's menu, its number zero-padded so that the report's text
+    sort puts them in order: "table 02" before "table 10"."""
+    kind, number = re.fullmatch(r"([a-z]+)(\d+)", artefact_id).groups()
+    return f"{kind} {int(number):02d}"
+
+
+def read_scores(jobs: list[artefacts.Job], search: str, metric: str) -> list[dict]:
+    return [json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed, search, metric)).read_text())
+            for j in jobs]
+
+
+def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[list[str], list[dict], list[str], list[evidence.Cell]]:
+    """The table's columns, rows and footer, and its evidence (`score_evidence`): each chosen seed's
+    hypotheses are read and scored per sentence once, for the significance marks and the evidence."""
+    columns = ["experiment", *table.label_columns]
+    for column in table.columns:
+        columns += [f"{column.name} paper"]
+        if any(row.paper_printed for row in table.rows):
+            columns += [f"{column.name} paper as printed"]
+        columns += [f"{column.name} ours"]
+        if table.spread:
+            columns += [f"{column.name} sd"]
+        if table.significance_levels:
+            columns += [f"{column.name} Δ"]
+        if table.significance or table.significance_levels:
+            columns += [f"{column.name} significance"]
+        columns += [f"{column.name} diff"]
+        if table.parameters:
+            columns += [f"{column.name} |Θ| paper", f"{column.name} |Θ| ours"]
+    columns += ["seeds", "signature", "note"]
+    rows, chosen = [], {}
+    for row in layout.selected_rows(ctx, table):
+        out = {"experiment": row.experiment, **row.label}
+        signatures, notes, seeds = set(), [row.note] if row.note else [], set()
+        if row.search != "greedy":
+            notes.append(f"decoded with {row.search.replace('beam', 'beam size ')}")
+        for column in table.columns:
+            paper_value = row.paper.get(column.name)
+            out[f"{column.name} paper"] = paper_value
+            out[f"{column.name} paper as printed"] = row.paper_printed.get(column.name)
+            jobs, tuning = analysis.chosen_jobs(ctx, column, row.experiment, row.tune)
+            chosen[row.experiment, column] = jobs
+            if not jobs:
+                notes.append(ctx.status(column))
+                continue
+            notes += [tuning] if tuning else []
+            notes += [note] if (note := plateau.learning_note([(j.seed, analysis.read_metrics(j)) for j in jobs])) else []
+            scored = read_scores(jobs, row.search, column.metric)
+            scores = [s["score"] for s in scored]
+            ours = round(statistics.fmean(scores), 2)
+            out[f"{column.name} ours"] = ours
+            out[f"{column.name} sd"] = round(statistics.stdev(scores), 2) if len(scores) > 1 else None
+            out[f"{column.name} diff"] = round(ours - paper_value, 2) if paper_value is not None else None
+            signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
+            seeds |= {j.seed for j in jobs}
+            if table.parameters:
+                out[f"{column.name} |Θ| paper"] = row.paper.get(f"{column.name} |Θ|")
+                out[f"{column.name} |Θ| ours"] = analysis.read_metrics(jobs[0])[-1]["parameters"]
+        out["seeds"] = " ".join(str(s) for s in sorted(seeds))
+        out["signature"] = " | ".join(sorted(signatures))
+        out["note"] = "; ".join(notes)
+        rows.append(out)
+    footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
+              + "; diff = ours - paper."]
+    search = {row.experiment: row.search for row in table.rows}
+    by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
+                 if not ctx.status(column)}
+    if table.significance:
+        significance_marks(table, rows, by_column)
+        marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
+        footer.append(f"Significant gains ({marks}): paired bootstrap over the test sentences, "
+                      f"{significance.RESAMPLES} resamples, each system's BLEU the mean over its seeds, p < 0.05.")
+    if table.significance_levels:
+        significance_levels(table, ctx, rows, by_column)
+        marks = ", ".join(f"{mark} p < {level:g}" for level, mark in table.significance_levels)
+        footer.append(f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
+                      f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
+                      "resamples), each system's BLEU the mean over its seeds.")
+    if table.parameters:
+        footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
+                      "and the paper's (which it reports in millions).")
+    return columns, rows, footer, score_evidence(table, ctx, chosen, by_column)
+
+
+def score_evidence(table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict) -> list[evidence.Cell]:
+    """Per row and configured column, each chosen seed's BLEU statistics per test sentence: what
+    the claims' bootstrap resamples (`workflow_src/report/claims.py`). `chosen`: (experiment, column) ->
+    its jobs; `by_column`: column -> `sentence_statistics_by_seed`'s pair."""
+    cells = []
+    for column, (_, statistics_of) in by_column.items():
+        cells += [evidence.Cell(row.experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(row.experiment)),
+                                evidence.seed_labels(j.seed for j in chosen[row.experiment, column]))
+                  for row in layout.selected_rows(ctx, table) if chosen[row.experiment, column]]
+    return cells
+
+
+def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: dict[str, str]):
+    """experiment -> its seeds' BLEU statistics per test sentence in `column` (of its `search`'s
+    output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
+    sacrebleu's own)."""
+    tokenized = column.metric == "bleu_tok"
+    tgt = column.pair.split("-")[1]
+    data = layout.data_dir(column.dataset, column.pair)
+    references = read_lines(Path(f"{data}/tok/test.{tgt}" if tokenized else f"{data}/raw/test.{tgt}"))
+    return len(references), functools.cache(lambda experiment: [
+        significance.sentence_statistics(
+            read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))),
+            references, tokenize="none" if tokenized else None)
+        for j in chosen[experiment, column]])
+
+
+def configured_columns(rows: list[dict], by_column: dict):
+    """(column, statistics_of, resample indices, experiment -> our mean) of each configured column
+    (the keys of `by_column`, as `score_table` reads them): what a significance test over its test
+    sentences needs."""
+    for column, (sentences, statistics_of) in by_column.items():
+        yield (column, statistics_of, significance.resample_indices(sentences),
+               {out["experiment"]: out[f"{column.name} ours"] for out in rows})
+
+
+def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, rows: list[dict], by_column: dict) -> None:
+    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
+    baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
+    for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
+        for out in rows:
+            baseline = baseline_of[out["experiment"]]
+            if baseline is None or baseline == out["experiment"] or mean_of.get(baseline) is None:
+                continue
+            out[f"{column.name} Δ"] = round(mean_of[out["experiment"]] - mean_of[baseline], 2)
+            p = significance.difference_p(statistics_of(out["experiment"]), statistics_of(baseline), indices)
+            out[f"{column.name} significance"] = next((mark for level, mark in table.significance_levels if p < level), "")
+
+
+def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column: dict) -> None:
+    """Fill each row's `<column> significance` with the marks of the baselines it beats."""
+    for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
+        for out in rows:
+            marks = [mark for mark, baseline in table.significance
+                     if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
+                     and significance.paired_bootstrap_p(statistics_of(out["experiment"]), statistics_of(baseline), indices) < 0.05]
+            out[f"{column.name} significance"] = "".join(marks)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paper", required=True)
+    parser.add_argument("--artefact", required=True)
+    parser.add_argument("--context", type=json.loads, required=True)
+    parser.add_argument("--data-note", required=True)
+    parser.add_argument("--out-prefix", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from workflow_src.report import figures
+
+    artefact = registry.artefact(args.paper, args.artefact)
+    ctx = artefacts.Context(**args.context)
+    title = f"{args.paper} {args.artefact}: {artefact.title}"
+    if isinstance(artefact, artefacts.Figure):  # its title is the paper's; its panels say what this run trained
+        figures.draw(artefact, ctx, args.paper, args.artefact, f"{args.paper} {args.artefact}, the paper's figure: "
+                     f"{artefact.title}", args.data_note, args.out_prefix)
+        return
+    if isinstance(artefact, artefacts.ScoreTable):
+        columns, rows, footer, cells = score_table(artefact, ctx)
+    else:
+        columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
+        cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
+    footer = [*footer, *deviations.footer(args.paper, args.artefact)]
+    prefix = args.out_prefix
+    evidence.write(prefix.with_suffix(".evidence.json"), cells)
+    write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
+                title, args.data_note, columns, rows, footer)
+    print(to_markdown(title, args.data_note, columns, rows, footer))
+
+
+if __name__ == "__main__":
+    main()

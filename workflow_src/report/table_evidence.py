@@ -1,0 +1,119 @@
+"""The evidence behind the analysis tables' numbers (`workflow_src/score/evidence.py`): per seed, or per
+timed repeat, the measurements that a claim on the table is decided by. A table type without a
+builder here writes no evidence (its claims, if any, say so): examples, representations and
+next-word predictions are read, not tested, and parameter counts are counted, not measured.
+
+Each builder reads what its table (`workflow_src/report/analysis.py`) reads, through the same helpers,
+so that a cell's replicates give the table's number:
+
+    table            row                 column                      kind        a replicate
+    PerplexityTable  experiment          "<corpus> test|valid"       perplexity  a chosen seed's NLL blocks
+    ConvergenceTable pair                "<system> ours"             value       a seed's seconds to convergence
+    RareWordTable    "training frequency" <system>                   f1          a seed's per-sentence counts
+    NeighbourTable   statistic           <system>                    value       a chosen seed's value
+    ParameterTable   experiment          "ms per batch"              value       a timed repeat's ms
+    SamplingTable    experiment          "<share:.0%>"               value       a timed repeat's tokens/s
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+from workflow_src import layout
+from workflow_src.artefacts import (Context, ConvergenceTable, NeighbourTable, ParameterTable, PerplexityTable,
+                                    RareWordTable, SamplingTable)
+from workflow_src.report import analysis
+from workflow_src.score.evidence import Cell, repeat_labels, seed_labels
+
+
+@functools.singledispatch
+def cells(artefact, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    return []
+
+
+@cells.register
+def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per computed cell, each chosen seed's [NLL, tokens] per block of test (valid) tokens, as
+    train_lm writes them in perplexity.json (`test_blocks`, `valid_blocks`)."""
+    out = []
+    for (experiment, corpus), (jobs, _, results) in analysis.chosen_perplexities(artefact, ctx).items():
+        for split in ("test", "valid"):
+            if not jobs:
+                continue
+            missing = [j.seed for j, r in zip(jobs, results) if f"{split}_blocks" not in r]
+            if missing:  # written before train_lm recorded its blocks: score model.pt again to add them
+                print(f"evidence: {experiment}, {corpus.name} {split}: perplexity.json of seed "
+                      f"{' '.join(map(str, missing))} has no {split}_blocks (rerun train_lm); no evidence", file=sys.stderr)
+                continue
+            out.append(Cell(experiment, f"{corpus.name} {split}", "perplexity",
+                            tuple(r[f"{split}_blocks"] for r in results), seed_labels(j.seed for j in jobs)))
+    return out
+
+
+@cells.register
+def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per pair and system, each seed's training seconds until convergence (`time_to_convergence`)."""
+    out = []
+    for column in artefact.columns:
+        if ctx.status(column):
+            continue
+        for system in artefact.systems:
+            jobs, measured = analysis.convergence_times(ctx, column, system)
+            if jobs:
+                out.append(Cell(column.name, f"{system.name} ours", "value", tuple(seconds for seconds, _, _ in measured),
+                                seed_labels(j.seed for j in jobs)))
+    return out
+
+
+@cells.register
+def _(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per frequency bin and system, each seed's [matched, hypothesis, reference] words of the
+    bin per test sentence (`analysis.sentence_bin_counts`, binned_f1's counting)."""
+    if ctx.status(artefact.column):
+        return []
+    out = []
+    for name, runs in analysis.rare_word_counts(artefact, ctx).items():
+        if not runs:
+            continue
+        for b, label in enumerate(analysis.rare_word_bins(artefact)):
+            out.append(Cell(label, name, "f1", tuple([sentence[b] for sentence in counts] for _, counts in runs),
+                            seed_labels(j.seed for j, _ in runs)))
+    return out
+
+
+@cells.register
+def _(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per statistic and system, each chosen seed's value (seeds without one left out)."""
+    if ctx.status(artefact.column):
+        return []
+    out = []
+    for name, (jobs, results, _) in analysis.neighbour_measurements(artefact, ctx).items():
+        for statistic in artefact.paper:
+            measured = [(j.seed, r[statistic]) for j, r in zip(jobs, results) if r.get(statistic) is not None]
+            if measured:
+                out.append(Cell(statistic, name, "value", tuple(v for _, v in measured), seed_labels(s for s, _ in measured)))
+    return out
+
+
+def benchmark(paper: str, artefact_id: str) -> dict:
+    return json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
+
+
+@cells.register
+def _(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per row, each timed repeat's ms per batch (the benchmark's `ms_repeats`)."""
+    rows = benchmark(paper, artefact_id)["rows"]
+    return [Cell(row.experiment, "ms per batch", "value", tuple(repeats), repeat_labels(len(repeats)))
+            for row in artefact.rows if (repeats := rows[row.experiment].get("ms_repeats"))]
+
+
+@cells.register
+def _(artefact: SamplingTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per row and sampled share, each timed repeat's target tokens per second (the benchmark's `repeats`)."""
+    repeated = benchmark(paper, artefact_id).get("repeats", {})
+    return [Cell(row.experiment, f"{share:.0%}", "value", tuple(repeats), repeat_labels(len(repeats)))
+            for row in artefact.rows for share in artefact.shares
+            if (repeats := repeated.get(row.experiment, {}).get(f"{share:g}"))]

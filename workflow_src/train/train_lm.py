@@ -1,0 +1,406 @@
+"""Train one VD-LSTM language model of the tying paper (§6, appendix A), checkpointing every epoch.
+
+`python -m workflow_src.train.train_lm --spec JSON --train train.txt --valid valid.txt --test test.txt
+ [--vocabulary-text whole-train.txt] --out-dir DIR [--threads N]`
+
+Text: one sentence per line; the token stream is every line's words followed by `<eos>`; the
+vocabulary is every token of the training file (valid and test must not leave it: PTB and
+WikiText-2 already carry `<unk>`). Each epoch trains on the stream cut into `batch_size` columns,
+in `bptt`-step segments, the state carried (and detached) from one segment to the next, with SGD:
+
+    J = (1/B) Σ_b Σ_t ℓ_{b,t}      Zaremba et al.'s cost, which lr 1 is for (summed over the
+                                   segment, averaged over the batch)
+    ℓ = CE | CE + γτ J_aug (AL, Eq. 3.3) | β τ²|V| J_aug + (1 - β) CE (Figure 1, Eq. 6.1)
+    lr_e = lr · lr_decay^max(0, e - decay_after),  gradients clipped to a global norm of `clip`
+
+(with `sessions` > 1 the schedule runs again from the weights it ended with: footnote 4's PTB
+small models, "re-trained by initializing to their final configuration from the first session")
+
+and is then scored on the validation stream (eval mode, `eval_batch_size` columns, 10 as in
+pytorch/examples; the remainder dropped, each column read from a zero state):
+PPL = exp((1/N) Σ -log p(w_t | w_<t)). The paper reports the model after its fixed schedule and
+implies no early stopping; we keep the epoch with the best validation perplexity, which under a
+decaying rate is almost always the last (or, with `keep`, the last, or the one with the lowest
+training loss: Figure 1 measures its models "at the minimum training loss").
+
+The spec (JSON); every key is required but those with a default:
+    experiment            name
+    size                  units per layer (= the embedding size): 200 / 650 / 1500 (§6.1)
+    layers                LSTM layers (2)
+    dropout               drop probability (`papers.tying.DROPOUT`: appendix A's numbers are keep probabilities)
+    reuse_embedding       RE (§4): W = Lᵀ, no output bias
+    loss, loss_params     ce {} | augmented {gamma, tau} | beta {beta, tau}
+    lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
+    bptt, batch_size      35, 20
+    max_epochs, seed, device (auto | cpu | cuda)
+    precision             default auto; auto | bf16 | tf32 | fp32 (`workflow_src.model.precision`: auto is
+                          bf16 on CUDA, fp32 elsewhere; the loss always runs in fp32)
+    compile               absent (off) | fuse | graphs: the dropout segment through torch.compile
+                          (`workflow_src.model.compilation`; absent, not defaulted, so eager specs keep their hash)
+    sessions              default 1; the schedule's runs, each from the weights the last ended with
+    keep                  default best; best | last | lowest_train_loss: the epoch `model.pt` holds
+                          (the best validation perplexity, the last, the lowest training loss)
+    eval_batch_size       default 10
+    init_range            U(-r, r) for every weight; default 0.1 (`papers.tying.INIT_RANGE` per size)
+    unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
+    output_bias           default true; false: b = 0 in an untied model (§4 and Figure 1: y = W h)
+    convergence           default null; {"window": k, "tolerance": r, "plateau_decay": f}: train until
+                          the training loss converges (Figure 1: "the minimum training loss possible"),
+                          `max_epochs` (per session) being only a cap: stop after epoch e once
+                              (min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i < r,
+                          i.e. the last k epochs lowered the best training loss by less than r; the
+                          rate is multiplied by f after every epoch whose training loss is not below
+                          the best before it (as pytorch/examples' word_language_model does on
+                          validation loss), on top of the schedule above
+    train_slice           default null; {"length": n, "start": i or null}: train on the tokens
+                          [i, i + n) of the stream only, i drawn from the seed when null (Figure 1's
+                          20,000 words); the vocabulary is still the whole file's
+
+In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
+dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
+would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
+over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
+valid_perplexity, best, seconds, tokens_per_second; with `convergence`, also
+train_loss_improvement (the relative improvement above, null for the first k epochs) and
+converged) and, at the end,
+`model.pt` (the kept epoch's: spec, state_dict, itos, epoch; a hard link to `kept.pt`) and
+`perplexity.json` (its validation and test perplexity, units per layer, parameter count, d(Lᵀ, W) of
+appendix B, `stopped`: why training ended, and `valid_blocks` / `test_blocks`: [NLL sum in nats,
+tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens in the order of the text, the
+evaluation's every token, so that exp(Σ NLL / Σ tokens) is the perplexity: a claim's evidence).
+Once training ends, `checkpoint.pt` keeps only the history and a `finished` mark (no weights), so a
+rerun scores `kept.pt` again without training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
+from workflow_src.data.archives import CorpusError
+from workflow_src.data.vocab import count_words
+from workflow_src.model import compilation, precision as precisions
+from workflow_src.model.gpu import job_device
+from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, perplexity,
+                                   save_language_model)
+from workflow_src.model.lm_losses import OBJECTIVES, build_objective
+from workflow_src.model.losses import cross_entropy
+from workflow_src.model.precision import at_least_fp32
+from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
+from workflow_src.score.subspace import embedding_output_distance
+from workflow_src.train.train import log, mark_finished, publish, spec_hash
+
+REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
+            "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
+DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
+            "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
+            "precision": "auto"}
+OPTIONAL = (compilation.KEY,)  # neither required nor defaulted
+KEEP = {  # the epoch model.pt holds: the one that minimises
+    "best": lambda record: record["valid_perplexity"],
+    "last": lambda record: -record["epoch"],
+    "lowest_train_loss": lambda record: record["train_loss"],  # Figure 1: "the minimum training loss"
+}
+
+
+def resolve(spec: dict) -> dict:
+    """The spec with its defaults, or a ValueError naming the missing or unknown key."""
+    missing = [key for key in REQUIRED if key not in spec]
+    unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS) - set(OPTIONAL))
+    if missing or unknown:
+        raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
+    if not (isinstance(spec["size"], int) and spec["size"] > 0):
+        raise ValueError(f"language-model spec: size {spec['size']!r} is not a width (units per layer)")
+    if spec.get("keep", "best") not in KEEP:
+        raise ValueError(f"language-model spec: keep {spec['keep']!r} is not one of {', '.join(KEEP)}")
+    convergence = spec.get("convergence")
+    if convergence is not None and (set(convergence) != {"window", "tolerance", "plateau_decay"}
+                                    or convergence["window"] < 1 or not convergence["tolerance"] >= 0
+                                    or not 0 < convergence["plateau_decay"] <= 1):
+        raise ValueError(f"language-model spec: convergence {convergence!r} is not {{'window': epochs >= 1, "
+                         "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
+    if spec["loss"] not in OBJECTIVES:
+        raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(OBJECTIVES)}")
+    names = OBJECTIVES[spec["loss"]][0]
+    if set(spec["loss_params"]) != set(names):
+        raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
+    return {**DEFAULTS, **spec}
+
+
+def training_loss_improvement(history: list[dict], window: int) -> float | None:
+    """(min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i over the training losses
+    L_1..L_e of `history`, k = `window`; None while e <= k."""
+    losses = [record["train_loss"] for record in history]
+    if len(losses) <= window:
+        return None
+    before = min(losses[:-window])
+    return (before - min(losses[-window:])) / before
+
+
+def plateaus(history: list[dict]) -> int:
+    """The epochs of `history` whose training loss is not below the best before them."""
+    losses = [record["train_loss"] for record in history]
+    return sum(loss >= min(losses[:i]) for i, loss in enumerate(losses) if i > 0)
+
+
+def kept(spec: dict, history: list[dict]) -> dict:
+    """The record of the epoch to keep (`KEEP[spec["keep"]]`), the first of equals."""
+    return min(history, key=KEEP[spec["keep"]])
+
+
+def session_epoch(spec: dict, epoch: int) -> tuple[int, int]:
+    """(session, epoch within it), both from 1, of an epoch counted over every session."""
+    return (epoch - 1) // spec["max_epochs"] + 1, (epoch - 1) % spec["max_epochs"] + 1
+
+
+def learning_rate(spec: dict, epoch: int) -> float:
+    """lr_e = lr · lr_decay^max(0, e - decay_after), e counted from 1 (in each session; appendix A)."""
+    return spec["lr"] * spec["lr_decay"] ** max(0, epoch - spec["decay_after"])
+
+
+def build_vocabulary(path: Path) -> list[str]:
+    """Every token of the training file (each line's words and `<eos>`), most frequent first."""
+    return [word for word, _ in count_words(line + f" {EOS}" for line in read_lines(path))]
+
+
+def encode(path: Path, word_ids: dict[str, int]) -> torch.Tensor:
+    """The file as one stream of ids: each line's words, then `<eos>`."""
+    ids = []
+    for number, line in enumerate(read_lines(path), start=1):
+        for word in line.split() + [EOS]:
+            if word not in word_ids:
+                raise CorpusError(f"{path}, line {number}: {word!r} is not in the training vocabulary "
+                                  "(language-model corpora are closed-vocabulary: map it to <unk>)")
+            ids.append(word_ids[word])
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """The stream cut into `batch_size` contiguous columns (T x B), the remainder dropped."""
+    length = len(stream) // batch_size
+    if length < 2:
+        raise CorpusError(f"{len(stream)} tokens are too few for {batch_size} columns")
+    return stream[:length * batch_size].view(batch_size, length).t().contiguous()
+
+
+def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """(inputs, next-word targets) for each `bptt`-step segment of batchified data."""
+    for start in range(0, len(data) - 1, bptt):
+        end = min(start + bptt, len(data) - 1)
+        yield data[start:end], data[start + 1:end + 1]
+
+
+def predicted_tokens(data: torch.Tensor) -> int:
+    """N: every token of batchified data but each column's first is predicted."""
+    return (len(data) - 1) * data.shape[1]
+
+
+def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
+    with torch.no_grad():
+        model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
+
+
+@torch.no_grad()
+def token_nll(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> torch.Tensor:
+    """-log p(w_t | w_<t) in nats (float64, on the data's device: no host read) of every predicted
+    token of batchified data, each column read from a zero state, in the order of the text:
+    column by column (each a contiguous stretch of it), each but its first token."""
+    model.eval()
+    hidden = model.init_hidden(data.shape[1])
+    nll = []
+    for inputs, targets in segments(data, bptt):
+        with precisions.autocast(precision, data.device):
+            logits, _, hidden = model(inputs, hidden)
+        nll.append(cross_entropy(logits.flatten(0, 1), targets.flatten()).double().view(targets.shape))
+    return torch.cat(nll).t().flatten()
+
+
+def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
+    """Perplexity of batchified data, each column read from a zero state."""
+    return perplexity(token_nll(model, data, bptt, precision).sum().item(), predicted_tokens(data))
+
+
+def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str) -> tuple[float, list[list[float]]]:
+    """(perplexity, [NLL sum in nats, tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens
+    in the order of the text), the perplexity exp(sum of the blocks' NLL / sum of their tokens)."""
+    nll = token_nll(model, data, bptt, precision)
+    blocks = perplexity_blocks(nll.cpu().tolist())
+    return perplexity(sum(b[0] for b in blocks), sum(b[1] for b in blocks)), blocks
+
+
+def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32") -> tuple[float, float, int]:
+    """One pass over the batchified training data: the sums of the objective and of the CE over
+    its predicted tokens, and their number. The forward pass runs in `precision`, the objective
+    on fp32 logits."""
+    model.train()
+    hidden = model.init_hidden(data.shape[1])
+    total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
+    for inputs, targets in tqdm(list(segments(data, spec["bptt"])), desc="segments", file=sys.stderr,
+                                mininterval=10, leave=False):
+        with precisions.autocast(precision, data.device):
+            logits, _, hidden = model(inputs, hidden)
+        logits, targets = at_least_fp32(logits.flatten(0, 1)), targets.flatten()
+        per_token = objective(logits, targets, model.embedding.weight, model.output_bias)
+        optimiser.zero_grad(set_to_none=True)
+        (per_token.sum() / data.shape[1]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), spec["clip"])
+        optimiser.step()
+        if spec["unit_norm_embeddings"]:
+            normalise_embedding_rows(model)
+        total = total + per_token.detach().double().sum()
+        nll = nll + (per_token if spec["loss"] == "ce" else cross_entropy(logits, targets)).detach().double().sum()
+    return total.item(), nll.item(), predicted_tokens(data)
+
+
+def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
+    if spec["train_slice"] is None:
+        return stream
+    length, start = spec["train_slice"]["length"], spec["train_slice"].get("start")
+    if length > len(stream):
+        raise ValueError(f"train_slice of {length} tokens is longer than the training stream ({len(stream)})")
+    if start is None:
+        start = random.Random(spec["seed"]).randrange(len(stream) - length + 1)
+    log(f"training on tokens [{start}, {start + length}) of {len(stream)}")
+    return stream[start:start + length]
+
+
+def train(spec: dict, args, device: torch.device) -> None:
+    out_dir: Path = args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_path, kept_path = out_dir / "checkpoint.pt", out_dir / "kept.pt"
+    torch.set_num_threads(args.threads)
+    precision = precisions.resolve(spec["precision"], device)
+    precisions.configure(precision)
+    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {args.threads} threads")
+
+    itos = build_vocabulary(args.vocabulary_text or args.train)
+    word_ids = {word: i for i, word in enumerate(itos)}
+    train_stream = training_stream(spec, encode(args.train, word_ids))
+    train_data = batchify(train_stream, spec["batch_size"]).to(device)
+    valid_data, test_data = (batchify(encode(path, word_ids), spec["eval_batch_size"]).to(device)
+                             for path in (args.valid, args.test))
+    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, test {test_data.numel()}")
+
+    torch.manual_seed(spec["seed"])
+    model = build_model(spec, len(itos)).to(device)
+    log(f"train.compile: {compilation.apply(model, spec, device)}")
+    if spec["unit_norm_embeddings"]:
+        normalise_embedding_rows(model)
+    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
+    objective = build_objective(spec)
+    history, best, start_epoch, finished = [], float("inf"), 1, False
+    if checkpoint_path.exists():
+        saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
+        if saved.get("finished") and not kept_path.exists():
+            log(f"{checkpoint_path}: finished, but {kept_path} is gone; starting over")
+        elif saved["spec_hash"] == spec_hash(spec):
+            history, best, start_epoch = saved["history"], saved["best"], saved["epoch"] + 1
+            finished = saved.get("finished", False)
+            if finished:
+                log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
+            else:
+                model.load_state_dict(saved["model"])
+                log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+        else:
+            log(f"{checkpoint_path} belongs to another spec; starting over")
+
+    for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
+        if history and history[-1].get("converged"):
+            break
+        torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
+        lr = learning_rate(spec, session_epoch(spec, epoch)[1])
+        if spec["convergence"] is not None:
+            lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        started = time.perf_counter()
+        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision)
+        seconds = time.perf_counter() - started
+        valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
+        improved, best = valid_perplexity < best, min(best, valid_perplexity)
+        record = {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
+                  "train_loss": train_loss / train_tokens,
+                  "train_perplexity": perplexity(train_nll, train_tokens),
+                  "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
+                  "tokens_per_second": round(train_data.numel() / seconds, 1)}
+        history.append(record)
+        if kept(spec, history) is record:
+            save_language_model(kept_path, model, spec, itos, epoch)
+        if spec["convergence"] is not None:
+            improvement = training_loss_improvement(history, spec["convergence"]["window"])
+            record |= {"train_loss_improvement": improvement,
+                       "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
+        log(json.dumps(record))
+        saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(), "history": history,
+                 "best": best}
+        with atomic_output(checkpoint_path) as tmp:
+            torch.save(saved, tmp)
+        write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+
+    write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+    model, _ = load_language_model(kept_path, device)
+    kept_epoch = kept(spec, history)
+    (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
+        scored(model, data, spec["bptt"], precision) for data in (valid_data, test_data))
+    result = {
+        "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
+        "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
+        "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "units": model.size,
+        "stopped": stopped(spec, history),
+        "train_tokens": len(train_stream),
+        "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
+                       "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data),
+                       "block_tokens": BLOCK_TOKENS},
+        "valid_blocks": valid_blocks, "test_blocks": test_blocks,
+    }
+    publish(kept_path, out_dir / "model.pt")
+    write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
+    if not finished:
+        mark_finished(checkpoint_path, saved)
+    log(f"done: {json.dumps(result)}")
+
+
+def stopped(spec: dict, history: list[dict]) -> str:
+    """Why training ended, in words."""
+    if history and history[-1].get("converged"):
+        rule = spec["convergence"]
+        return (f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
+                f"{history[-1]['train_loss_improvement']:.2%} over the last {rule['window']} epochs "
+                f"(tolerance {rule['tolerance']:.2%})")
+    suffix = " without converging" if spec["convergence"] is not None else ""
+    return f"the epoch cap: {spec['sessions']} x {spec['max_epochs']} epochs{suffix}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=json.loads, required=True, help="the experiment spec (JSON; keys above)")
+    for name in ("train", "valid", "test"):
+        parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
+    parser.add_argument("--vocabulary-text", type=Path,
+                        help="the text whose tokens are the vocabulary (default --train; a partition of a "
+                             "corpus keeps the whole corpus's)")
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    try:
+        spec = resolve(args.spec)
+        with job_device(spec["device"], key="train.device") as device:
+            train(spec, args, device)
+    except CorpusError as err:
+        parser.exit(1, f"train_lm: error: {err}\n")
+
+
+if __name__ == "__main__":
+    main()
