@@ -36,8 +36,8 @@ RANDOM, SMD, SMP = (f"word2emb-fasttext-tied-{loss}" for loss in LOSSES)
 EXPERIMENTS = dict([
     pretrained_softmax(tied=False),
     pretrained_softmax(tied=True),
-    vmf_setup.continuous("nllvmf_reg1reg2", "fasttext", tied=True),  # VMF
-    vmf_setup.continuous("maxmargin", "fasttext", tied=True),  # MOST_INFORMATIVE
+    vmf_setup.continuous("nllvmf_reg1reg2", "fasttext", tied=True),  # VMF: the vMF paper's job
+    vmf_setup.continuous("maxmargin", "fasttext", tied=True),  # MOST_INFORMATIVE: the vMF paper's job
     *(vmf_setup.continuous(loss, "fasttext", tied=True, losses=LOSSES) for loss in LOSSES),
 ])
 
