@@ -2,8 +2,9 @@
 
 A paper module (`workflow_src/papers/<id>.py`) declares `EXPERIMENTS` (name -> Experiment, the
 translation models), `LANGUAGE_MODELS` (name -> LanguageModel) or both, and `ARTEFACTS` (id -> a
-table or figure, `workflow_src/artefacts.py`). A name is global: two papers naming the same experiment mean the same model,
-trained once (`all_experiments` and `language_models` check their definitions agree).
+table or figure, `workflow_src/artefacts.py`). A name is global: two papers naming the same
+experiment mean the same model, trained once (`all_experiments` and `language_models` check their
+definitions agree).
 The Snakefile expands its targets from here, the training rule resolves a name to a spec, and
 the renderers read results back by the same names.
 """
