@@ -92,3 +92,22 @@ def test_initialisation_scales_with_the_width_only_when_asked():
         assert scale({"scale_init_to_width": True}, dataset, pair, name, paper_width) == pytest.approx(0.1)
         assert scale({"scale_init_to_width": True}, dataset, pair, name, paper_width // 4) == pytest.approx(0.2)
         assert scale({"scale_init_to_width": False}, dataset, pair, name, paper_width // 4) == 0.1
+
+
+def test_joint_space_scales_with_the_width_only_when_asked():
+    """train.scale_joint_dim_to_width trains NMT-joint at d_j · hidden / 512, the paper's multiple of the
+    width (the demo's 2 × 64: 512, 2048, 4096 -> 64, 256, 512); at 512 units, or without the setting, d_j is
+    the paper's. Other forms have no d_j either way."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+
+    def d_j(name: str, hidden: int, scaled: bool):
+        narrowed = {**config, "train": {**config["train"], "scale_joint_dim_to_width": scaled},
+                    "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}}}
+        return resolve_spec(narrowed, "wmt17", "de-en", name, 1)["joint_dim"]
+
+    for paper_dim, toy_dim in ((512, 64), (2048, 256), (4096, 512)):
+        name = joint.name("32k", "joint", paper_dim)
+        assert resolve_spec(config, "wmt17", "de-en", name, 1)["joint_dim"] == paper_dim
+        assert d_j(name, 512, True) == d_j(name, 64, False) == paper_dim
+        assert d_j(name, 64, True) == toy_dim
+    assert d_j(joint.name("32k", "nmt"), 64, True) is None

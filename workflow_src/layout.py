@@ -388,6 +388,7 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
     return {
         "experiment": name,
         **dataclasses.asdict(experiment),
+        "joint_dim": joint_dim(train, experiment, model_settings(config, experiment)["hidden"]),
         "loss_params": dict(experiment.loss_params),
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
@@ -426,6 +427,14 @@ def init_scale(train: dict, experiment: Experiment, width: int) -> float:
         raise ValueError(f"train.scale_init_to_width: no paper width known for architecture "
                          f"{experiment.architecture!r} (layout.PAPER_WIDTHS)")
     return train["init_scale"] * (PAPER_WIDTHS[experiment.architecture] / width) ** 0.5
+
+
+def joint_dim(train: dict, experiment: Experiment, width: int) -> int | None:
+    """d_j: the experiment's (the paper's, at 512 units), or with train.scale_joint_dim_to_width the
+    paper's multiple of the width (joint D23):  d_j,width = d_j · width / PAPER_WIDTHS["joint"]"""
+    if experiment.joint_dim is None or not train.get("scale_joint_dim_to_width", False):
+        return experiment.joint_dim
+    return max(1, round(experiment.joint_dim * width / PAPER_WIDTHS["joint"]))
 
 
 def schedule_settings(train: dict, group: str) -> dict:

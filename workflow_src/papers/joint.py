@@ -303,6 +303,12 @@ DEVIATIONS = (
               "widths start with W h at the paper's scale (at 128 units 0.1 leaves a logit spread of 0.06)",
               "the released code's value at the paper's width", "none at 512 units", "train.scale_init_to_width",
               ("table1", *BLEU_ARTEFACTS), "faithful"),
+    Deviation("D23", "d_j at toy widths", "d_j among 512, 2048 and 4096 at 512 units (§4.2): 1 to 8 times the width",
+              "the paper's d_j; with `train.scale_joint_dim_to_width` (off in config.yaml, on in the demo) d_j × "
+              "hidden / 512, the same multiple of the width (the demo's 2 × 64: 64, 256 and 512). Rows and panels keep "
+              "the paper's d_j as their name", "at 64 units the paper's d_j would be 8 to 64 times the width, and d_j "
+              "4096 cost three times NMT's epoch", "none at 512 units", "train.scale_joint_dim_to_width",
+              ("table1", *BLEU_ARTEFACTS), "faithful"),
 )
 
 
