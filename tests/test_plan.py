@@ -188,10 +188,12 @@ def test_comparison_adds_validation_for_translation_and_not_for_language_models(
     compared, total = plan.compare(rows, metrics.__getitem__)
     assert [r["predicted_seconds"] for r in compared] == [36, 20]
     assert [r["actual_seconds"] for r in compared] == [36, 20] and [r["epochs_run"] for r in compared] == [3, 2]
-    assert total["actual / predicted"] == 1.0 and plan.within_factor(total)
-    metrics["nmt"] = [{"train_seconds": 40, "validation_seconds": 5}] * 3  # 135 s, 4.5x its prediction
+    # the language model stopped after 2 of its 3 planned epochs: the ratio is against 2 epochs' prediction
+    assert [r["predicted_seconds_run"] for r in compared] == [36, pytest.approx(13.33)]
+    assert total["actual / predicted"] == pytest.approx(56 / (36 + 40 / 3), abs=1e-3) and plan.within_factor(total)
+    metrics["nmt"] = [{"train_seconds": 40, "validation_seconds": 5}] * 3  # 135 s, 3.75x its prediction
     _, total = plan.compare(rows, metrics.__getitem__)
-    assert total["actual / predicted"] == pytest.approx(155 / 56, abs=1e-3) and not plan.within_factor(total)
+    assert total["actual / predicted"] == pytest.approx(155 / (36 + 40 / 3), abs=1e-3) and not plan.within_factor(total)
 
 
 def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypatch):
