@@ -40,7 +40,7 @@ def slice_config(rows: list[str]) -> dict:
     config["demo"]["monolingual_sentences"] = 3000  # the truecaser's text; the demo's 30000 feed embeddings no row here uses
     config["datasets"] = {"iwslt16": {**config["datasets"]["iwslt16"], "pairs": ["fr-en"]}}
     config["monolingual"] = {"en": config["monolingual"]["en"]}
-    config["train"]["max_epochs"] = 2
+    config["train"] |= {"max_epochs": 2, "max_epochs_by_group": {}, "overrides": {}}  # the demo trains its compared rows to 20
     config["train"]["device"] = "auto"  # a GPU slot when there is one; here, the CPU (the logs say which)
     config["papers"] = {"vmf": {"table1": {"rows": rows}}}
     return config

@@ -168,7 +168,8 @@ def joint_run(tmp_path_factory):
     config["model"] = {**demo["model"], "hidden": 32, "src_embedding": 16, "tgt_embedding": 16}
     config["architectures"] = {"joint": {"encoder_layers": 2, "decoder_layers": 2, "hidden": 32, "src_embedding": 16,
                                          "tgt_embedding": 16, "dropout": 0.3}}
-    config["train"] = {**demo["train"], "lr": {**demo["train"]["lr"], "joint": 0.01}, "max_epochs": 2, "batch_size": 32}
+    config["train"] = {**demo["train"], "lr": {**demo["train"]["lr"], "joint": 0.01}, "max_epochs": 2, "batch_size": 32,
+                       "max_epochs_by_group": {}, "overrides": {}}
     config["benchmarks"] = {**demo["benchmarks"], "sampling_vocab": 2000, "sample_shares": [0.5, 0.25, 0.05], "steps": 2}
     config["papers"] = {"joint": {
         "table1": {"queries": ["wan", "pec", "zebra"]},  # two frequent words of the generated English

@@ -178,7 +178,7 @@ def test_demo_table1_has_every_cell_with_sane_values(demo):
                 continue
             ours = float(row[f"{pair} ours"])  # every configured cell computed
             assert 0 <= ours <= 100, (row["experiment"], pair, ours)
-            # every model learns: NLLvMF reg1 stood at 0.8 after the demo's 3 epochs (20 now,
+            # every model learns: NLLvMF reg1 stood at 0.8 after 3 epochs of batch 16 (30 of 64 now,
             # `train.overrides`); the rows were at 15-72 on 2026-11-23
             assert ours > 10, (row["experiment"], pair, ours)
             if row[f"{pair} paper"]:
@@ -387,11 +387,36 @@ def test_demo_plan_predicts_its_own_training_time(demo):
 def test_demo_tables_name_the_rows_that_had_not_plateaued(demo):
     """Issue 23: a row ranked by how far its training budget let it get says so. Each row of joint
     Table 3 (one seed, no tuning) notes "not plateaued" exactly when its model's metrics show it
-    (`workflow_src.report.plateau`), and the demo's 6 joint epochs leave at least one such row."""
-    flagged = []
+    (`workflow_src.report.plateau`)."""
     for row in read_csv(demo / "results/joint/table3.csv"):
         history = [json.loads(line) for line in
                    (demo / layout.metrics_path(artefacts.Job("wmt17", "de-en", row["experiment"], 1))).read_text().splitlines()]
         assert ("not plateaued" in row["note"]) == bool(plateau.unsettled(history)), (row["experiment"], row["note"])
-        flagged += [row["experiment"]] if plateau.unsettled(history) else []
-    assert flagged
+
+
+def test_demo_translation_rows_the_claims_compare_have_plateaued(demo):
+    """Issue 23: the demo's rankings come from what each method learns, not from how far an epoch cap
+    let it get. Every table row a claim of the translation papers compares (its row and the row it
+    is compared with) comes from runs that had plateaued: its note has no "not plateaued" (the
+    previous test checks that the note follows the runs' metrics). The tying paper's language
+    models are not held to it yet: at these widths they need about 20 epochs to move less than 1%
+    an epoch, and its REAL models diverge after 4-7 (docs/demo.md)."""
+    compared = {}  # (paper, artefact) -> {row key: claim ids}
+    for paper in ("vmf", "synmargin", "joint"):
+        for claim in registry.paper_module(paper).CLAIMS:
+            for check in claim.checks:
+                for key in filter(None, (check.row, check.than)):
+                    compared.setdefault((paper, check.artefact), {}).setdefault(key, []).append(claim.id)
+    unsettled, checked = [], 0
+    for (paper, artefact_id), keys in sorted(compared.items()):
+        table = demo / "results" / paper / f"{artefact_id}.csv"
+        rows = {row.get("experiment"): row for row in read_csv(table)} if table.exists() else {}
+        if not rows or "note" not in next(iter(rows.values())):
+            continue  # a figure, or a table of timings or counts: no training runs behind its rows
+        for key, claims in sorted(keys.items()):
+            if key in rows:
+                checked += 1
+                if "not plateaued" in rows[key]["note"]:
+                    unsettled.append(f"{paper} {artefact_id} {key} ({', '.join(claims)}): {rows[key]['note']}")
+    assert checked >= 20, checked  # 23 rows on 2026-11-26
+    assert not unsettled, "compared rows still learning when their training stopped:\n" + "\n".join(unsettled)

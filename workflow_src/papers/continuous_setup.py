@@ -63,8 +63,9 @@ TRAINED = ("table1", "table2", "table3", "table5", "table9", "table10", "figure1
 DECODED = ("table1", "table2", "table5", "table9", "table10", "figure1", "figure2")
 CONSTANT_LR = Deviation(
     "D20", "learning-rate schedule", "silent: Adam at 2e-4 (baselines) and 5e-4 (continuous models), Table 7; no "
-    "decay is mentioned", "a constant rate (`train.lr_decay` names no group of these models)", "the paper names "
-    "none; OpenNMT-py's halving is what the joint paper's models use (its D2)", "unknown: a decay would mostly "
+    "decay is mentioned", "a constant rate (`train.lr_decay` names no group of these models; the demo halves "
+    "it after every epoch once the development loss rises or epoch 16 ends, so that its 20 epochs end settled)",
+    "the paper names none; OpenNMT-py's halving is what the joint paper's models use (its D2)", "unknown: a decay would mostly "
     "change the late epochs, and with them the kept one", "train.lr_decay", TRAINED)
 CLIPPING = Deviation(
     "D21", "gradient clipping", "silent", "the global gradient norm clipped at 5 (OpenNMT-py's -max_grad_norm "

@@ -42,4 +42,4 @@ def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
     if not moving:
         return ""
     return (f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with more "
-            f"epochs (train.max_epochs_by_group, train.overrides, lm.max_epochs)")
+            f"epochs (train.max_epochs, train.max_epochs_by_group, train.overrides, lm.max_epochs)")
