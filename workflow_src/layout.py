@@ -385,23 +385,24 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
     experiment: Experiment = registry_experiment(name)
     data = config["datasets"][dataset]
     train = config["train"]
+    model = model_settings(config, experiment)
     return {
         "experiment": name,
         **dataclasses.asdict(experiment),
-        "joint_dim": joint_dim(train, experiment, model_settings(config, experiment)["hidden"]),
+        "joint_dim": joint_dim(train, experiment, model["hidden"]),
         "loss_params": dict(experiment.loss_params),
         "tgt_lang": pair.split("-")[1],
         "device": train["device"],
         "precision": train.get("precision", "auto"),
         **compile_spec_entry(train),
-        "model": model_settings(config, experiment),
+        "model": model,
         "vocab": vocab_sizes(data, experiment),
         "data": length_limit(data, dataset),
         "train": {
             "seed": seed,
             "lr": train["lr"][training_group(experiment)],
             **{key: train[key] for key in ("batch_size", "selection", "clip")},
-            "init_scale": init_scale(train, experiment, model_settings(config, experiment)["hidden"]),
+            "init_scale": init_scale(train, experiment, model["hidden"]),
             **schedule(train, name),
             **schedule_settings(train, training_group(experiment)),
         },
