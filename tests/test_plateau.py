@@ -8,6 +8,7 @@ from sacrebleu.metrics import BLEU
 from workflow_src import artefacts, layout
 from workflow_src.report import render
 from workflow_src.report.plateau import learning_note, unsettled
+from workflow_src.train.divergence import diverged
 
 
 def nmt(*bleu, early_stop=False):
@@ -30,8 +31,19 @@ def test_a_run_has_plateaued_when_its_early_stop_fired_or_its_last_epoch_moved_l
     assert unsettled(lm(300.0, 100.0, 99.2)) == ""  # within 1% of the perplexity
     assert unsettled(lm(300.0, 100.0, 98.9)) == "validation perplexity 100.0 → 98.9 at epoch 3"
     assert unsettled(lm(300.0, 100.0, 90.0, converged=True)) == ""
-    assert unsettled(lm(300.0, 100.0, 140.0, 9000.0)) == ""  # two epochs past its best: the kept epoch is the best
+    assert unsettled(lm(300.0, 100.0, 140.0, 145.0)) == ""  # two epochs past its best: the kept epoch is the best
     assert unsettled([]) == "no epoch recorded"
+
+
+def test_a_language_model_whose_perplexity_ran_away_has_diverged_not_plateaued():
+    """Two epochs past its best would count as settled; above 1.5 times the best it has diverged."""
+    assert diverged(lm(300.0, 100.0, 140.0, 150.0)) == ""
+    assert diverged(lm(196.0, 93.0, 56.0, 123.4)) == "validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4"
+    assert unsettled(lm(196.0, 93.0, 56.0, 123.4)) == "diverged: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4"
+    assert diverged(nmt(10.0, 40.0, 5.0)) == ""  # translation models are judged by development BLEU only
+    note = learning_note([(1, lm(196.0, 93.0, 56.0, 123.4)), (2, lm(300.0, 100.0, 90.0))])
+    assert note.startswith("not plateaued when its training stopped (seed 2: validation perplexity 100.0 → 90.0")
+    assert "; diverged (seed 1: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4): the row holds" in note
 
 
 def test_a_row_names_its_seeds_that_had_not_plateaued():

@@ -207,6 +207,11 @@ def test_a_second_session_restarts_the_schedule_from_the_final_weights_and_keep_
     result = json.loads((tmp_path / "two" / "perplexity.json").read_text())
     assert result["kept_epoch"] == 4 and result["sessions"] == 2
     assert result["valid_perplexity"] == pytest.approx(history[-1]["valid_perplexity"])
+    # each epoch records L's largest row and its word (docs/tying.md: REAL's runaway shows there first)
+    model, itos = load_language_model(tmp_path / "two" / "model.pt", torch.device("cpu"))
+    norms = model.embedding.weight.norm(dim=1)
+    assert history[-1]["embedding_row_norm_max"] == pytest.approx(norms.max().item(), abs=1e-4)
+    assert history[-1]["embedding_row_norm_max_word"] == itos[norms.argmax()]
     # the first session alone is the first two epochs of the two
     train_lm.main(arguments(corpus, tmp_path / "one", {**spec, "sessions": 1}))
     assert metrics(tmp_path / "one") == history[:2]

@@ -7,9 +7,14 @@ epochs without a new best development score; a language model's `converged`), wh
 `PAST_BEST` epochs brought no new best (a language model has no early stop), or when its
 development metric moved by at most `BLEU_STEP` BLEU (translation models) or `PERPLEXITY_STEP`
 of the perplexity (language models) over its last epoch.
+
+A language model that has diverged (`workflow_src.train.divergence`) has not plateaued, however its
+last epochs moved: training kept its best epoch, where the failure left it.
 """
 
 from __future__ import annotations
+
+from workflow_src.train.divergence import diverged
 
 BLEU_STEP = 1.0
 PERPLEXITY_STEP = 0.01
@@ -18,9 +23,11 @@ PAST_BEST = 2
 
 def unsettled(history: list[dict]) -> str:
     """'' when the run of metrics.jsonl `history` had plateaued, else how its last epoch moved
-    its development metric (e.g. "development BLEU 29.1 → 40.2 at epoch 3")."""
+    its development metric (e.g. "development BLEU 29.1 → 40.2 at epoch 3"), or "diverged: ..."."""
     if not history:
         return "no epoch recorded"
+    if how := diverged(history):
+        return f"diverged: {how}"
     last = history[-1]
     if last.get("early_stop") or last.get("converged"):
         return ""
@@ -36,10 +43,16 @@ def unsettled(history: list[dict]) -> str:
 
 
 def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
-    """A table row's note on those of its runs (seed, metrics history) that had not plateaued:
-    the row ranks by how far its training budget let it get, not by what the method learns."""
-    moving = [f"seed {seed}: {how}" for seed, history in runs if (how := unsettled(history))]
-    if not moving:
-        return ""
-    return (f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with more "
-            f"epochs (train.max_epochs, train.max_epochs_by_group, train.overrides, lm.max_epochs)")
+    """A table row's note on those of its runs (seed, metrics history) that had not plateaued (the
+    row ranks by how far its training budget let it get) or had diverged (by where the failure left
+    it); neither is what the method learns."""
+    failed = [f"seed {seed}: {how}" for seed, history in runs if (how := diverged(history))]
+    moving = [f"seed {seed}: {how}" for seed, history in runs if not diverged(history) and (how := unsettled(history))]
+    notes = []
+    if moving:
+        notes.append(f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with "
+                     f"more epochs (train.max_epochs, train.max_epochs_by_group, train.overrides, lm.max_epochs)")
+    if failed:
+        notes.append(f"diverged ({'; '.join(failed)}): the row holds the best epoch, where the failing training "
+                     f"left it, not what the method learns (docs/tying.md, \"REAL diverges in the demo\")")
+    return "; ".join(notes)

@@ -30,6 +30,8 @@ The spec (JSON); every key is required but those with a default:
     dropout               drop probability (`papers.tying.DROPOUT`: appendix A's numbers are keep probabilities)
     reuse_embedding       RE (§4): W = Lᵀ, no output bias
     loss, loss_params     ce {} | augmented {gamma, tau} | beta {beta, tau}
+    target_gradient       absent (false) | true: AL's gradient also reaches L through ỹ (ledger D16;
+                          `lm_losses.augmented_loss`); only with loss augmented
     lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
     bptt, batch_size      35, 20
     max_epochs, seed, device (auto | cpu | cuda)
@@ -60,7 +62,9 @@ In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resume
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
 would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
 over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
-valid_perplexity, best, seconds, tokens_per_second; with `convergence`, also
+valid_perplexity, best, seconds, tokens_per_second, embedding_row_norm_max and
+embedding_row_norm_max_word: the largest ‖l_w‖ of L after the epoch and its word, which a runaway
+of AL's target distribution shows first (docs/tying.md); with `convergence`, also
 train_loss_improvement (the relative improvement above, null for the first k epochs) and
 converged) and, at the end,
 `model.pt` (the kept epoch's: spec, state_dict, itos, epoch; a hard link to `kept.pt`) and
@@ -96,6 +100,7 @@ from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_lan
 from workflow_src.model.lm_losses import OBJECTIVES, build_objective
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.precision import at_least_fp32
+from workflow_src.train.divergence import diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
 from workflow_src.train.train import log, mark_finished, publish, spec_hash
@@ -105,7 +110,7 @@ REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss"
 DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
             "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
             "precision": "auto"}
-OPTIONAL = (compilation.KEY,)  # neither required nor defaulted
+OPTIONAL = (compilation.KEY, "target_gradient")  # neither required nor defaulted: absent keeps the hash
 KEEP = {  # the epoch model.pt holds: the one that minimises
     "best": lambda record: record["valid_perplexity"],
     "last": lambda record: -record["epoch"],
@@ -131,6 +136,8 @@ def resolve(spec: dict) -> dict:
                          "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
     if spec["loss"] not in OBJECTIVES:
         raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(OBJECTIVES)}")
+    if spec.get("target_gradient") and spec["loss"] != "augmented":
+        raise ValueError(f"language-model spec: target_gradient needs loss augmented, not {spec['loss']}")
     names = OBJECTIVES[spec["loss"]][0]
     if set(spec["loss_params"]) != set(names):
         raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
@@ -203,6 +210,13 @@ def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torc
 def predicted_tokens(data: torch.Tensor) -> int:
     """N: every token of batchified data but each column's first is predicted."""
     return (len(data) - 1) * data.shape[1]
+
+
+@torch.no_grad()
+def largest_embedding_row(model: LSTMLanguageModel) -> tuple[float, int]:
+    """(max_w ‖l_w‖, its word id) over the rows of L (one host read per epoch)."""
+    norm, row = model.embedding.weight.norm(dim=1).max(dim=0)
+    return norm.item(), row.item()
 
 
 def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
@@ -328,12 +342,17 @@ def train(spec: dict, args, device: torch.device) -> None:
         seconds = time.perf_counter() - started
         valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
         improved, best = valid_perplexity < best, min(best, valid_perplexity)
+        row_norm, row = largest_embedding_row(model)
         record = {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
                   "train_loss": train_loss / train_tokens,
                   "train_perplexity": perplexity(train_nll, train_tokens),
                   "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
-                  "tokens_per_second": round(train_data.numel() / seconds, 1)}
+                  "tokens_per_second": round(train_data.numel() / seconds, 1),
+                  "embedding_row_norm_max": round(row_norm, 4), "embedding_row_norm_max_word": itos[row]}
         history.append(record)
+        if how := diverged(history):
+            log(f"WARNING: {spec['experiment']} has diverged: {how}; the largest embedding row is now "
+                f"{itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
         if kept(spec, history) is record:
             save_language_model(kept_path, model, spec, itos, epoch)
         if spec["convergence"] is not None:
