@@ -4,7 +4,7 @@ import os
 import re
 import shlex
 
-from workflow_src import artefacts, layout, registry
+from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
 from workflow_src.report import render

@@ -26,7 +26,7 @@ rule train_lm:
         metrics="results/lm/{dataset}/{experiment}/seed{seed}/metrics.jsonl",
         perplexity="results/lm/{dataset}/{experiment}/seed{seed}/perplexity.json",
     params:
-        spec=lambda w: json.dumps(layout.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
+        spec=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
         inputs=lambda w, input: cli_args(dict(input.items())),
         out_dir=lambda w, output: os.path.dirname(output.model),
     log:

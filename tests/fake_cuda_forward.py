@@ -354,14 +354,14 @@ def lm_label(spec: dict) -> str:
 def families(cfg: dict | None = None) -> dict[str, dict]:
     """label -> a resolved spec, one per family of the configured jobs (`workflow_src.plan`'s
     planned jobs: every model of every configured table and figure), sizes made small."""
-    from workflow_src import layout, plan
+    from workflow_src import layout, lm_specs, plan
     from workflow_src.train import train_lm
 
     cfg = cfg or config()
     found: dict[tuple, tuple[str, dict]] = {}
     for job in plan.planned_jobs(cfg):
         if job.kind == "lm":
-            spec = train_lm.resolve(layout.resolve_lm_spec(cfg, job.dataset, job.experiment, job.seed))
+            spec = train_lm.resolve(lm_specs.resolve_lm_spec(cfg, job.dataset, job.experiment, job.seed))
             key, label = ("lm", *lm_key(spec)), lm_label(spec)
         else:
             spec = layout.resolve_spec(cfg, job.dataset, job.pair, job.experiment, job.seed)

@@ -9,7 +9,8 @@ import torch
 import yaml
 
 from tests.conftest import REPO
-from workflow_src.layout import resolve_lm_spec, resolve_spec
+from workflow_src.layout import resolve_spec
+from workflow_src.lm_specs import resolve_lm_spec
 from workflow_src.model import compilation
 from workflow_src.model.lm import LSTMLanguageModel, unrolled_lstm
 from workflow_src.model.seq2seq import Seq2Seq

@@ -10,7 +10,7 @@ import torch
 from scipy.special import log_softmax, rel_entr
 
 from workflow_src.model.lm import LSTMLanguageModel, perplexity, unrolled_lstm
-from workflow_src.model.lm_losses import augmented_loss, augmented_total_loss, beta_mixed_loss
+from workflow_src.model.lm_losses import augmented_loss, augmented_total_loss, beta_mixed_loss, build_objective
 from workflow_src.model.losses import cross_entropy
 
 V, D, T, B = 13, 8, 6, 5
@@ -212,6 +212,21 @@ def test_gradient_is_difference_of_distributions_over_tau_and_not_into_the_targe
     y_tilde = torch.softmax(EMBEDDING[TARGET] @ EMBEDDING.T / tau, -1)
     torch.testing.assert_close(grad_logits, (y_hat - y_tilde) / tau)  # Eq. 3.4
     assert grad_embedding is None
+
+
+def test_with_target_gradient_the_embedding_also_learns_through_y_tilde():
+    """lm.augmented_target_gradient (ledger D16): the same value, and a gradient on L that finite
+    differences of J_aug through ỹ = softmax(L^T L y* / τ) confirm."""
+    tau = 3.0
+    torch.testing.assert_close(augmented_loss(LOGITS, TARGET, EMBEDDING, tau, target_gradient=True),
+                               augmented_loss(LOGITS, TARGET, EMBEDDING, tau))
+    assert torch.autograd.gradcheck(lambda e: augmented_loss(LOGITS, TARGET, e, tau, target_gradient=True),
+                                     EMBEDDING.clone().requires_grad_())
+    objective = build_objective({"loss": "augmented", "loss_params": {"gamma": 0.5, "tau": tau}, "target_gradient": True})
+    embedding = EMBEDDING.clone().requires_grad_()
+    assert objective(LOGITS, TARGET, embedding, None).sum().requires_grad  # the trainer's objective carries it
+    with torch.no_grad():  # evaluation builds no graph
+        assert not augmented_loss(LOGITS, TARGET, EMBEDDING.clone().requires_grad_(), tau, target_gradient=True).requires_grad
 
 
 def test_high_temperature_gradient_matches_logits_to_embedding_similarities():

@@ -57,7 +57,7 @@ import torch
 import yaml
 
 from tests.conftest import REPO, real_fixture
-from workflow_src import layout
+from workflow_src import layout, lm_specs
 from workflow_src.data import embeddings, vocab
 from workflow_src.model.nmt_data import (batch_indices, encode_file, load_model, load_vocabularies, source_batch,
                                          target_batch)
@@ -273,7 +273,7 @@ def test_language_models_learn_on_real_text(ptb, tmp_path, variant):
     """The VD-LSTM (untied, AL, RE, REAL; the demo config's spec at LM_WIDTH units) ends with a
     perplexity on the evaluation text at most PERPLEXITY_UNDER_UNIGRAM times the best unigram
     model's, and its validation perplexity fell over the epochs."""
-    spec = layout.resolve_lm_spec(DEMO, "ptb", LM_CASES[variant], 1)
+    spec = lm_specs.resolve_lm_spec(DEMO, "ptb", LM_CASES[variant], 1)
     spec |= {"size": LM_WIDTH, "max_epochs": LM_EPOCHS, "sessions": 1,
              "init_range": tying.init_range("small", LM_WIDTH, DEMO["lm"]["scale_init_to_width"])}
     args = types.SimpleNamespace(train=ptb / "train.txt", valid=ptb / "eval.txt", test=ptb / "eval.txt",

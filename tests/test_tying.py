@@ -13,10 +13,11 @@ import yaml
 from tests.conftest import REPO, real_fixture, unpinned
 from tests.test_real_data import pack_tgz
 from tests.test_workflow import snakemake
-from workflow_src import artefacts, layout, registry
+from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data.lm_partition import partition
 from workflow_src.papers import tying
 from workflow_src.report import analysis
+from workflow_src.train import train_lm
 from workflow_src.train.train_lm import load_language_model
 
 
@@ -118,7 +119,7 @@ def test_figure2_and_the_specs_follow_the_appendix(tying_run):
     history = [json.loads(line) for line in (tying_run / "results/lm/ptb/lm-large-real@gamma=0.5/seed1/metrics.jsonl").read_text().splitlines()]
     assert [r["lr"] for r in history] == [1.0, 0.97]  # large: decay 0.97 after epoch 1
     config = yaml.safe_load((tying_run / "config.yaml").read_text())
-    spec = layout.resolve_lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
+    spec = lm_specs.resolve_lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
     assert spec["dropout"] == 0.4 and spec["loss"] == "augmented"  # WikiText-2 medium keeps 0.6
     assert spec["loss_params"] == {"gamma": config["lm"]["gamma"]["wikitext2"], "tau": 20.0}
     assert spec["reuse_embedding"] and spec["clip"] == 5.0 and spec["decay_after"] == 10
@@ -195,7 +196,7 @@ def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tm
     assert [(j.experiment, j.seed) for j in jobs] == [("lm-small-al@gamma=0.8", 1), ("lm-small-al@gamma=0.8", 2)]
     assert note == "PTB: gamma = 0.8, chosen on validation perplexity among 0.5, 0.8"
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    spec = layout.resolve_lm_spec(config, "ptb", "lm-small-al@gamma=0.8", 1)
+    spec = lm_specs.resolve_lm_spec(config, "ptb", "lm-small-al@gamma=0.8", 1)
     assert spec["loss"] == "augmented" and spec["loss_params"] == {"gamma": 0.8, "tau": tying.TAU}
     # every AL row and system of the paper is tuned, and the configs tune within appendix A's ranges
     table1 = registry.artefact("tying", "table1")
@@ -215,6 +216,39 @@ def test_toy_widths_can_keep_the_papers_initial_output_scale():
     assert tying.init_range("small", 50, scaled=False) == 0.1
     full = yaml.safe_load((REPO / "config.yaml").read_text())
     demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
-    assert layout.resolve_lm_spec(full, "ptb", "lm-medium-vd", 1)["init_range"] == 0.05
+    assert lm_specs.resolve_lm_spec(full, "ptb", "lm-medium-vd", 1)["init_range"] == 0.05
     width = demo["lm"]["sizes"]["medium"]
-    assert layout.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(0.05 * (650 / width) ** 0.5)
+    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(0.05 * (650 / width) ** 0.5)
+
+
+def test_the_gradient_through_als_target_is_a_setting_absent_from_the_papers_reading():
+    """Ledger D16: lm.augmented_target_gradient puts `target_gradient` into AL models' specs only when
+    true, so the specs (and checkpoints) of the default reading keep their hash; a spec without AL
+    refuses it."""
+    full = yaml.safe_load((REPO / "config.yaml").read_text())
+    assert full["lm"]["augmented_target_gradient"] is False
+    assert "target_gradient" not in lm_specs.resolve_lm_spec(full, "ptb", "lm-small-real@gamma=0.5", 1)
+    asked = {**full, "lm": {**full["lm"], "augmented_target_gradient": True}}
+    assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-real@gamma=0.5", 1)["target_gradient"] is True
+    assert "target_gradient" not in lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)
+    spec = lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)
+    with pytest.raises(ValueError, match="target_gradient needs loss augmented, not ce"):
+        train_lm.resolve({**spec, "target_gradient": True})
+
+
+def test_a_language_model_can_train_on_its_own_schedule_for_every_variant():
+    """lm.overrides (the demo's compared rows): keyed by the name without a variant, so every γ of an
+    AL model trains alike; the others keep the paper's schedule. Unknown names and keys are named."""
+    demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
+    asked = {**demo, "lm": {**demo["lm"], "overrides": {"lm-small-real": {"max_epochs": 9, "lr_decay": 0.6,
+                                                                            "decay_after": 4}}}}
+    for gamma in (0.5, 0.8):
+        spec = lm_specs.resolve_lm_spec(asked, "ptb", f"lm-small-real@gamma={gamma}", 1)
+        assert (spec["max_epochs"], spec["lr_decay"], spec["decay_after"], spec["lr"]) == (9, 0.6, 4, 1.0)
+    assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-vd", 1) == lm_specs.resolve_lm_spec(
+        {**demo, "lm": {**demo["lm"], "overrides": {}}}, "ptb", "lm-small-vd", 1)
+    with pytest.raises(ValueError, match="lm.overrides: lm-tiny-vd not language models of any paper"):
+        lm_specs.resolve_lm_spec({**demo, "lm": {**demo["lm"], "overrides": {"lm-tiny-vd": {}}}}, "ptb", "lm-small-vd", 1)
+    with pytest.raises(ValueError, match=r"lm.overrides.lm-small-vd: clip cannot be set per model"):
+        lm_specs.resolve_lm_spec({**demo, "lm": {**demo["lm"], "overrides": {"lm-small-vd": {"clip": 1}}}},
+                               "ptb", "lm-small-vd", 1)

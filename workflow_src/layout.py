@@ -25,8 +25,7 @@ from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTa
                                     NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
                                     RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
                                     SubspaceSweep, Throughput)
-from workflow_src.registry import (Experiment, all_experiments, artefact, experiment as registry_experiment,
-                                   language_model, language_model_paper)
+from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment
 
 RESULTS = "results"
 
@@ -445,54 +444,3 @@ def schedule_settings(train: dict, group: str) -> dict:
     return {"lr_decay": train.get("lr_decay", {}).get(group),
             "lr_decay_start": train.get("lr_decay_start", {}).get(group),
             "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token")}
-
-
-def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
-    """The full spec of one language model (`workflow_src.train.train_lm`): the paper's settings for its
-    size and corpus (`registry.language_model_paper`: the tying paper's) and the configured ones
-    (config `lm`)."""
-    model = language_model(name)
-    tying = language_model_paper(name)
-    if "lm" not in config:
-        raise ValueError(f"language model {name}: the config has no `lm` section (config.yaml has one to copy)")
-    lm = config["lm"]
-    corpus = Corpus(dataset, dataset).base
-    if model.beta is not None:
-        loss, params = "beta", {"beta": model.beta, "tau": model.tau}
-    elif model.augmented:
-        if model.gamma is None and corpus not in lm["gamma"]:
-            raise ValueError(f"lm.gamma: no AL weight configured for {corpus} (language model {name})")
-        gamma = lm["gamma"][corpus] if model.gamma is None else model.gamma
-        loss, params = "augmented", {"gamma": gamma, "tau": tying.TAU}
-    else:
-        loss, params = "ce", {}
-    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()) + (
-            ("convergence",) if model.to_convergence else ()):
-        if model.size not in lm.get(key, {}):
-            raise ValueError(f"lm.{key}: nothing configured for {model.size!r} (language model {name})")
-    if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):
-        raise ValueError(f"language model {name}: the paper gives no {model.size} dropout for {corpus}")
-    return {
-        "experiment": name,
-        "size": lm["sizes"][model.size],
-        "layers": tying.LAYERS,
-        "dropout": tying.DROPOUT[corpus][model.size] if model.regularised else 0.0,
-        "reuse_embedding": model.reuse_embedding,
-        "loss": loss,
-        "loss_params": params,
-        **tying.SCHEDULE[model.size],
-        "bptt": lm["bptt"],
-        "batch_size": lm["batch_size"],
-        "max_epochs": lm["max_epochs"][model.size],
-        "sessions": tying.SESSIONS.get((corpus, model.size), 1),
-        "seed": seed,
-        "device": config["train"]["device"],
-        "precision": config["train"].get("precision", "auto"),
-        **compile_spec_entry(config["train"]),
-        "init_range": tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
-        "unit_norm_embeddings": model.unit_norm_embeddings,
-        "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,
-        "keep": model.keep,
-        "output_bias": model.output_bias,
-        "convergence": lm["convergence"][model.size] if model.to_convergence else None,
-    }

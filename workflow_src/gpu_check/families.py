@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workflow_src import layout, registry
+from workflow_src import layout, lm_specs, registry
 from workflow_src.model import precision as precisions
 from workflow_src.model.lm import build_model
 from workflow_src.model.lm_losses import build_objective
@@ -53,7 +53,7 @@ def families(config: dict) -> list[Family]:
     found: dict[str, Family] = {}
     for job in planned_jobs(config):
         if job.kind == "lm":
-            spec = layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+            spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
             name = lm_family_name(spec)
             if name not in found:
                 corpus = lm_corpus(config, job.dataset)

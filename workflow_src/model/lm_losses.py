@@ -16,7 +16,7 @@ from workflow_src.model.losses import cross_entropy
 
 
 def augmented_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
-                   tau: float = 20.0) -> torch.Tensor:
+                   tau: float = 20.0, target_gradient: bool = False) -> torch.Tensor:
     """`logits`: W h, without the bias.
 
     J_aug = KL(ỹ ‖ ŷ) = Σ_i ỹ_i (log ỹ_i - log ŷ_i)                        (Eq. 3.2)
@@ -25,9 +25,11 @@ def augmented_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.
 
     ỹ is the target distribution and is held constant (no gradient reaches L through it), so
     the gradient is the paper's ∂J_aug / ∂(W h) = (ŷ - ỹ) / τ (Eq. 3.4); L learns from J_aug
-    only where it produces W h: through the inputs, and through W itself under RE.
+    only where it produces W h: through the inputs, and through W itself under RE. The paper is
+    silent on it (ledger D16); `target_gradient` (config lm.augmented_target_gradient) lets the
+    gradient reach L through ỹ as well, as an implementation without a stop-gradient would.
     """
-    with torch.no_grad():
+    with torch.set_grad_enabled(target_gradient and torch.is_grad_enabled()):
         log_y_tilde = torch.log_softmax(embedding[target] @ embedding.T / tau, dim=-1)
     log_y_hat = torch.log_softmax(logits / tau, dim=-1)
     return (log_y_tilde.exp() * (log_y_tilde - log_y_hat)).sum(-1)
@@ -39,10 +41,11 @@ def without_bias(logits: torch.Tensor, output_bias: torch.Tensor | None) -> torc
 
 
 def augmented_total_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
-                         output_bias: torch.Tensor | None, gamma: float, tau: float = 20.0) -> torch.Tensor:
+                         output_bias: torch.Tensor | None, gamma: float, tau: float = 20.0,
+                         target_gradient: bool = False) -> torch.Tensor:
     """J_tot = J(W h + b) + α J_aug(W h),  α = γ τ   (Eq. 3.3, appendix A: τ = 20, γ 0.5-0.8 PTB, 1.0-1.5 WT-2)."""
     return (cross_entropy(logits, target)
-            + gamma * tau * augmented_loss(without_bias(logits, output_bias), target, embedding, tau))
+            + gamma * tau * augmented_loss(without_bias(logits, output_bias), target, embedding, tau, target_gradient))
 
 
 def beta_mixed_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
@@ -63,6 +66,9 @@ OBJECTIVES = {  # a spec's `loss` -> (the loss_params it takes, ℓ(logits, targ
 
 
 def build_objective(spec: dict):
-    """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its parameters."""
+    """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its
+    parameters (and, for AL, the spec's `target_gradient`: absent is false)."""
     names, loss = OBJECTIVES[spec["loss"]]
+    if spec.get("target_gradient"):
+        return functools.partial(loss, **spec["loss_params"], target_gradient=True)
     return functools.partial(loss, **spec["loss_params"]) if names else loss

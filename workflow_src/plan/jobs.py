@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from workflow_src import artefacts, layout, registry
+from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data.statistics import STATED
 
 LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
@@ -129,7 +129,7 @@ def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
 
 
 def lm_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
-    spec = layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+    spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
     shape = {key: spec[key] for key in ("size", "layers", "dropout", "reuse_embedding", "loss", "bptt", "batch_size",
                                         "unit_norm_embeddings")}
     shape["eval_batch_size"] = 10

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from workflow_src import layout
+from workflow_src import layout, lm_specs
 from workflow_src.model import precision as precisions
 from workflow_src.plan import counting
 from workflow_src.plan.jobs import PlannedJob
@@ -122,7 +122,7 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     from workflow_src.model.lm_losses import build_objective
 
     vocabulary = family[2]
-    spec = train_lm.resolve(layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
+    spec = train_lm.resolve(lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
     model = train_lm.build_model(spec, vocabulary).to(device)
     compilation.apply(model, spec, device)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])

@@ -21,7 +21,7 @@ import heapq
 import statistics
 import time
 
-from workflow_src import layout, registry
+from workflow_src import layout, lm_specs, registry
 from workflow_src.plan.counting import Counts, count
 from workflow_src.plan.jobs import Corpus, PlannedJob
 
@@ -134,7 +134,7 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
 
     seconds = part or (lambda name: getattr(timing, name))
     if job.kind == "lm":
-        spec = layout.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+        spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
         model = registry.language_model(job.experiment)
         tokens = config["lm"]["train_words"][model.size] if model.sliced else corpus.train
         epochs = spec["max_epochs"] * spec.get("sessions", 1)
