@@ -330,3 +330,17 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     at_sentence_start = lm_predict.next_word_probabilities(model, [itos.index(w) for w in [EOS, "the", "cat", "sees"]])
     assert not torch.allclose(expected, at_sentence_start, rtol=1e-3)
     assert missing["context"] == "from a zero state after <eos>, not found in the context text"
+
+
+def test_a_diverging_run_stops_after_two_diverged_epochs_and_says_why(corpus, tmp_path):
+    """A rate growing 4-fold an epoch after the third blows the tiny model up once it has learned;
+    training stops once two epochs in a row end above 1.5 times the best validation perplexity,
+    keeps the best epoch, and perplexity.json says why."""
+    spec = {**SPEC, "lr": 1.0, "lr_decay": 4.0, "decay_after": 3, "clip": 1000.0, "dropout": 0.0, "max_epochs": 12}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    history = metrics(tmp_path)
+    best = min(history, key=lambda m: m["valid_perplexity"])
+    assert len(history) < 12 and all(m["valid_perplexity"] > 1.5 * best["valid_perplexity"] for m in history[-2:])
+    assert best["epoch"] > 1 and not train_lm.given_up(history[:-1])  # it learned, and stopped at the first epoch it could
+    result = json.loads((tmp_path / "perplexity.json").read_text())
+    assert result["stopped"].startswith("diverged: validation perplexity") and result["kept_epoch"] == best["epoch"]

@@ -128,8 +128,12 @@ def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
 
 
 def perplexity(nll_sum: float, tokens: int) -> float:
-    """PPL = exp((1/N) Σ_t -log p(w_t | w_<t)) over N predicted tokens."""
-    return math.exp(nll_sum / tokens)
+    """PPL = exp((1/N) Σ_t -log p(w_t | w_<t)) over N predicted tokens; inf past float range (a
+    diverged model's, which its run then reports rather than crashing on)."""
+    try:
+        return math.exp(nll_sum / tokens)
+    except OverflowError:
+        return math.inf
 
 
 def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:

@@ -258,7 +258,8 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
         for corpus in artefact.columns:
             jobs, tuning, results = computed.get((row.experiment, corpus), ([], "", []))
             notes.append(tuning)
-            notes.append(plateau.learning_note([(j.seed, read_metrics(j)) for j in jobs]))
+            if learning := plateau.learning_note([(j.seed, read_metrics(j)) for j in jobs]):
+                notes.append(f"{corpus.name}: {learning}")
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             for split in ("valid", "test"):

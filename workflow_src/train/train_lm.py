@@ -21,7 +21,9 @@ pytorch/examples; the remainder dropped, each column read from a zero state):
 PPL = exp((1/N) Σ -log p(w_t | w_<t)). The paper reports the model after its fixed schedule and
 implies no early stopping; we keep the epoch with the best validation perplexity, which under a
 decaying rate is almost always the last (or, with `keep`, the last, or the one with the lowest
-training loss: Figure 1 measures its models "at the minimum training loss").
+training loss: Figure 1 measures its models "at the minimum training loss"). A run whose last two
+epochs each ended above 1.5 times its best validation perplexity has diverged and stops there
+(`given_up`; docs/tying.md, "REAL diverges in the demo").
 
 The spec (JSON); every key is required but those with a default:
     experiment            name
@@ -100,7 +102,7 @@ from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_lan
 from workflow_src.model.lm_losses import OBJECTIVES, build_objective
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.precision import at_least_fp32
-from workflow_src.train.divergence import diverged
+from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
 from workflow_src.train.train import log, mark_finished, publish, spec_hash
@@ -111,6 +113,7 @@ DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": F
             "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
             "precision": "auto"}
 OPTIONAL = (compilation.KEY, "target_gradient")  # neither required nor defaulted: absent keeps the hash
+DIVERGED_EPOCHS = 2  # a run that has ended this many epochs diverged stops (`given_up`)
 KEEP = {  # the epoch model.pt holds: the one that minimises
     "best": lambda record: record["valid_perplexity"],
     "last": lambda record: -record["epoch"],
@@ -329,7 +332,7 @@ def train(spec: dict, args, device: torch.device) -> None:
             log(f"{checkpoint_path} belongs to another spec; starting over")
 
     for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
-        if history and history[-1].get("converged"):
+        if history and (history[-1].get("converged") or given_up(history)):
             break
         torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
         lr = learning_rate(spec, session_epoch(spec, epoch)[1])
@@ -391,8 +394,17 @@ def train(spec: dict, args, device: torch.device) -> None:
     log(f"done: {json.dumps(result)}")
 
 
+def given_up(history: list[dict]) -> bool:
+    """A run whose last `DIVERGED_EPOCHS` epochs have each ended diverged (`divergence.diverged`)
+    trains no further: the kept epoch is its best already, and more epochs only cost time."""
+    return len(history) >= DIVERGED_EPOCHS and all(diverged(history[:len(history) - i]) for i in range(DIVERGED_EPOCHS))
+
+
 def stopped(spec: dict, history: list[dict]) -> str:
     """Why training ended, in words."""
+    if given_up(history):
+        return (f"diverged: {diverged(history)} (its last {DIVERGED_EPOCHS} epochs each above "
+                f"{DIVERGED_RATIO} times the best); stopped after epoch {history[-1]['epoch']}")
     if history and history[-1].get("converged"):
         rule = spec["convergence"]
         return (f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
