@@ -226,7 +226,8 @@ DEVIATIONS = (
               "TensorFlow keep_prob; as drop probabilities the small model would drop 70%",
               "none if the reading is right", "workflow_src/papers/tying.py:DROPOUT", PERPLEXITY_ARTEFACTS),
     Deviation("D6", "epochs", "not given", "each schedule runs until the rate is about 5% of its start: "
-              "33 / 38 / 99 epochs", "the paper is silent", "little: the decayed rate barely moves the model",
+              "33 / 38 / 99 epochs (the demo: 3-4, and 10 for the models its claims compare, their rate halved "
+              "after every epoch from the fifth so that they settle: lm.overrides)", "the paper is silent", "little: the decayed rate barely moves the model",
               "lm.max_epochs", PERPLEXITY_ARTEFACTS),
     Deviation("D7", "model selection", "a fixed schedule; no early stopping implied", "the epoch with the best "
               "validation perplexity (almost always the last)", "the paper is silent",
@@ -265,6 +266,14 @@ DEVIATIONS = (
               "a batch of 10 evaluates several times faster than one column", "10 cold starts and at most 19 "
               "unscored tokens in PTB's 82K test tokens: perplexity higher by a small fraction of a point",
               "workflow_src/train/train_lm.py:evaluate", PERPLEXITY_ARTEFACTS),
+    Deviation("D16", "AL's target ỹ in training", "silent: ỹ = softmax(Lᵀu/τ) is computed from the current L (§3), "
+              "and Eq. 3.4 differentiates J_aug with respect to W h only", "ỹ held constant: no gradient reaches L "
+              "through it (L learns from J_aug where it makes W h: through W under RE, and through the inputs)",
+              "Eq. 3.4's gradient, and the usual practice for a target distribution", "at the demo's sizes REAL "
+              "diverges after 4-9 epochs (the rows of frequent words grow until ỹ is sharper than ŷ can follow); "
+              "with the gradient ỹ stays near uniform and AL acts as a penalty on confident predictions "
+              "(docs/tying.md, \"REAL diverges in the demo\")", "lm.augmented_target_gradient",
+              PERPLEXITY_ARTEFACTS),
 )
 
 
