@@ -264,7 +264,9 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
     vocabulary = config["demo"]["lm_vocabulary"]
     for table_id in ("table1", "table2"):
         rows = read_csv(demo / f"results/tying/{table_id}.csv")
-        assert [r["experiment"] for r in rows] == registry.artefact("tying", table_id).row_experiments()
+        selected = config["papers"]["tying"][table_id].get("rows")  # the demo's Table 1 leaves out 3 rows
+        assert [r["experiment"] for r in rows] == [name for name in registry.artefact("tying", table_id).row_experiments()
+                                                   if selected is None or name in selected]
         for row in rows:
             cells = [key for key in row if key.endswith(" ours") and key.split(" ")[-2] in ("valid", "test")]
             computed = [key for key in cells if row[key.replace(" ours", " paper")]]
