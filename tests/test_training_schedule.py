@@ -29,6 +29,13 @@ def test_rate_decays_after_the_start_epoch_without_a_rise():
     assert learning_rate(epochs(5, 4), 1e-3, 0.5, 3) == 1e-3
 
 
+def test_without_the_rise_trigger_only_the_start_epoch_decays():
+    """train.lr_decay_on_rise false (the demo's continuous models): a one-epoch bump of the
+    development loss no longer halves the rate for good; the decay waits for `start`."""
+    assert learning_rate(epochs(3.0, 2.5, 2.6, 2.4), 1e-3, 0.5, None, on_rise=False) == 1e-3
+    assert learning_rate(epochs(3.0, 2.5, 2.6, 2.4), 1e-3, 0.5, 3, on_rise=False) == 2.5e-4
+
+
 def test_no_decay_keeps_the_rate():
     assert learning_rate(epochs(3.0, 3.5, 4.0), 2e-4, None, None) == 2e-4
     assert learning_rate(epochs(3.0, 3.5, 4.0), 2e-4, None, 1) == 2e-4
@@ -54,6 +61,10 @@ def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
         assert (other["lr_decay"], other["lr_decay_start"], other["loss_normalisation"]) == (None, None, "token")
         assert other["max_epochs"] == config["train"]["max_epochs"] == 20
     assert schedule_settings({}, "joint") == {"lr_decay": None, "lr_decay_start": None, "loss_normalisation": "token"}
+    # only a group asked to ignore rises carries the key, so every other spec keeps its hash
+    assert schedule_settings({"lr_decay_on_rise": {"continuous": False}}, "continuous")["lr_decay_on_rise"] is False
+    assert "lr_decay_on_rise" not in schedule_settings({"lr_decay_on_rise": {"continuous": False}}, "softmax")
+    assert "lr_decay_on_rise" not in schedule_settings({"lr_decay_on_rise": {"continuous": True}}, "continuous")
 
 
 def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):  # noqa: F811

@@ -439,8 +439,11 @@ def joint_dim(train: dict, experiment: Experiment, width: int) -> int | None:
 
 def schedule_settings(train: dict, group: str) -> dict:
     """A training group's (config train.lr's key) learning-rate decay and loss normalisation:
-    config train.lr_decay, train.lr_decay_start and train.loss_normalisation, each keyed by group.
-    A group they leave out keeps its rate constant and averages its loss over target tokens."""
+    config train.lr_decay, train.lr_decay_start, train.lr_decay_on_rise and train.loss_normalisation,
+    each keyed by group. A group they leave out keeps its rate constant, starts decaying once its
+    development perplexity rises, and averages its loss over target tokens."""
     return {"lr_decay": train.get("lr_decay", {}).get(group),
             "lr_decay_start": train.get("lr_decay_start", {}).get(group),
+            # in the spec only when off, so that the specs that keep OpenNMT-py's rule keep their hash
+            **({"lr_decay_on_rise": False} if train.get("lr_decay_on_rise", {}).get(group) is False else {}),
             "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token")}

@@ -83,18 +83,20 @@ def mark_finished(checkpoint: Path, saved: dict) -> None:
                    | {"finished": True}, tmp)
 
 
-def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None) -> float:
+def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None,
+                  on_rise: bool = True) -> float:
     """The rate of the epoch after `history`, by OpenNMT-py's rule (Optim.update_learning_rate,
     the joint paper's released code): once the development perplexity has risen over the previous
-    epoch's, or epoch `start` has ended, the rate is multiplied by `decay` after every epoch:
+    epoch's (unless not `on_rise`), or epoch `start` has ended, the rate is multiplied by `decay`
+    after every epoch:
 
-        lr_{e+1} = lr_e * decay   if  exists e' <= e: ppl_{e'} > ppl_{e'-1}  or  e >= start
+        lr_{e+1} = lr_e * decay   if  exists e' <= e: ppl_{e'} > ppl_{e'-1} (and on_rise)  or  e >= start
         lr_{e+1} = lr_e           otherwise, and always when decay is None
     """
     decaying = False
     for previous, record in zip([None, *history], history):
         decaying = decaying or (start is not None and record["epoch"] >= start) or (
-            previous is not None and record["dev_loss"] > previous["dev_loss"])
+            on_rise and previous is not None and record["dev_loss"] > previous["dev_loss"])
         if decaying and decay is not None:
             lr *= decay
     return lr
@@ -222,7 +224,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         rng = random.Random(f"{seed}-{epoch}")
         torch.manual_seed(seed * 100003 + epoch)
         model.train()
-        lr = learning_rate(history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"))
+        lr = learning_rate(history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"), t.get("lr_decay_on_rise", True))
         for group in optimiser.param_groups:
             group["lr"] = lr
         batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
