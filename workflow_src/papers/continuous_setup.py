@@ -64,7 +64,8 @@ DECODED = ("table1", "table2", "table5", "table9", "table10", "figure1", "figure
 CONSTANT_LR = Deviation(
     "D20", "learning-rate schedule", "silent: Adam at 2e-4 (baselines) and 5e-4 (continuous models), Table 7; no "
     "decay is mentioned", "a constant rate (`train.lr_decay` names no group of these models; the demo halves "
-    "it after every epoch once the development loss rises or epoch 16 ends, so that its 20 epochs end settled)",
+    "it after every epoch once epoch 16 ends, and the softmax baselines' also once the development loss rises "
+    "(`train.lr_decay_on_rise`), so that its 20 epochs end settled)",
     "the paper names none; OpenNMT-py's halving is what the joint paper's models use (its D2)", "unknown: a decay would mostly "
     "change the late epochs, and with them the kept one", "train.lr_decay", TRAINED)
 CLIPPING = Deviation(
