@@ -227,8 +227,8 @@ DEVIATIONS = (
               "none if the reading is right", "workflow_src/papers/tying.py:DROPOUT", PERPLEXITY_ARTEFACTS),
     Deviation("D6", "epochs", "not given", "each schedule runs until the rate is about 5% of its start: "
               "33 / 38 / 99 epochs (the demo: 3-4, and 10 for the models its claims compare, their rate halved "
-              "after every epoch from the fifth so that they settle: lm.overrides)", "the paper is silent", "little: the decayed rate barely moves the model",
-              "lm.max_epochs", PERPLEXITY_ARTEFACTS),
+              "after every epoch from the fifth so that they settle: lm.overrides)", "the paper is silent",
+              "little: the decayed rate barely moves the model", "lm.max_epochs", PERPLEXITY_ARTEFACTS),
     Deviation("D7", "model selection", "a fixed schedule; no early stopping implied", "the epoch with the best "
               "validation perplexity (almost always the last)", "the paper is silent",
               "small", "workflow_src/registry.py:LanguageModel", PERPLEXITY_ARTEFACTS),
