@@ -46,8 +46,12 @@ def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
     """A table row's note on those of its runs (seed, metrics history) that had not plateaued (the
     row ranks by how far its training budget let it get) or had diverged (by where the failure left
     it); neither is what the method learns."""
-    failed = [f"seed {seed}: {how}" for seed, history in runs if (how := diverged(history))]
-    moving = [f"seed {seed}: {how}" for seed, history in runs if not diverged(history) and (how := unsettled(history))]
+    failed, moving = [], []
+    for seed, history in runs:
+        if how := diverged(history):
+            failed.append(f"seed {seed}: {how}")
+        elif how := unsettled(history):
+            moving.append(f"seed {seed}: {how}")
     notes = []
     if moving:
         notes.append(f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with "

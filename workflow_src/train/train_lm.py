@@ -217,7 +217,7 @@ def predicted_tokens(data: torch.Tensor) -> int:
 
 @torch.no_grad()
 def largest_embedding_row(model: LSTMLanguageModel) -> tuple[float, int]:
-    """(max_w ‖l_w‖, its word id) over the rows of L (one host read per epoch)."""
+    """(max_w ‖l_w‖, its word id) over the rows of L: two scalar host reads, once an epoch."""
     norm, row = model.embedding.weight.norm(dim=1).max(dim=0)
     return norm.item(), row.item()
 
