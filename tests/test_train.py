@@ -128,6 +128,30 @@ def test_a_finished_run_keeps_no_optimiser_state_and_a_rerun_does_not_train(data
     assert metrics(out) == before
 
 
+def test_a_resume_in_another_precision_stops_naming_train_precision(data, tmp_path, capsys):
+    """The precision the job resolved goes into its checkpoint and model files; a resume where the
+    spec resolves to another stops in one line, and a checkpoint that never recorded it resumes,
+    saying so (model.precision.pin)."""
+    from workflow_src.train import train
+
+    out = tmp_path / "m"
+    args = command(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 1}})[3:]
+    train.main(args)
+    checkpoint = out / "checkpoint.pt"
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["precision"] == "fp32" and torch.load(out / "model.pt", weights_only=False)["precision"] == "fp32"
+    torch.save({**saved, "precision": "bf16"}, checkpoint)  # as a job started on a GPU left it
+    with pytest.raises(SystemExit) as stopped:
+        train.main(args)
+    assert str(stopped.value).startswith(f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to "
+                                         "fp32 on cpu")
+    torch.save({key: value for key, value in saved.items() if key != "precision"}, checkpoint)
+    capsys.readouterr()
+    train.main(args)
+    err = capsys.readouterr().err
+    assert "the precision it was trained in was not recorded" in err and "not training again" in err
+
+
 def test_a_piece_length_limit_drops_the_longer_training_pairs(data, tmp_path):
     """max_len_unit piece: OpenNMT's -src/-tgt_seq_length on the units the model reads (here words),
     counted without </s>; the count dropped is logged and in every metrics line."""

@@ -132,6 +132,24 @@ def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(c
     assert torch.load(tmp_path / "model.pt", weights_only=False)["epoch"] == json.loads(before["perplexity.json"])["kept_epoch"]
 
 
+def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_path, capsys):
+    spec = {**SPEC, "max_epochs": 1}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    checkpoint = tmp_path / "checkpoint.pt"
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["precision"] == "fp32" and torch.load(tmp_path / "model.pt", weights_only=False)["precision"] == "fp32"
+    torch.save({**saved, "precision": "bf16"}, checkpoint)  # as a job started on a GPU left it
+    with pytest.raises(SystemExit) as stopped:
+        train_lm.main(arguments(corpus, tmp_path, spec))
+    assert str(stopped.value).startswith(f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to "
+                                         "fp32 on cpu")
+    torch.save({key: value for key, value in saved.items() if key != "precision"}, checkpoint)
+    capsys.readouterr()
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    err = capsys.readouterr().err
+    assert "the precision it was trained in was not recorded" in err and "not training again" in err
+
+
 def test_learning_rate_schedule_is_appendix_a():
     """lr 1, decayed by 0.9 / 0.9 / 0.97 each epoch after epoch 5 / 10 / 1; clipping 5 / 5 / 6."""
     assert [learning_rate(APPENDIX_A["small"], e) for e in range(1, 9)] == pytest.approx([1, 1, 1, 1, 1, 0.9, 0.81, 0.729])

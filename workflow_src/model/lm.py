@@ -136,9 +136,10 @@ def perplexity(nll_sum: float, tokens: int) -> float:
         return math.inf
 
 
-def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int) -> None:
+def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int,
+                        extra: dict | None = None) -> None:
     with atomic_output(path) as tmp:
-        torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch}, tmp)
+        torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch, **(extra or {})}, tmp)
 
 
 def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageModel, list[str]]:

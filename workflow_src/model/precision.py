@@ -58,3 +58,20 @@ def full_precision(device: torch.device) -> contextlib.AbstractContextManager:
 def at_least_fp32(tensor: torch.Tensor) -> torch.Tensor:
     """`tensor` in fp32 if it is narrower (bf16, fp16), as it is otherwise (fp32, fp64: no copy)."""
     return tensor.float() if tensor.is_floating_point() and torch.finfo(tensor.dtype).bits < 32 else tensor
+
+
+def pin(saved: dict, precision: str, checkpoint, setting: str, device: torch.device, log) -> None:
+    """A resume stays in the arithmetic its checkpoint was trained in: `saved["precision"]` (what
+    `resolve` gave the job that wrote it) against `precision`, what it resolves to here. The spec
+    keeps the setting (`auto`), not the resolved precision, so a job started on a GPU (bf16) and
+    resumed on the CPU (fp32), or back, would keep its hash and change its arithmetic silently:
+    that stops here, in one line. A checkpoint from before the precision was recorded resumes, and
+    the log says that its precision is unknown."""
+    recorded = saved.get("precision")
+    if recorded is None:
+        log(f"{checkpoint}: the precision it was trained in was not recorded (written before checkpoints "
+            f"recorded it); resuming in {precision}")
+    elif recorded != precision:
+        raise SystemExit(f"train.precision: {checkpoint} was trained in {recorded}, but {setting!r} resolves to "
+                         f"{precision} on {device}: resume it where train.precision resolves to {recorded}, "
+                         f"or delete {checkpoint} to train from the start")

@@ -205,6 +205,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         if saved.get("finished") and not best_path.exists():
             log(f"{checkpoint_path}: finished, but {best_path} is gone; starting over")
         elif saved["spec_hash"] == spec_hash(spec):
+            precisions.pin(saved, precision, checkpoint_path, spec.get("precision", "auto"), device, log)
             history, best, stale = saved["history"], saved["best"], saved["stale"]
             start_epoch, finished = saved["epoch"] + 1, saved.get("finished", False)
             if finished:
@@ -269,7 +270,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         improved = score > best
         if improved:
             best, stale = score, 0
-            save_model(best_path, model, spec, src_vocab, tgt_vocab, {"epoch": epoch})
+            save_model(best_path, model, spec, src_vocab, tgt_vocab, {"epoch": epoch, "precision": precision})
         else:
             stale += 1
         record["best"] = improved
@@ -277,7 +278,8 @@ def train(spec: dict, args, device: torch.device) -> None:
         history.append(record)
         log(json.dumps(record))
         saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
-                 "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale}
+                 "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale,
+                 "precision": precision}
         with atomic_output(checkpoint_path) as tmp:
             torch.save(saved, tmp)
         write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))

@@ -321,6 +321,7 @@ def train(spec: dict, args, device: torch.device) -> None:
         if saved.get("finished") and not kept_path.exists():
             log(f"{checkpoint_path}: finished, but {kept_path} is gone; starting over")
         elif saved["spec_hash"] == spec_hash(spec):
+            precisions.pin(saved, precision, checkpoint_path, spec["precision"], device, log)
             history, best, start_epoch = saved["history"], saved["best"], saved["epoch"] + 1
             finished = saved.get("finished", False)
             if finished:
@@ -357,14 +358,14 @@ def train(spec: dict, args, device: torch.device) -> None:
             log(f"WARNING: {spec['experiment']} has diverged: {how}; the largest embedding row is now "
                 f"{itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
         if kept(spec, history) is record:
-            save_language_model(kept_path, model, spec, itos, epoch)
+            save_language_model(kept_path, model, spec, itos, epoch, {"precision": precision})
         if spec["convergence"] is not None:
             improvement = training_loss_improvement(history, spec["convergence"]["window"])
             record |= {"train_loss_improvement": improvement,
                        "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
         log(json.dumps(record))
         saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(), "history": history,
-                 "best": best}
+                 "best": best, "precision": precision}
         with atomic_output(checkpoint_path) as tmp:
             torch.save(saved, tmp)
         write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
