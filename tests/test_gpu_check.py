@@ -1,14 +1,18 @@
-"""The GPU check (workflow_src/gpu_check) on the CPU: every family of the demo passes; a failed
-check exits 1 with one line naming the setting that avoids it; it runs where only a bare GPU
-machine's packages are; the device script's training on real pairs; and its Snakemake wiring
-never makes a finished model out of date."""
+"""The GPU check (workflow_src/gpu_check) on the CPU: it runs where only a bare GPU machine's
+packages are and says passed or FAILED with a reason on every line; a deadline leaves a valid
+partial report naming what it skipped; its families are the dry run's; decoding and the compile
+check on the CPU's device path; a failed check exits 1 with the setting that avoids it; the device
+script's training on real pairs; its Snakemake wiring never makes a finished model out of date."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -16,22 +20,33 @@ import torch
 import yaml
 
 from conftest import REPO, real_fixture
-from workflow_src import gpu_check
+from workflow_src import gpu_check, layout
+from workflow_src.gpu_check import compile_check, decoding, device as measured
 from workflow_src.gpu_check.__main__ import main
+from workflow_src.gpu_check.references import CHECK_BATCH, InProcess, decoding_reference
+from workflow_src.plan.jobs import LM_PATH, PlannedJob
 
+check_families = importlib.import_module("workflow_src.gpu_check.families")  # the package's `families` is the function
 DEMO = REPO / "config.demo.yaml"
 # Absent on a bare GPU machine (torch, numpy, scipy, pandas, sentencepiece, sacrebleu only)
 ABSENT_THERE = ("snakemake", "gensim", "fasttext", "eflomal", "yaml", "tqdm", "sacremoses", "nltk", "matplotlib",
                 "jsonschema")
-# The families the issue names, as gpu_check names them
-NAMED = ("softmax nmt", "softmax tied", "softmax joint sampled", "softmax pretrained vectors tied", "continuous nllvmf",
-         "continuous l2", "continuous cosine", "continuous margin (most_informative negative)", "LM ce", "LM ce RE",
-         "LM augmented")
+LINE = re.compile(r"^[^:]+( [^:]+)*: (passed \(.+\)|FAILED: .+ \(avoid with .+\))$")
+CPU = torch.device("cpu")
 
 
 @pytest.fixture(scope="module")
 def demo_config() -> dict:
     return yaml.safe_load(DEMO.read_text())
+
+
+@pytest.fixture(scope="module")
+def demo_families(demo_config) -> list:
+    return check_families.families(demo_config)
+
+
+def first(found: list, **wanted):
+    return next(f for f in found if all(getattr(f, key) == value for key, value in wanted.items()))
 
 
 @pytest.fixture(scope="module")
@@ -50,38 +65,165 @@ def run_bare(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_every_demo_family_passes_without_the_workflows_packages(json_config, demo_config, tmp_path):
-    result = run_bare(["--config", str(json_config), "--out", str(tmp_path / "out"), "--compile", "cuda",
-                       "--threads", "1"], tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
+def verdict_cells(markdown: str) -> list[str]:
+    """The last cell of every table row of the report's check tables (their verdict column)."""
+    return [line.rstrip(" |").rsplit("| ", 1)[1] for line in markdown.splitlines()
+            if line.startswith("| ") and not line.startswith("| family |") and not line.startswith("| architecture")]
+
+
+def test_a_bare_machine_run_says_passed_or_failed_on_every_line(json_config, demo_families, tmp_path):
+    """Without the workflow's packages: a translation family decoded with a beam, a sampled joint
+    family and a language model with dropout, each at the demo's sizes."""
+    chosen = [next(f for f in demo_families if f.spec.get("sample_share")),
+              next(f for f in demo_families if f.kind == "nmt" and f.beam > 1 and f.output_layer == "softmax nmt"),
+              next(f for f in demo_families if f.kind == "lm" and f.spec["dropout"] > 0)]
+    result = run_bare(["--config", str(json_config), "--out", str(tmp_path / "out"), "--threads", "1", "--deadline", "280",
+                       "--families", *(f.name for f in chosen)], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines and all(LINE.match(line) for line in lines), [line for line in lines if not LINE.match(line)]
     report = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
-    assert report["passed"] and report["failures"] == []
-    expected = {f.name for f in gpu_check.families(demo_config)}
-    assert set(report["families"]) == expected and set(NAMED) <= expected
-    assert set(report["step_seconds"]) == expected and all(s > 0 for s in report["step_seconds"].values())
-    assert report["tolerances"]["fp32"] == gpu_check.TOLERANCES["fp32"]
+    assert report["passed"] and report["status"] == "complete" and report["not_reached"] == [] == report["failures"]
+    assert set(report["families"]) == {f.name for f in chosen} == set(report["step_seconds"])
+    assert report["lines"] == lines[:-1] and lines[-1].startswith("GPU check: passed")
+    assert report["environment"]["mps"]["on"] is False and "pipe" in report["environment"]["mps"]["how"]
     for name, entry in report["families"].items():
-        assert list(entry["correctness"]) == ["fp32"]  # the demo's precision; tf32 is CUDA's
-        assert entry["correctness"]["fp32"]["passed"] and entry["dtypes"]["fp32"]["passed"], name
-        assert entry["syncs_per_step"] == "not applicable (CPU)"
-    assert report["compile"].startswith("skipped") and report["jobs_per_device"] == "not applicable (CPU)"
-    assert "**passed**" in (tmp_path / "out" / "gpu_check.md").read_text()
+        assert entry["speed"]["memory"] == "not measured on the CPU" and entry["speed"]["step_seconds"] > 0
+        assert entry["speed"]["syncs_per_step"] == "not applicable (CPU)"
+        assert list(entry["correctness"]) == ["fp32"] and entry["verdict"] == "passed"
+    beam = chosen[1]
+    assert set(report["decoding"][beam.name]) == {"greedy", f"beam{beam.beam}"}
+    markdown = (tmp_path / "out" / "gpu_check.md").read_text()
+    assert markdown.startswith("# GPU check\n\n**passed** on cpu") and "cuDNN" in markdown and "MPS off" in markdown
+    cells = verdict_cells(markdown)
+    assert len(cells) >= 3 + 3 + 2 and set(cells) == {"passed"}
 
 
-def test_yaml_config_without_pyyaml_names_the_json_export(tmp_path):
-    result = run_bare(["--config", str(DEMO), "--out", str(tmp_path)], tmp_path)
-    assert result.returncode != 0 and "export-config" in result.stderr
+def test_a_deadline_leaves_a_valid_partial_report_that_names_what_it_skipped(monkeypatch, demo_families, tmp_path, capsys):
+    """An item starts only if 1.5 times its kind's longest so far (an estimate before) fits: here a
+    family fits and decoding, estimated at far more than the deadline, is not started."""
+    family = next(f for f in demo_families if f.kind == "nmt" and f.beam > 1)
+    monkeypatch.setitem(gpu_check.ESTIMATES, "family", 0.0)
+    monkeypatch.setitem(gpu_check.ESTIMATES, "decoding", 1e6)
+    assert main(["--config", str(DEMO), "--out", str(tmp_path), "--families", family.name, "--deadline", "600"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("GPU check: FAILED: 1 not reached before the deadline (avoid with")
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["status"] == "partial: stopped before the deadline" and report["passed"] is False
+    assert list(report["families"]) == [family.name] and report["families"][family.name]["verdict"] == "passed"
+    assert report["not_reached"] == [f"decoding of {family.name} (not started: it would not end before the --deadline "
+                                     "of 600 s)"]
+    markdown = (tmp_path / "gpu_check.md").read_text()
+    assert "**incomplete** (partial: stopped before the deadline)" in markdown
+    assert f"## Not reached\n\n- decoding of {family.name}" in markdown
 
 
-def test_a_failed_tolerance_exits_1_with_one_line_and_the_setting(monkeypatch, tmp_path, capsys):
+def test_at_the_deadline_a_running_item_is_reported_not_reached_and_the_process_ends(monkeypatch, demo_config, tmp_path):
+    ended = []
+    monkeypatch.setattr(os, "_exit", lambda status: ended.append(status) or (_ for _ in ()).throw(SystemExit(status)))
+    check = gpu_check.Check(demo_config, CPU, tmp_path, deadline=100.0, only=["no such family"], log=lambda line: None)
+    check.write("running")
+    with pytest.raises(SystemExit):
+        check.stop_now([("family", "family A", None), ("decoding", "decoding of A", None)], [0], InProcess())
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert ended == [1] and report["status"] == "stopped at the deadline" and not report["passed"]
+    assert report["not_reached"] == [f"{item} (stopped at the --deadline of 100 s)" for item in ("family A", "decoding of A")]
+
+
+def test_the_clock_starts_an_item_only_where_its_estimate_fits(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(gpu_check.time, "monotonic", lambda: now[0])
+    clock = gpu_check.Clock(deadline=30.0)
+    assert clock.fits("family") == (30.0 - gpu_check.MARGIN >= 1.5 * gpu_check.ESTIMATES["family"])
+    with clock.timing("family"):
+        now[0] = 4.0
+    assert clock.left() == 30.0 - gpu_check.MARGIN - 4.0
+    assert clock.fits("family") and gpu_check.Clock(deadline=None).fits("compile")
+    now[0] = 30.0 - gpu_check.MARGIN - 5.9  # 5.9 s left, 1.5 x 4 s wanted
+    assert not clock.fits("family")
+
+
+def test_the_checks_families_are_every_training_family_of_the_dry_run(full_config_outputs):
+    """Every distinct family of `snakemake -n all`'s trainings (config.yaml) is checked, once:
+    its largest models included, which a check by family name never built."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    trained = set()
+    for path in full_config_outputs:
+        if m := layout.MODEL_FILE.match(path):
+            dataset, pair, experiment, seed, name = m.groups()
+            job = PlannedJob("nmt", dataset, pair, experiment, int(seed))
+        elif m := LM_PATH.match(path):
+            dataset, experiment, seed, name = m.groups()
+            job = PlannedJob("lm", dataset, "lm", experiment, int(seed))
+        else:
+            continue
+        if name == "model.pt":
+            trained.add(check_families.family_of(config, job))
+    found = check_families.families(config)
+    assert len({f.name for f in found}) == len(found) and {f.key for f in found} == trained
+    names = " / ".join(f.name for f in found)
+    for largest in ("joint/ce joint_dim=4096 sample_share=0.25 V 128000->128000", "V 100000->300000 m=300",
+                    "LM 1500x2 V=10000", "LM 650x2 V=33278", "NMT enc 4x512 dec 4x512"):
+        assert largest in names
+
+
+def test_decoding_runs_on_the_device_path_against_the_cpu(demo_families):
+    family = next(f for f in demo_families if f.kind == "nmt" and f.beam > 1)
+    reference = decoding_reference(family, check_every=1)
+    assert set(reference) == {1, family.beam} and reference[1].shape == (CHECK_BATCH, family.length)
+    entry, problems = decoding.check(family, reference, CPU, decode_batch=4, check_every=1)
+    assert problems == [] and set(entry) == {"greedy", f"beam{family.beam}"}
+    assert all(s["words"] == 1.0 and s["seconds_per_sentence"] > 0 for s in entry.values())
+    tampered = {beam: torch.where(torch.arange(words.shape[1]) % 2 == 0, words, words + 1) for beam, words in reference.items()}
+    _, problems = decoding.check(family, tampered, CPU, decode_batch=4, check_every=1)
+    assert [p[0] for p in problems] == ["greedy", f"beam{family.beam}"]
+    assert problems[0][1] == "54% of the greedy words agree with the CPU's (< 90%)"  # 7 of 13 positions kept
+
+
+def test_the_compile_check_compiles_each_architecture_from_a_fresh_dynamo_state(monkeypatch, demo_families):
+    """Dynamo's eager backend instead of inductor (minutes on a CPU): the phases as a job runs
+    them, each architecture after a reset, the compiled loss equal to eager's."""
+    compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda function, mode=None, fullgraph=False, **_: compile(
+        function, backend="eager", fullgraph=fullgraph))
+    monkeypatch.setattr(compile_check, "BUCKETS", (1.0, 0.5))
+    monkeypatch.setattr(torch._logging._internal.trace_log, "handlers", [])  # no structured trace to build
+    resets, reset = [], torch._dynamo.reset
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(compile_check.graphs()) or reset())
+    targets = compile_check.targets(demo_families)
+    assert len({t.architecture for t in targets}) == len(targets) and all(t.kind == "nmt" or t.spec["dropout"] for t in targets)
+    lm = min((t for t in targets if t.kind == "lm"), key=lambda t: t.spec["size"])
+    lm = check_families.dataclasses.replace(lm, length=4, spec={**lm.spec, "bptt": 4})  # a short segment to trace
+    nmt = next(t for t in targets if t.kind == "nmt")
+    graphs = {}
+    for family in (lm, nmt):
+        before = len(resets)
+        entry, problems = compile_check.check(family, "fuse", "fp32", CPU)
+        assert problems == [] and len(resets) == before + 2  # cold before training, and before the agreement
+        phases = entry["phases"]
+        assert phases["agreement"]["loss_relative"] <= compile_check.AGREEMENT
+        assert all(p["verdict"] == "passed" for p in phases.values())
+        graphs[family.kind] = [phases[name]["graphs"] for name in ("training", "evaluation", "agreement")]
+    # the language model compiles its dropout segment in training (evaluation runs nn.LSTM); the demo's
+    # translation models, without input feeding, run nn.LSTM in teacher forcing and the step in greedy search
+    assert not nmt.spec["model"]["input_feed"]
+    assert graphs["lm"][0] >= 1 and graphs["lm"][1] == 0 and graphs["lm"][2] >= 1 and graphs["nmt"] == [0, 1, 0]
+    assert compile_check.modes("off", False, CPU) == [] and compile_check.modes("fuse", True, CPU) == ["fuse"]
+    assert compile_check.modes("graphs", False, torch.device("cuda")) == ["graphs"]
+
+
+def test_a_failed_tolerance_exits_1_with_one_line_and_the_setting(monkeypatch, demo_families, tmp_path, capsys):
+    family = first(demo_families, kind="nmt")
     monkeypatch.setitem(gpu_check.TOLERANCES, "fp32", {**gpu_check.TOLERANCES["fp32"], "gradient_cosine": 1.5})
-    assert main(["--config", str(DEMO), "--out", str(tmp_path), "--families", "softmax nmt", "--compile", "never"]) == 1
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("GPU CHECK FAILED")]
-    assert len(lines) == 1 and lines[0].startswith("GPU CHECK FAILED: correctness in fp32 of softmax nmt: gradient "
-                                                   "cosine 1.000000 < 1.5 (parameter group ")
-    assert lines[0].endswith("; avoided by " + gpu_check.AVOID["fp32"])
+    monkeypatch.setitem(gpu_check.ESTIMATES, "decoding", 1e6)
+    assert main(["--config", str(DEMO), "--out", str(tmp_path), "--families", family.name, "--deadline", "1000"]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if ": FAILED: " in line]
+    assert len(lines) == 2 and all(LINE.match(line) for line in lines)
+    assert lines[0].startswith(f"family {family.name}: FAILED: gradient cosine 1.000000 < 1.5 (parameter group ")
+    assert lines[0].endswith(f" in fp32 (avoid with {gpu_check.AVOID['fp32']})")
     report = json.loads((tmp_path / "gpu_check.json").read_text())  # written before the exit
-    assert report["passed"] is False and report["failures"] == lines
+    assert report["passed"] is False and report["failures"] == lines[:1]
+    assert report["families"][family.name]["verdict"] == lines[0].split(": ", 1)[1]
 
 
 def test_dtype_rules():
@@ -96,8 +238,9 @@ def test_dtype_rules():
     assert gpu_check.dtype_problems({}, "fp32", torch.bfloat16) == ["the loss is torch.bfloat16, not fp32 or wider"]
 
 
-def test_an_injected_bf16_output_fails_the_dtypes_check(monkeypatch, tmp_path, capsys):
-    build = gpu_check.build
+def test_an_injected_bf16_output_fails_the_dtypes_check(monkeypatch, demo_families, tmp_path):
+    family = first(demo_families, kind="nmt")
+    build = check_families.build
 
     def with_bf16_output(family, seed=0):  # the output layer's loss "hides" bf16 although fp32 is asked for
         model = build(family, seed)
@@ -108,17 +251,69 @@ def test_an_injected_bf16_output_fails_the_dtypes_check(monkeypatch, tmp_path, c
                 return loss(*args)
         model.output.loss = bf16_loss
         return model
-    monkeypatch.setattr(gpu_check, "build", with_bf16_output)
-    assert main(["--config", str(DEMO), "--out", str(tmp_path), "--families", "softmax nmt", "--compile", "never"]) == 1
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("GPU CHECK FAILED")]
-    assert lines and all(line.startswith("GPU CHECK FAILED: dtypes in fp32 of softmax nmt: operators (") for line in lines)
-    assert all(line.endswith("outputs bfloat16 in fp32; avoided by " + gpu_check.AVOID["dtypes"]) for line in lines)
+    reference = gpu_check.references.reference(family, True, tmp_path)
+    monkeypatch.setattr(check_families, "build", with_bf16_output)
+    _, problems = gpu_check.compare_fully(family, reference, ["fp32"], CPU)
+    dtypes = [(reason, avoid) for reason, avoid in problems if "bfloat16" in reason]
+    assert dtypes and all(reason.startswith("dtypes in fp32: operators (") and reason.endswith("outputs bfloat16 in fp32")
+                          and avoid == gpu_check.AVOID["dtypes"] for reason, avoid in dtypes)
 
 
-def test_every_lm_objective_of_the_demo_is_a_family(demo_config):
+def test_memory_beyond_the_headroom_names_the_jobs_per_device_that_fit():
+    gib = 2 ** 30
+    assert measured.memory_problems(20 * gib, 80 * gib, 3, 64) == []
+    assert measured.memory_problems(30 * gib, 80 * gib, 3, 64) == [
+        ("3 jobs of 30.0 GiB each leave less than 10% of the device's 80.0 GiB", "gpu.jobs_per_device: 2")]
+    assert measured.memory_problems(75 * gib, 80 * gib, 1, 64)[0][1] == "train.batch_size below 64"
+    assert measured.union_seconds([(0, 2), (1, 3), (5, 6), (5.5, 5.7)]) == 4.0
+
+
+def test_the_checks_lm_step_is_train_lms(demo_families):
+    """One training step of a language model with unit-norm embeddings and dropout, by the check
+    and by train_lm.train_epoch over one segment, from the same weights and masks."""
+    from workflow_src.model.lm_losses import build_objective
+    from workflow_src.train import train_lm
+
+    family = first(demo_families, kind="lm")
+    spec = train_lm.resolve({**family.spec, "unit_norm_embeddings": True, "dropout": 0.3})
+    family = check_families.dataclasses.replace(family, spec=spec)
+    data = check_families.batch(family, 4, False, CPU)
+    models = [check_families.build(family) for _ in range(2)]
+    torch.manual_seed(5)
+    check_families.training_step(family, models[0], "fp32", CPU)(data)
+    torch.manual_seed(5)
+    segment = torch.cat([data["inputs"], data["targets"][-1:]])
+    train_lm.train_epoch(models[1], segment, spec, torch.optim.SGD(models[1].parameters(), lr=spec["lr"]),
+                         build_objective(spec))
+    for (name, a), b in zip(models[0].named_parameters(), models[1].parameters()):
+        assert torch.equal(a, b), name
+    assert torch.allclose(models[0].embedding.weight.norm(dim=1), torch.ones(family.tgt_vocab))
+
+
+def test_the_modelled_step_and_its_ratio_come_from_the_plan(demo_config, demo_families, tmp_path):
+    from workflow_src.gpu_check.references import modelled_step
+
+    family = first(demo_families, kind="lm")
+    modelled = modelled_step(demo_config, family)
+    assert modelled["alone_seconds"] >= modelled["busy_seconds"] > 0 and modelled["bound"] in ("launch", "device")
+    check = gpu_check.Check(demo_config, CPU, tmp_path, only=[family.name], log=lambda line: None)
+    check.report.data["families"][family.name] = {"speed": {"step_seconds": 3 * modelled["alone_seconds"]}}
+    future = Future()
+    future.set_result(modelled)
+    check.modelled({family.name: future}, wait=False)
+    entry = check.report.data["families"][family.name]
+    assert entry["modelled"] == modelled and entry["measured_over_modelled"] == pytest.approx(3.0)
+
+
+def test_yaml_config_without_pyyaml_names_the_json_export(tmp_path):
+    result = run_bare(["--config", str(DEMO), "--out", str(tmp_path)], tmp_path)
+    assert result.returncode != 0 and "export-config" in result.stderr
+
+
+def test_every_lm_objective_of_the_demo_is_a_family(demo_families):
     from workflow_src.model.lm_losses import OBJECTIVES
 
-    assert {f.spec["loss"] for f in gpu_check.families(demo_config) if f.kind == "lm"} == set(OBJECTIVES)
+    assert {f.spec["loss"] for f in demo_families if f.kind == "lm"} == set(OBJECTIVES)
 
 
 def test_device_script_trains_on_real_pairs(tmp_path):
@@ -128,7 +323,7 @@ def test_device_script_trains_on_real_pairs(tmp_path):
         lines = real_fixture("wmt-toy-ende", name).read_text(encoding="utf-8").splitlines()[:200]
         (pairs / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     env = {**os.environ, "PYTHON": sys.executable, "CONFIG": str(DEMO), "SECONDS_PER_MODEL": "1",
-           "GPU_CHECK_ARGS": "--families nllvmf_appendix --threads 1", "REPRO_GPU_LOCK_DIR": str(tmp_path / "locks")}
+           "GPU_CHECK_ARGS": "--threads 1 --families nllvmf_appendix", "REPRO_GPU_LOCK_DIR": str(tmp_path / "locks")}
     result = subprocess.run([str(REPO / "scripts" / "gpu_check_on_device.sh"), str(tmp_path / "out"), str(pairs)],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -139,7 +334,8 @@ def test_device_script_trains_on_real_pairs(tmp_path):
     assert report["runs"][0]["target_embeddings"] is None
     assert "stand-in" in report["runs"][1]["target_embeddings"]
     assert "stand-in" in (tmp_path / "out" / "pairs_training.md").read_text()
-    assert json.loads((tmp_path / "out" / "gpu_check.json").read_text())["passed"]
+    checked = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert checked["passed"] and checked["deadline_seconds"] > 0
 
 
 def test_rerunning_the_check_outdates_no_model(tmp_path):

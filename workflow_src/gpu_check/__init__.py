@@ -1,310 +1,386 @@
-"""The GPU check: every model family of the config on the training device against a CPU fp32
-reference, before any long training starts (`snakemake results/gpu_check.md`, the first job of
-`all`; on a bare GPU machine `python3 -m workflow_src.gpu_check --config config.yaml --out DIR`).
+"""The GPU check: every model family the configured run trains, on the training device, against a
+CPU fp32 reference, before any long training starts (`snakemake results/gpu_check.md`, the first
+job of `all`; on a bare GPU machine `scripts/gpu_check_on_device.sh`, i.e.
+`python3 -m workflow_src.gpu_check --config config.yaml --out DIR --deadline SECONDS`).
 
-For each family (one per output layer and loss of the configured papers: softmax CE, tied,
-joint forms with and without vocabulary sampling, continuous vMF / L2 / cosine / margins; the
-language models' CE, RE and AL), at the configured sizes, from one initialisation and one fixed
-batch (`benchmark.random_batch`; language models: a random segment):
+In this order, each item reported as it ends (`report.Report`: a console line `passed` or
+`FAILED: <reason> (avoid with <setting>)`, and `DIR/gpu_check.{json,md}` rewritten atomically):
 
-    correctness  per precision checked (fp32, tf32 on CUDA, and train.precision resolved):
-                 |loss - loss_ref| / |loss_ref|, cos(grad, grad_ref) per parameter, and the share
-                 of greedy words (language models: next-word argmax) equal to the reference's,
-                 each against TOLERANCES[precision]. Random draws (dropout masks of the language
-                 models, sampled vocabularies, random negatives) are drawn once on the CPU and
-                 replayed on the device; the translation models' dropout is off (p = 0) here.
-    dtypes       every module's output dtype (forward hooks): no float16 anywhere, no bfloat16
-                 unless bf16 was asked for, recurrent layers (nn.LSTM, nn.LSTMCell, the decoder's
-                 cells, the language model's unrolled segment) and the loss in fp32 or wider.
-    syncs        on CUDA, host syncs per training step (`torch.cuda.set_sync_debug_mode`): none
-                 allowed. On the CPU not applicable (nothing to wait for).
-    compile      each train.compile mode (fuse; graphs on CUDA) against eager, once per compiled
-                 shape (the decoder step of one architecture, one language model): agreement with
-                 COMPILE_TOLERANCE and step time (option --compile; the Snakemake rule runs it on
-                 CUDA only: inductor takes minutes on a CPU).
-    speed        seconds per training step (forward, backward, clipping, optimiser) at
-                 train.batch_size x benchmarks.length (language models: their batch x bptt),
-                 alone; on CUDA also with 2 and 4 processes on the device at once.
+    families     every family of the plan (`families.families`: one per architecture, output layer
+                 and loss, vocabulary sizes, joint dimension, sampling, LM width, corpus and dropout
+                 among the trainings of `snakemake all`), at its configured sizes, once:
+                   its training step (`families.training_step`) at train.batch_size x its length
+                   (language models: their batch x bptt): peak memory against the device's with
+                   the configured jobs per device and HEADROOM left (CUDA), median seconds, host
+                   syncs (CUDA: none allowed);
+                   correctness against the CPU fp32 reference from the same weights, batch and random
+                   draws: for one family per (architecture, output layer, loss) loss, gradients'
+                   cosine per parameter group, greedy words and every module's output dtype, in
+                   fp32 and train.precision; for the others the loss alone, in train.precision, at
+                   REDUCED_WIDTH hidden units (vocabularies kept);
+                   beside it, the plan's modelled H100 step (`plan.steps`) and measured / modelled;
+    decoding     greedy and beam search of one family per output layer against the CPU's words, and
+                 the seconds per sentence (`decoding`);
+    sharing      (CUDA) the configured gpu.jobs_per_device processes at once on three representative
+                 families, with MPS's state, and the GPU's busy share of a step alone (torch.profiler);
+    compile      train.compile's configured mode (every mode with --compile all), per architecture in
+                 a fresh dynamo state, training and evaluation as a job runs them (`compile_check`).
 
-Writes `<out>/gpu_check.json` and `<out>/gpu_check.md` (atomically), then exits 1 if a check
-failed, after printing one line per failure: what failed and which setting avoids it.
-The JSON's `step_seconds` ({family: seconds per step, alone}) is the hook for the cost plan.
+The CPU's work (references, decoding references, the plan's counts) runs in worker processes
+beside the device's (`references`). With a deadline, an item that would not end before it is not
+started: the report names it and everything after it, and the check exits 1 (as on a failure).
 
 Imports: torch, numpy and this package only (no Snakemake, gensim, fastText, eflomal, tqdm,
-sacremoses, PyYAML needed), so that it runs as plain Python on a bare GPU machine.
+sacremoses, PyYAML), so that it runs as plain Python on a bare GPU machine. The JSON's
+`step_seconds` ({family: seconds per step, alone}) and `jobs_per_device` are the cost plan's hooks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import dataclasses
+import functools
 import json
-import statistics
+import os
+import tempfile
+import threading
 import time
-import warnings
-from datetime import datetime, timezone
+from pathlib import Path
 
 import torch
 
-from workflow_src.gpu_check.families import Family, build, families, fixed_batch, make_step, on, sizes, without_dropout
-from workflow_src.gpu_check.measures import SharedDraws, compare, dtype_problems, dtype_table, run_once
+from workflow_src.gpu_check import compile_check, decoding, device as measured, sharing
+from workflow_src.gpu_check.families import (REDUCED_WIDTH, Family, at_width, batch, compared, decoded, families,
+                                             fully_compared, representative)
+from workflow_src.gpu_check.measures import SharedDraws, compare, compare_loss, dtype_problems, dtype_table, run_once
+from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, executor, modelled_step, reference
+from workflow_src.gpu_check.report import Report, one_line, verdict
 from workflow_src.model import compilation, precision as precisions
-from workflow_src.plan.benchmark import device_name, synchronize
+from workflow_src.model.seq2seq import finished_check_interval
 
 # Tolerances against the CPU fp32 reference, per precision of the device run. fp32: the same
 # arithmetic in another order (cuDNN, cuBLAS); tf32: 10-bit mantissas in the products; bf16:
 # 8-bit mantissas in the output layer's products (the recurrent layers run in fp32 there).
 # words: the share of greedy words equal to the reference's (a flipped near-tie changes the rest
-# of its sentence, so this is looser than the loss); decoding runs in fp32 tensors as decode
-# jobs do, with the precision's TF32 switches.
+# of its sentence, so this is looser than the loss).
 TOLERANCES = {
     "fp32": {"loss_relative": 1e-4, "gradient_cosine": 0.9999, "words": 0.9},
     "tf32": {"loss_relative": 1e-2, "gradient_cosine": 0.99, "words": 0.6},
     "bf16": {"loss_relative": 2e-2, "gradient_cosine": 0.98, "words": 0.6},
 }
-# A compiled step against the eager one on the same device and precision.
-COMPILE_TOLERANCE = {"loss_relative": 1e-3, "gradient_cosine": 0.999, "words": 0.9}
 SYNCS_ALLOWED = 0  # host syncs per training step
-CHECK_BATCH = 8  # sentences (language models: columns) of the fixed correctness batch
-WARMUP, STEPS = 3, 5  # untimed, then timed steps of each speed measurement
-JOBS_PER_DEVICE = (2, 4)  # processes sharing the device for the speed check (CUDA)
-# What avoids a failure of each check, by the precision it failed in
+SHARING_TIMEOUT = 180.0  # seconds the sharing processes may take to report (a crashed one leaves the rest waiting)
+SHARING_WHEN_ALONE = 3  # processes sharing the device where gpu.jobs_per_device is 1 (docs/plan_modelled.md's recommendation)
+# What avoids a failure of each check
 AVOID = {
     "bf16": "train.precision: fp32", "tf32": "train.precision: fp32",
     "fp32": "train.device: cpu (fp32 on the device disagrees with the CPU: a driver or kernel fault to report)",
-    "compile": "train.compile: off",
     "dtypes": "no setting (a reduced dtype appears although none was asked for: a fault to report)",
-    "syncs": "none: a host sync slows each step but changes no result; report it with this file",
+    "syncs": "no setting (a host sync slows each step but changes no result: report it with this file)",
+    "reference": "no setting (the CPU reference itself failed: a fault of the check to report)",
+    "error": "no setting (an error of the device or of the check: report it with this file)",
 }
+ESTIMATES = {"family": 10.0, "decoding": 10.0, "sharing": 60.0, "compile": 120.0}  # seconds, before one is measured
+MARGIN = 5.0  # seconds kept before the deadline: the last report and the workers' end
 
 
-@dataclasses.dataclass
-class Failure:
-    check: str
-    family: str
-    detail: str
-    avoid: str
+class Clock:
+    """Seconds since the check started, and whether an item of a kind fits before the deadline:
+    1.5 times the longest of its kind so far (ESTIMATES before the first) and MARGIN."""
 
-    def line(self) -> str:
-        return f"GPU CHECK FAILED: {self.check} of {self.family}: {self.detail}; avoided by {self.avoid}"
+    def __init__(self, deadline: float | None):
+        self.started, self.deadline, self.longest = time.monotonic(), deadline, {}
 
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
 
-# -- speed and syncs --------------------------------------------------------------------------------
-def step_seconds(step, device: torch.device, warmup: int = WARMUP, steps: int = STEPS) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(steps):
-        synchronize(device)
-        started = time.perf_counter()
-        step()
-        synchronize(device)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    def left(self) -> float | None:
+        """Seconds left for work (None: no deadline)."""
+        return None if self.deadline is None else max(0.0, self.deadline - MARGIN - self.elapsed())
 
+    def fits(self, kind: str) -> bool:
+        return self.deadline is None or self.left() >= 1.5 * self.longest.get(kind, ESTIMATES[kind])
 
-def speed_setup(family: Family, config: dict, device: torch.device, precision: str):
-    """(step function, target tokens per step) of the family at its training batch, with dropout."""
-    model = build(family).to(device)
-    compilation.apply(model, family.spec, device)  # as train.py: the configured train.compile
-    if family.kind == "lm":
-        batch = fixed_batch(family, model, family.spec["batch_size"], 0)
-        tokens = family.spec["batch_size"] * family.spec["bptt"]
-    else:
-        length = config["benchmarks"]["length"]
-        batch = fixed_batch(family, model, family.spec["train"]["batch_size"], length)
-        tokens = family.spec["train"]["batch_size"] * length
-    return make_step(family, model, on(batch, device), precision, device), tokens
+    @contextlib.contextmanager
+    def timing(self, kind: str):
+        started = time.monotonic()
+        yield
+        self.longest[kind] = max(self.longest.get(kind, 0.0), time.monotonic() - started)
 
 
-def syncs_per_step(step, device: torch.device, steps: int = 3) -> float | None:
-    """Host syncs per training step after one warm-up step (CUDA's sync debug mode); None off CUDA."""
-    if device.type != "cuda":
-        return None
-    step()
-    torch.cuda.synchronize(device)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        torch.cuda.set_sync_debug_mode("warn")
-        try:
-            for _ in range(steps):
-                step()
-        finally:
-            torch.cuda.set_sync_debug_mode(0)
-    return sum("synchroniz" in str(w.message) for w in caught) / steps
-
-
-def _shared_speed_worker(config, names, precision, rank, barrier, results):
-    """One of N processes timing every family at once on the same device (spawned)."""
-    device = torch.device("cuda")
-    precisions.configure(precision)
-    by_name = {f.name: f for f in families(config)}
-    for name in names:
-        step, _ = speed_setup(by_name[name], config, device, precision)
-        for _ in range(WARMUP):
-            step()
-        synchronize(device)
-        barrier.wait()
-        seconds = step_seconds(step, device, warmup=0)
-        barrier.wait()
-        results.put((rank, name, seconds))
-        del step
-        torch.cuda.empty_cache()
-
-
-def shared_speed(config: dict, names: list[str], precision: str, jobs: int) -> dict[str, float]:
-    """Median step seconds of each family while `jobs` processes run it on the device at once."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(jobs), context.Queue()
-    workers = [context.Process(target=_shared_speed_worker, args=(config, names, precision, rank, barrier, results))
-               for rank in range(jobs)]
-    for worker in workers:
-        worker.start()
-    collected: dict[str, list[float]] = {}
-    for _ in range(jobs * len(names)):
-        _, name, seconds = results.get(timeout=600)
-        collected.setdefault(name, []).append(seconds)
-    for worker in workers:
-        worker.join()
-    return {name: statistics.median(values) for name, values in collected.items()}
-
-
-# -- the checks -------------------------------------------------------------------------------------
 def precisions_checked(setting: str, device: torch.device) -> list[str]:
-    """fp32, TF32 (on CUDA) and the configured precision, each once."""
-    checked = ["fp32"] + (["tf32"] if device.type == "cuda" else [])
+    """fp32 and the configured precision, each once (bf16 runs its recurrent layers with TF32 on,
+    `precision.configure`, so TF32 is checked inside it; tf32 alone where it is configured)."""
     configured = precisions.resolve(setting, device)
-    return checked + ([configured] if configured not in checked else [])
+    return ["fp32"] + ([configured] if configured != "fp32" else [])
 
 
-def check_family(family: Family, config: dict, device: torch.device, checked: list[str], configured: str,
-                 failures: list[Failure]) -> dict:
-    cpu = torch.device("cpu")
-    base = build(family)
-    if family.kind == "nmt":
-        without_dropout(base)
-    length = config["benchmarks"]["length"]
-    batch = fixed_batch(family, base, CHECK_BATCH, length)
-    draws = SharedDraws()
-    reference = run_once(family, copy.deepcopy(base), batch, "fp32", cpu, draws, replay=False)
-    entry = {"kind": family.kind, "experiment": family.experiment, "dataset": family.dataset, "sizes": sizes(family),
-             "correctness": {}, "dtypes": {}}
+# -- correctness ----------------------------------------------------------------------------------
+def compare_fully(family: Family, ref: dict, checked: list[str], device: torch.device) -> tuple[dict, list]:
+    """Loss, gradients, words and dtypes of the family's comparison model on the device, in each
+    precision of `checked`, against the CPU's; the reference's gradients file is removed after."""
+    base = compared(family).to(device)
+    fixed = batch(family, CHECK_BATCH, True, device)
+    gradients = torch.load(ref["gradients"], mmap=True)
+    reference_run = {"loss": ref["loss"], "gradients": gradients, "words": ref["words"]}
+    out, problems = {}, []
     for precision in checked:
-        model = copy.deepcopy(base).to(device)
-        result = run_once(family, model, on(batch, device), precision, device, draws, replay=True, record_dtypes=True)
-        measures, problems = compare(result, reference, TOLERANCES[precision])
-        entry["correctness"][precision] = {**measures, "passed": not problems}
-        failures += [Failure(f"correctness in {precision}", family.name, p, AVOID[precision]) for p in problems]
+        result = run_once(family, copy.deepcopy(base), fixed, precision, device, SharedDraws(ref["draws"]), replay=True,
+                          record_dtypes=True)
+        measures, found = compare(result, reference_run, TOLERANCES[precision])
         dtype_issues = dtype_problems(result["dtypes"], precision, result["loss_dtype"])
-        entry["dtypes"][precision] = {"outputs": dtype_table(result["dtypes"]), "problems": dtype_issues,
-                                      "passed": not dtype_issues}
-        failures += [Failure(f"dtypes in {precision}", family.name, p, AVOID["bf16"] if precision == "bf16" else AVOID["dtypes"])
-                     for p in dtype_issues]
-        del model
-    precisions.configure(configured)
-    step, tokens = speed_setup(family, config, device, configured)
-    seconds = step_seconds(step, device)
-    syncs = syncs_per_step(step, device)
-    entry["syncs_per_step"] = "not applicable (CPU)" if syncs is None else syncs
-    if syncs is not None and syncs > SYNCS_ALLOWED:
-        failures.append(Failure("syncs", family.name, f"{syncs:g} host syncs per training step", AVOID["syncs"]))
-    entry["speed"] = {"precision": configured, "target_tokens_per_step": tokens, "step_seconds": seconds,
-                      "tokens_per_second": tokens / seconds}
-    return entry
+        here = [(f"{p} in {precision}", AVOID[precision]) for p in found]
+        here += [(f"dtypes in {precision}: {p}", AVOID["bf16"] if precision == "bf16" else AVOID["dtypes"])
+                 for p in dtype_issues]
+        out[precision] = {**measures, "dtypes": dtype_table(result["dtypes"]), "dtype_problems": dtype_issues,
+                          "verdict": verdict(here)}
+        problems += here
+    del gradients, reference_run
+    os.remove(ref["gradients"])
+    return out, problems
 
 
-def compile_targets(found: list[Family]) -> list[Family]:
-    """One family per compiled shape: the decoder step of each architecture, each LM width and depth."""
-    targets: dict[str, Family] = {}
-    for family in found:
-        key = (json.dumps(family.spec["model"], sort_keys=True) if family.kind == "nmt"
-               else f"lm {family.spec['size']} x {family.spec['layers']}")
-        targets.setdefault(key, family)
-    return list(targets.values())
+def compare_loss_only(family: Family, ref: dict, precision: str, device: torch.device) -> tuple[dict, list]:
+    model = compared(family).to(device)
+    result = run_once(family, model, batch(family, CHECK_BATCH, True, device), precision, device,
+                      SharedDraws(ref["draws"]), replay=True, full=False)
+    measures, found = compare_loss(result["loss"], ref["loss"], TOLERANCES[precision])
+    problems = [(f"{p} in {precision} at width {REDUCED_WIDTH}", AVOID[precision]) for p in found]
+    return {precision: {**measures, "verdict": verdict(problems)}}, problems
 
 
-def check_compile(family: Family, config: dict, device: torch.device, precision: str, mode_name: str,
-                  failures: list[Failure]) -> dict:
-    """A compiled copy against the eager model: loss, gradients, words, and step seconds."""
-    base = build(family)
-    if family.kind == "nmt":
-        without_dropout(base)
-    batch = on(fixed_batch(family, base, CHECK_BATCH, config["benchmarks"]["length"]), device)
-    draws = SharedDraws()
-    spec = {**family.spec, compilation.KEY: mode_name}
-    eager = copy.deepcopy(base).to(device)
-    eager_result = run_once(family, eager, batch, precision, device, draws, replay=False)
-    entry: dict = {"family": family.name, "mode": mode_name}
-    try:
-        compiled = copy.deepcopy(base).to(device)
-        compilation.apply(compiled, spec, device)
-        started = time.perf_counter()
-        result = run_once(family, compiled, batch, precision, device, draws, replay=True)
-        entry["first_call_seconds"] = time.perf_counter() - started
-        measures, problems = compare(result, eager_result, COMPILE_TOLERANCE)
-        entry |= measures
-        speed_family = dataclasses.replace(family, spec=spec)
-        eager_step, _ = speed_setup(family, config, device, precision)
-        compiled_step, _ = speed_setup(speed_family, config, device, precision)
-        entry["eager_step_seconds"] = step_seconds(eager_step, device)
-        entry["compiled_step_seconds"] = step_seconds(compiled_step, device)
-        entry["speedup"] = entry["eager_step_seconds"] / entry["compiled_step_seconds"]
-    except Exception as error:  # a compile error is this check's finding
-        problems = [f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"]
-    entry["passed"] = not problems
-    failures += [Failure(f"train.compile: {mode_name}", family.name, p, AVOID["compile"]) for p in problems]
-    return entry
+# -- the check ------------------------------------------------------------------------------------
+class Check:
+    """One run of the check on `device` (see the module docstring)."""
+
+    def __init__(self, config: dict, device: torch.device, out: Path, deadline: float | None = None,
+                 only: list[str] | None = None, every_compile_mode: bool = False, sharing_jobs: int | None = None,
+                 workers: int | None = None, log=print):
+        self.config, self.device, self.clock, self.log = config, device, Clock(deadline), log
+        self.cuda = device.type == "cuda"
+        setting = config["train"].get("precision", "auto")
+        self.precision, self.checked = precisions.resolve(setting, device), precisions_checked(setting, device)
+        self.found = [f for f in families(config) if not only or any(o in f.name for o in only)]
+        self.full = fully_compared(self.found)
+        self.jobs_per_device = config.get("gpu", {}).get("jobs_per_device", 1)
+        self.sharing_jobs = sharing_jobs or (self.jobs_per_device if self.jobs_per_device > 1 else SHARING_WHEN_ALONE)
+        self.compile_modes = compile_check.modes(config["train"].get(compilation.KEY, "off"), every_compile_mode, device)
+        self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
+        environment = measured.environment(device)
+        self.report = Report(out, {
+            "environment": environment, "deadline_seconds": deadline, "elapsed_seconds": 0.0,
+            "precision": {"setting": setting, "resolved": self.precision, "checked": self.checked},
+            "compile_setting": config["train"].get(compilation.KEY, "off"), "jobs_per_device_configured": self.jobs_per_device,
+            "tolerances": {"reference": "CPU fp32, same initialisation, batch and random draws", **TOLERANCES,
+                           "decoding_words": decoding.WORDS, "syncs_per_step": SYNCS_ALLOWED,
+                           "memory_headroom": measured.HEADROOM, "compile_agreement": compile_check.AGREEMENT},
+            "notes": self.notes(), "families": {}, "decoding": {},
+            "sharing": "not applicable on the CPU" if not self.cuda else "not reached",
+            "compile": "train.compile is off in the config: nothing to check (--compile all checks every mode)"
+                       if not self.compile_modes else [],
+            "step_seconds": {}, "jobs_per_device": "not applicable (CPU)" if not self.cuda else {},
+        }, log)
+        self.report.check("device", [], f"{environment['device_name']}; torch {environment['torch']}, CUDA "
+                          f"{environment['cuda'] or 'none'}, cuDNN {environment['cudnn'] or 'none'}; MPS "
+                          f"{'on' if environment['mps']['on'] else 'off'}; {len(self.found)} families")
+
+    def notes(self) -> dict:
+        t, cuda = TOLERANCES, self.cuda
+        return {
+            "families": (f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
+                         f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
+                         f"of {measured.STEPS} after {measured.WARMUP} warm-up steps. Peak memory: "
+                         + ("torch.cuda.max_memory_allocated (and reserved) over those steps, times gpu.jobs_per_device, "
+                            f"with {measured.HEADROOM:.0%} of the device left" if cuda else "not measured on the CPU")
+                         + ". Compared with the CPU: `full` families (one per architecture, output layer and loss) in loss, "
+                         f"gradients and words; the others by their loss alone at {REDUCED_WIDTH} hidden units (vocabularies "
+                         "kept), in train.precision. Modelled: the plan's H100 seconds per step alone (`plan.steps`), "
+                         + ("its counts made on this machine's CPU beside the device's work." if cuda else
+                            "not computed on the CPU (the plan models an H100).")),
+            "correctness": ("Reference: the CPU in fp32 from the same initialisation, a fixed batch of "
+                            f"{CHECK_BATCH} sentences (language models: columns), dropout off in translation models, "
+                            "language models' masks and every sampled vocabulary or negative drawn once and shared. "
+                            "Tolerances: " + "; ".join(f"{k}: loss within {v['loss_relative']:g}, gradient cosine at least "
+                                                       f"{v['gradient_cosine']:g}, words at least {v['words']:.0%}"
+                                                       for k, v in t.items()) + "."),
+            "decoding": (f"Greedy and beam search (the widest beam the family's jobs decode with) of one family per output "
+                         f"layer at its configured sizes, </s> banned so each sentence runs its length; words on a fixed "
+                         f"batch of {CHECK_BATCH} against the CPU's (at least {decoding.WORDS:.0%}), time at "
+                         f"decode.batch_size {self.config['decode']['batch_size']} sentences; fp32 tensors with torch's "
+                         "default TF32 switches, as decode jobs run."),
+            "sharing": (f"{self.sharing_jobs} processes (config gpu.jobs_per_device: {self.jobs_per_device}"
+                        + ("" if self.jobs_per_device > 1 else f", so {SHARING_WHEN_ALONE}, what the plan recommends") +
+                        ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
+                        "over a profiled step alone (torch.profiler)." if cuda else "Not applicable on the CPU."),
+            "compile": ("Per architecture, in a fresh dynamo state: training at an epoch's shapes, then evaluation in the "
+                        "same state (as a job runs them), then after a reset the compiled loss against eager."),
+        }
+
+    # -- items --------------------------------------------------------------------------------------
+    def family(self, family: Family, ref) -> None:
+        report = self.report
+        e = {"kind": family.kind, "experiment": family.job.experiment, "dataset": family.job.dataset,
+             "pair": family.job.pair, "jobs": family.jobs, "compared": "",
+             "modelled": "not reached" if self.cuda else "not computed on the CPU"}
+        speed, problems = measured.measure(family, self.precision, self.device, self.jobs_per_device)
+        e["speed"] = speed
+        if isinstance(speed.get("syncs_per_step"), float) and speed["syncs_per_step"] > SYNCS_ALLOWED:
+            problems.append((f"{speed['syncs_per_step']:g} host syncs per training step", AVOID["syncs"]))
+        full = e["full"] = family.name in self.full
+        try:
+            result = ref.result(timeout=self.clock.left())
+        except TimeoutError:
+            e["compared"] = "not reached: the CPU reference was not ready before the deadline"
+            report.not_reached([f"the comparison of {family.name}"], "its CPU reference was not ready")
+        except Exception as error:
+            problems.append((f"the CPU reference failed: {one_line(error)}", AVOID["reference"]))
+        else:
+            if full:
+                e["correctness"], found = compare_fully(family, result, self.checked, self.device)
+                e["compared"] = f"full, in {', '.join(self.checked)}"
+            else:
+                e["correctness"], found = compare_loss_only(at_width(family), result, self.precision, self.device)
+                e["compared"] = f"loss at width {REDUCED_WIDTH}, in {self.precision}"
+            problems += found
+        if "step_seconds" in speed:
+            report.data["step_seconds"][family.name] = speed["step_seconds"]
+        report.data["families"][family.name] = e
+        memory = speed.get("memory")
+        e["verdict"] = report.check(f"family {family.name}", problems, "; ".join(filter(None, [
+            f"step {speed['step_seconds'] * 1000:.1f} ms" if "step_seconds" in speed else "",
+            f"peak {memory['peak_reserved_bytes'] / 2 ** 30:.2f} GiB x {memory['jobs_per_device']}, headroom "
+            f"{memory['headroom_bytes'] / 2 ** 30:.1f} GiB" if isinstance(memory, dict) else "", e["compared"]])))
+
+    def decoding(self, family: Family, ref) -> None:
+        entry, problems = decoding.check(family, ref.result(timeout=self.clock.left()), self.device,
+                                         self.config["decode"]["batch_size"], finished_check_interval(self.device))
+        for name, search in entry.items():
+            found = [(problem, avoid) for search_name, problem, avoid in problems if search_name == name]
+            search["verdict"] = self.report.check(f"decoding {name} of {family.name}", found,
+                                                  f"{search['words']:.0%} of the words agree, "
+                                                  f"{search['seconds_per_sentence'] * 1000:.2f} ms per sentence")
+        self.report.data["decoding"][family.name] = entry
+
+    def sharing(self, chosen: list[Family]) -> None:
+        families_entry, alone = {}, self.report.data["step_seconds"]
+        for family in chosen:
+            model, step = measured.full_size_step(family, self.precision, self.device)
+            try:
+                share = measured.busy_share(step, self.device)
+            except Exception as error:  # the profiler's own failure is not the device's
+                share = f"not measured: {one_line(error)}"
+            families_entry[family.name] = {"alone_seconds": alone.get(family.name), "busy_share": share}
+            del model, step
+            measured.free(self.device)
+        left = self.clock.left()
+        shared = sharing.shared_seconds(chosen, self.precision, self.sharing_jobs,
+                                        SHARING_TIMEOUT if left is None else min(left, SHARING_TIMEOUT))
+        self.report.data["sharing"] = {"jobs": self.sharing_jobs, "mps": self.report.data["environment"]["mps"],
+                                       "families": families_entry}
+        self.report.data["jobs_per_device"] = {str(self.sharing_jobs): {}}
+        for family in chosen:
+            s = families_entry[family.name]
+            s["shared_seconds"] = shared.get(family.name)
+            problems = [] if s["shared_seconds"] else [(f"{self.sharing_jobs} processes did not all report a step time",
+                                                        "gpu.jobs_per_device: 1")]
+            if s["shared_seconds"] and s["alone_seconds"]:
+                s["slowdown"] = s["shared_seconds"] / s["alone_seconds"]
+                self.report.data["jobs_per_device"][str(self.sharing_jobs)][family.name] = {
+                    "step_seconds": s["shared_seconds"],
+                    "device_tokens_per_second": self.sharing_jobs * family.tokens_per_step / s["shared_seconds"]}
+            busy = f"{s['busy_share']:.0%} busy alone" if isinstance(s["busy_share"], float) else s["busy_share"]
+            s["verdict"] = self.report.check(f"sharing of {family.name}", problems,
+                                             f"{self.sharing_jobs} jobs: step {s.get('slowdown', float('nan')):.2f} x alone; "
+                                             f"{busy}; MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}")
+
+    def compiled(self, family: Family, mode: str) -> None:
+        entry, problems = compile_check.check(family, mode, self.precision, self.device)
+        entry["verdict"] = self.report.check(f"train.compile {mode} of {family.architecture}", problems, ", ".join(
+            f"{name} {p['graphs']} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
+        self.report.data["compile"].append(entry)
+
+    # -- the run ------------------------------------------------------------------------------------
+    def modelled(self, futures: dict, wait: bool) -> None:
+        """The plan's modelled steps that are ready (all, waiting up to the deadline, with `wait`)."""
+        for name, future in list(futures.items()):
+            if not (wait or future.done()):
+                continue
+            e = self.report.data["families"].get(name)
+            try:
+                modelled = future.result(timeout=self.clock.left() if wait else 0)
+            except TimeoutError:  # the plan's count on this machine's CPU: a measure beside the checks, not one
+                modelled = "not computed before the deadline (the plan's count, on this machine's CPU, was not ready)"
+            except Exception as error:  # the plan's count, not the device: said, not failed
+                modelled = f"not computed: {one_line(error)}"
+            del futures[name]
+            if e is not None:
+                e["modelled"] = modelled
+                if isinstance(modelled, dict) and "step_seconds" in e["speed"]:
+                    e["measured_over_modelled"] = e["speed"]["step_seconds"] / modelled["alone_seconds"]
+
+    def run(self) -> Report:
+        pool = executor(self.workers, 1)
+        scratch = tempfile.TemporaryDirectory(prefix="gpu_check-")
+        refs = {f.name: pool.submit(reference, f if f.name in self.full else at_width(f), f.name in self.full,
+                                    scratch.name) for f in self.found}
+        searched = decoded(self.found)
+        searches = {f.name: pool.submit(decoding_reference, f, finished_check_interval(self.device)) for f in searched}
+        modelled = {f.name: pool.submit(modelled_step, self.config, f) for f in self.found} if self.cuda else {}
+        work = [("family", f"family {f.name}", functools.partial(self.family, f, refs[f.name])) for f in self.found]
+        work += [("decoding", f"decoding of {f.name}", functools.partial(self.decoding, f, searches[f.name]))
+                 for f in searched]
+        if self.cuda:
+            chosen = representative(self.found)
+            work.append(("sharing", f"sharing of {', '.join(f.name for f in chosen)}", functools.partial(self.sharing, chosen)))
+        work += [("compile", f"train.compile {mode} of {f.architecture}", functools.partial(self.compiled, f, mode))
+                 for mode in self.compile_modes for f in compile_check.targets(self.found)]
+        position = [0]
+        watchdog = threading.Timer(max(0.0, self.clock.deadline - 1.0 - self.clock.elapsed()),
+                                   self.stop_now, (work, position, pool)) if self.clock.deadline else None
+        if watchdog:
+            watchdog.daemon = True
+            watchdog.start()
+        try:
+            for position[0], (kind, name, item) in enumerate(work):
+                if not self.clock.fits(kind):
+                    self.report.not_reached([n for _, n, _ in work[position[0]:]],
+                                            f"not started: it would not end before the --deadline of {self.clock.deadline:g} s")
+                    break
+                with self.clock.timing(kind):
+                    try:
+                        item()
+                    except Exception as error:  # the item's finding; the check goes on with the next
+                        self.report.check(name, [(one_line(error), AVOID["error"])], "")
+                self.modelled(modelled, wait=False)
+                self.write("running")
+            position[0] = len(work)
+            self.modelled(modelled, wait=True)
+            self.write("complete" if not self.report.data["not_reached"] else "partial: stopped before the deadline")
+        finally:
+            if watchdog:
+                watchdog.cancel()
+            pool.stop()
+            scratch.cleanup()
+        self.log(self.report.summary())
+        return self.report
+
+    def write(self, status: str) -> None:
+        self.report.data["elapsed_seconds"] = self.clock.elapsed()
+        self.report.write(status)
+
+    def stop_now(self, work: list, position: list, pool) -> None:
+        """At the deadline, with an item still running: the last report, with that item and those
+        after it not reached, then the process ends (exit 1) at once."""
+        data = json.loads(self.report.snapshot)
+        data["not_reached"] += [f"{n} (stopped at the --deadline of {self.clock.deadline:g} s)"
+                                for _, n, _ in work[position[0]:]]
+        self.report.data = data
+        self.write("stopped at the deadline" if data["not_reached"] else "complete")
+        self.log(self.report.summary())
+        pool.stop()
+        os._exit(1)
 
 
-def run(config: dict, device: torch.device, compile_check: str = "always", jobs_per_device=JOBS_PER_DEVICE,
-        only: list[str] | None = None, log=print) -> dict:
-    """Every check on `device`; the report's content (see the module docstring)."""
-    setting = config["train"].get("precision", "auto")
-    configured = precisions.resolve(setting, device)
-    checked = precisions_checked(setting, device)
-    found = [f for f in families(config) if not only or any(o in f.name for o in only)]
-    failures: list[Failure] = []
-    report = {
-        "device": str(device), "device_name": device_name(device), "torch": torch.__version__,
-        "cuda": torch.version.cuda, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "precision": {"setting": setting, "resolved": configured, "checked": checked},
-        "compile_setting": config["train"].get(compilation.KEY, "off"),
-        "tolerances": {"reference": "CPU fp32, same initialisation, batch and random draws", **TOLERANCES,
-                       "compile_vs_eager": COMPILE_TOLERANCE, "syncs_per_step": SYNCS_ALLOWED},
-        "batch": {"check_sentences": CHECK_BATCH, "length": config["benchmarks"]["length"],
-                  "speed_batch": config["train"]["batch_size"], "warmup": WARMUP, "steps": STEPS},
-        "families": {},
-    }
-    for family in found:
-        started = time.perf_counter()
-        report["families"][family.name] = check_family(family, config, device, checked, configured, failures)
-        speed = report["families"][family.name]["speed"]
-        log(f"{family.name} ({family.experiment}): {speed['step_seconds'] * 1000:.1f} ms/step, "
-            f"{time.perf_counter() - started:.1f} s checked")
-    modes = [m for m in compilation.MODES if m != "off" and (m != "graphs" or device.type == "cuda")]
-    if compile_check == "always" or (compile_check == "cuda" and device.type == "cuda"):
-        report["compile"] = [check_compile(f, config, device, configured, mode, failures)
-                             for f in compile_targets(found) for mode in modes]
-        for entry in report["compile"]:
-            log(f"compile {entry['mode']} {entry['family']}: {'passed' if entry['passed'] else 'FAILED'}")
-    else:
-        report["compile"] = f"skipped (--compile {compile_check} on {device.type})"
-    if device.type == "cuda" and jobs_per_device:
-        precisions.configure(configured)
-        report["jobs_per_device"] = {}
-        for jobs in jobs_per_device:
-            shared = shared_speed(config, [f.name for f in found], configured, jobs)
-            report["jobs_per_device"][str(jobs)] = {
-                name: {"step_seconds": seconds,
-                       "device_tokens_per_second": jobs * report["families"][name]["speed"]["target_tokens_per_step"] / seconds}
-                for name, seconds in shared.items()}
-            log(f"{jobs} jobs per device timed")
-    else:
-        report["jobs_per_device"] = "not applicable (CPU)" if device.type != "cuda" else "skipped"
-    # The cost plan's hook: seconds of one training step of each family alone on this device.
-    report["step_seconds"] = {name: entry["speed"]["step_seconds"] for name, entry in report["families"].items()}
-    report["failures"] = [f.line() for f in failures]
-    report["passed"] = not failures
-    return report
+def run(config: dict, device: torch.device, out: Path, **options) -> Report:
+    """Every check on `device`, reported under `out` as it goes (see the module docstring)."""
+    return Check(config, device, out, **options).run()

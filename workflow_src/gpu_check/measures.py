@@ -21,10 +21,11 @@ from workflow_src.model.seq2seq import Seq2Seq
 class SharedDraws:
     """Random draws made once and replayed: the reference run records what the model draws (the
     language models' dropout masks, a sampled vocabulary, random negatives), every other run gets
-    the same draws, moved to its device, in the same order."""
+    the same draws, moved to its device, in the same order (`recorded`: a reference's draws, made
+    in another process)."""
 
-    def __init__(self):
-        self.recorded: list = []
+    def __init__(self, recorded: list | None = None):
+        self.recorded: list = recorded if recorded is not None else []
         self.replaying = False
         self.position = 0
 
@@ -167,8 +168,8 @@ def dtype_table(seen: dict) -> dict:
 
 # -- comparisons ------------------------------------------------------------------------------------
 def gradients(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.grad.detach().double().cpu().flatten() for name, p in model.named_parameters()
-            if p.grad is not None}
+    """Every parameter's gradient, flat, where it is (fp32)."""
+    return {name: p.grad.detach().float().flatten() for name, p in model.named_parameters() if p.grad is not None}
 
 
 def group_of(parameter: str) -> str:
@@ -177,60 +178,78 @@ def group_of(parameter: str) -> str:
     return parameter.split(".")[0]
 
 
-def grouped(gradients: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    groups: dict[str, list[torch.Tensor]] = {}
-    for name, gradient in gradients.items():
-        groups.setdefault(group_of(name), []).append(gradient)
-    return {group: torch.cat(parts) for group, parts in groups.items()}
+def gradient_cosines(result: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> tuple[dict, dict]:
+    """cos(g, g_ref) per parameter group and per parameter, in float64 on the result's device:
+
+        cos_group = Σ_p g_p·r_p / sqrt(Σ_p |g_p|² · Σ_p |r_p|²)   over the group's parameters p
+
+    (1 where both are zero, 0 where one is)."""
+    sums: dict[str, list[float]] = {}
+    per_parameter = {}
+    for name, g in result.items():
+        if name not in reference:
+            continue
+        g, r = g.double(), reference[name].to(g.device).double()
+        dot, gg, rr = (float(x) for x in torch.stack([g @ r, g @ g, r @ r]).cpu())
+        per_parameter[name] = round(cosine(dot, gg, rr), 7)
+        group = sums.setdefault(group_of(name), [0.0, 0.0, 0.0])
+        group[0], group[1], group[2] = group[0] + dot, group[1] + gg, group[2] + rr
+    return {group: cosine(*s) for group, s in sums.items()}, per_parameter
 
 
-def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
-    na, nb = a.norm(), b.norm()
-    if na == 0 and nb == 0:
+def cosine(dot: float, gg: float, rr: float) -> float:
+    if gg == 0 and rr == 0:
         return 1.0
-    return float((a @ b) / (na * nb)) if na > 0 and nb > 0 else 0.0
+    return dot / math.sqrt(gg * rr) if gg > 0 and rr > 0 else 0.0
 
 
 def relative(value: float, reference: float) -> float:
     return abs(value - reference) / max(abs(reference), 1e-12)
 
 
+def agreement(words: torch.Tensor, reference: torch.Tensor) -> float:
+    """The share of positions whose word is the reference's (0 where the shapes differ)."""
+    return float((words == reference).double().mean()) if words.shape == reference.shape else 0.0
+
+
 def run_once(family: Family, model: nn.Module, batch: dict, precision: str, device: torch.device,
-             draws: SharedDraws, replay: bool, record_dtypes: bool = False) -> dict:
-    """Loss per divisor unit, gradients, predicted words (and output dtypes) of one run."""
+             draws: SharedDraws, replay: bool, full: bool = True, record_dtypes: bool = False) -> dict:
+    """The loss per divisor unit of one training forward and, `full`, its gradients, predicted
+    words (and output dtypes)."""
     precisions.configure(precision)
     model.zero_grad(set_to_none=True)
     model.train()
     with draws.active(model, replay):
         with recorded_dtypes(model) if record_dtypes else contextlib.nullcontext({}) as seen:
-            loss, n = forward_loss(family, model, batch, precision, device)
-            (loss / n).backward()
-        words = predicted_words(family, model, batch)
-    return {"loss": float(loss.detach()) / n, "loss_dtype": loss.dtype, "gradients": gradients(model),
-            "words": words, "dtypes": seen}
+            with contextlib.nullcontext() if full else torch.no_grad():
+                loss, n = forward_loss(family, model, batch, precision, device)
+                if full:
+                    (loss / n).backward()
+        words = predicted_words(family, model, batch) if full else None
+    return {"loss": float(loss.detach()) / n, "loss_dtype": loss.dtype, "words": words, "dtypes": seen,
+            "gradients": gradients(model) if full else {}}
+
+
+def compare_loss(loss: float, reference: float, tolerance: dict) -> tuple[dict, list[str]]:
+    measures = {"loss": loss, "reference_loss": reference, "loss_relative": relative(loss, reference)}
+    if math.isfinite(loss) and measures["loss_relative"] <= tolerance["loss_relative"]:
+        return measures, []
+    return measures, [f"loss {loss:.6g} vs {reference:.6g} (relative difference {measures['loss_relative']:.2e} > "
+                      f"{tolerance['loss_relative']:g})"]
 
 
 def compare(result: dict, reference: dict, tolerance: dict) -> tuple[dict, list[str]]:
     """The measures of `result` against `reference` and what is outside `tolerance`."""
-    reference_groups = grouped(reference["gradients"])
-    cosines = {group: cosine(g, reference_groups[group]) for group, g in grouped(result["gradients"]).items()
-               if group in reference_groups}
-    per_parameter = {name: round(cosine(g, reference["gradients"][name]), 7) for name, g in result["gradients"].items()
-                     if name in reference["gradients"]}
+    measures, problems = compare_loss(result["loss"], reference["loss"], tolerance)
+    cosines, per_parameter = gradient_cosines(result["gradients"], reference["gradients"])
     missing = sorted(set(reference["gradients"]) ^ set(result["gradients"]))
     worst = min(cosines, key=cosines.get) if cosines else None
-    words = float((result["words"] == reference["words"]).double().mean()) if result["words"].shape == reference[
-        "words"].shape else 0.0
-    measures = {"loss": result["loss"], "reference_loss": reference["loss"],
-                "loss_relative": relative(result["loss"], reference["loss"]),
-                "min_gradient_cosine": cosines[worst] if worst else None, "min_gradient_cosine_group": worst,
-                "gradient_cosine": {k: round(v, 7) for k, v in cosines.items()},
-                "gradient_cosine_per_parameter (not checked: a near-zero gradient's direction is rounding noise)": per_parameter,
-                "words": words}
-    problems = []
-    if not math.isfinite(result["loss"]) or measures["loss_relative"] > tolerance["loss_relative"]:
-        problems.append(f"loss {result['loss']:.6g} vs {reference['loss']:.6g} (relative difference "
-                        f"{measures['loss_relative']:.2e} > {tolerance['loss_relative']:g})")
+    words = agreement(result["words"], reference["words"])
+    measures |= {"min_gradient_cosine": cosines[worst] if worst else None, "min_gradient_cosine_group": worst,
+                 "gradient_cosine": {k: round(v, 7) for k, v in cosines.items()},
+                 "gradient_cosine_per_parameter (not checked: a near-zero gradient's direction is rounding noise)":
+                     per_parameter,
+                 "words": words}
     if worst and cosines[worst] < tolerance["gradient_cosine"]:
         problems.append(f"gradient cosine {cosines[worst]:.6f} < {tolerance['gradient_cosine']:g} (parameter group {worst})")
     if missing:

@@ -2,7 +2,7 @@
 fixed time at the configured (the papers') sizes, on the training device; their target tokens
 per second and loss curves.
 
-`python3 -m workflow_src.gpu_check.pairs --config config.yaml --pairs DIR --out OUTDIR [--seconds 120]`
+`python3 -m workflow_src.gpu_check.pairs --config config.yaml --pairs DIR --out OUTDIR [--seconds 30]`
 
 DIR holds `src-train.txt` and `tgt-train.txt` (one tokenized sentence a line, as the fixtures'
 10,000 en-de pairs from OpenNMT-py's data/). Vocabularies are the words of these files, capped at
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import time
 from pathlib import Path
@@ -100,6 +101,16 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
             "target_embeddings": STAND_IN if table is not None else None, "loss_curve": curve}
 
 
+def line(run: dict) -> str:
+    """The console line of a training: passed where every point of its loss curve is finite."""
+    curve = [point["loss_per_token"] for point in run["loss_curve"]]
+    if not curve or not all(math.isfinite(loss) for loss in curve):
+        return (f"pairs training of {run['experiment']}: FAILED: loss curve {curve[:3]}... is not finite "
+                "(avoid with train.precision: fp32)")
+    return (f"pairs training of {run['experiment']}: passed ({run['target_tokens_per_second']:.4g} target tokens/s, "
+            f"loss {curve[0]:.3f} -> {curve[-1]:.3f} in {run['steps']} steps)")
+
+
 def markdown(report: dict) -> str:
     lines = ["# Training on real pairs", "",
              f"{report['pairs']} pairs from {report['source']} on {report['device']} ({report['device_name']}), "
@@ -120,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", required=True)
     parser.add_argument("--pairs", type=Path, required=True, help="folder with src-train.txt and tgt-train.txt")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seconds", type=float, default=120.0, help="training time of each model")
+    parser.add_argument("--seconds", type=float, default=30.0, help="training time of each model")
     args = parser.parse_args(argv)
     config = read_config(args.config)
     src_lines = read_lines(args.pairs / "src-train.txt")
@@ -133,13 +144,13 @@ def main(argv: list[str] | None = None) -> None:
         runs = []
         for experiment in EXPERIMENTS:
             runs.append(train_for(experiment, config, src_lines, tgt_lines, args.seconds, device, precision))
-            print(f"{experiment}: {runs[-1]['target_tokens_per_second']:.4g} target tokens/s, "
-                  f"loss {runs[-1]['loss_curve'][0]['loss_per_token'] if runs[-1]['loss_curve'] else float('nan'):.3f} -> "
-                  f"{runs[-1]['loss_curve'][-1]['loss_per_token'] if runs[-1]['loss_curve'] else float('nan'):.3f}", flush=True)
+            print(line(runs[-1]), flush=True)
     report = {"pairs": len(src_lines), "source": str(args.pairs), "device": str(device), "device_name": device_name(device),
               "precision": precision, "seconds_each": args.seconds, "torch": torch.__version__, "runs": runs}
     write_text(args.out / "pairs_training.json", json.dumps(report, indent=1) + "\n")
     write_text(args.out / "pairs_training.md", markdown(report) + "\n")
+    if any(": FAILED: " in line(run) for run in runs):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
