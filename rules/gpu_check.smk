@@ -1,10 +1,10 @@
 rule gpu_check:
     """The GPU check (workflow_src/gpu_check): every model family on the training device against
     a CPU fp32 reference, output dtypes, host syncs per step, peak memory and step times, decoding,
-    jobs sharing the device, the configured train.compile; fails, before any training starts, with one line per failure and the setting
-    that avoids it. The first job of `all`: training and the plan take its JSON as an ancient()
-    input, so they wait for it, and a rerun of the check (a newer JSON, `-R gpu_check`, the JSON
-    deleted) outdates no model."""
+    jobs sharing the device, the configured train.compile; fails, before any training starts,
+    with one line per failure and the setting that avoids it. The first job of `all`: training and
+    the plan take its JSON as an ancient() input, so they wait for it, and a rerun of the check (a
+    newer JSON, `-R gpu_check`, the JSON deleted) outdates no model."""
     output:
         json="results/gpu_check.json",
         md="results/gpu_check.md",
