@@ -118,6 +118,19 @@ def test_a_deadline_leaves_a_valid_partial_report_that_names_what_it_skipped(mon
     assert "**incomplete** (partial: stopped before the deadline)" in markdown
     assert f"## Not reached\n\n- decoding of {family.name}" in markdown
 
+def test_a_short_deadline_starts_nothing_and_names_everything(demo_families, tmp_path):
+    """A deadline within the margin kept for the last report: `python -m workflow_src.gpu_check`
+    exits 1 with a valid report that names every item (as not started, or stopped at the deadline)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "REPRO_GPU_LOCK_DIR": str(tmp_path / "locks")}
+    result = subprocess.run([sys.executable, "-m", "workflow_src.gpu_check", "--config", str(DEMO), "--out", str(tmp_path),
+                             "--deadline", "2"], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and result.stdout.splitlines()[-1].startswith("GPU check: FAILED: ")
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["families"] == {} and report["passed"] is False
+    named = [item.split(" (")[0] for item in report["not_reached"]]
+    assert named == [f"family {f.name}" for f in demo_families] + [f"decoding of {f.name}"
+                                                                  for f in check_families.decoded(demo_families)]
+
 
 def test_at_the_deadline_a_running_item_is_reported_not_reached_and_the_process_ends(monkeypatch, demo_config, tmp_path):
     ended = []

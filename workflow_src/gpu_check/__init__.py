@@ -157,6 +157,7 @@ class Check:
                  only: list[str] | None = None, every_compile_mode: bool = False, sharing_jobs: int | None = None,
                  workers: int | None = None, log=print):
         self.config, self.device, self.clock, self.log = config, device, Clock(deadline), log
+        self.lock = threading.Lock()  # the report is written by the run or, at the deadline, by its watchdog
         self.cuda = device.type == "cuda"
         setting = config["train"].get("precision", "auto")
         self.precision, self.checked = precisions.resolve(setting, device), precisions_checked(setting, device)
@@ -335,27 +336,33 @@ class Check:
         work += [("compile", f"train.compile {mode} of {f.architecture}", functools.partial(self.compiled, f, mode))
                  for mode in self.compile_modes for f in compile_check.targets(self.found)]
         position = [0]
-        watchdog = threading.Timer(max(0.0, self.clock.deadline - 1.0 - self.clock.elapsed()),
-                                   self.stop_now, (work, position, pool)) if self.clock.deadline else None
+        self.write("running")  # a valid report from the start
+        watchdog = threading.Timer(max(0.0, self.clock.deadline - self.clock.elapsed()), self.stop_now,
+                                   (work, position, pool)) if self.clock.deadline else None
         if watchdog:
             watchdog.daemon = True
             watchdog.start()
         try:
-            for position[0], (kind, name, item) in enumerate(work):
+            for index, (kind, name, item) in enumerate(work):
                 if not self.clock.fits(kind):
-                    self.report.not_reached([n for _, n, _ in work[position[0]:]],
-                                            f"not started: it would not end before the --deadline of {self.clock.deadline:g} s")
+                    with self.lock:
+                        position[0] = len(work)
+                        self.report.not_reached([n for _, n, _ in work[index:]], "not started: it would not end "
+                                                f"before the --deadline of {self.clock.deadline:g} s")
                     break
+                position[0] = index
                 with self.clock.timing(kind):
                     try:
                         item()
                     except Exception as error:  # the item's finding; the check goes on with the next
                         self.report.check(name, [(one_line(error), AVOID["error"])], "")
                 self.modelled(modelled, wait=False)
-                self.write("running")
+                with self.lock:
+                    self.write("running")
             position[0] = len(work)
             self.modelled(modelled, wait=True)
-            self.write("complete" if not self.report.data["not_reached"] else "partial: stopped before the deadline")
+            with self.lock:
+                self.write("complete" if not self.report.data["not_reached"] else "partial: stopped before the deadline")
         finally:
             if watchdog:
                 watchdog.cancel()
@@ -369,16 +376,20 @@ class Check:
         self.report.write(status)
 
     def stop_now(self, work: list, position: list, pool) -> None:
-        """At the deadline, with an item still running: the last report, with that item and those
-        after it not reached, then the process ends (exit 1) at once."""
-        data = json.loads(self.report.snapshot)
-        data["not_reached"] += [f"{n} (stopped at the --deadline of {self.clock.deadline:g} s)"
-                                for _, n, _ in work[position[0]:]]
-        self.report.data = data
-        self.write("stopped at the deadline" if data["not_reached"] else "complete")
-        self.log(self.report.summary())
-        pool.stop()
-        os._exit(1)
+        """At the deadline, with an item still running (every item is meant to end MARGIN before it):
+        the last report, with that item and those after it not reached; then the process ends (exit
+        1) at once. Nothing where every item has ended (the check is only writing its last report)."""
+        with self.lock:
+            if position[0] >= len(work):
+                return
+            data = json.loads(self.report.snapshot)
+            data["not_reached"] += [f"{n} (stopped at the --deadline of {self.clock.deadline:g} s)"
+                                    for _, n, _ in work[position[0]:]]
+            self.report.data = data
+            self.write("stopped at the deadline")
+            self.log(self.report.summary())
+            pool.stop()
+            os._exit(1)
 
 
 def run(config: dict, device: torch.device, out: Path, **options) -> Report:
