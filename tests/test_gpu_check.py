@@ -319,6 +319,39 @@ def test_the_modelled_step_and_its_ratio_come_from_the_plan(demo_config, demo_fa
     assert entry["modelled"] == modelled and entry["measured_over_modelled"] == pytest.approx(3.0)
 
 
+def test_cudas_measures_are_reported_and_sharing_is_what_the_plan_reads(monkeypatch, demo_config, demo_families, tmp_path):
+    """What only CUDA measures (peak memory, the sharing processes, the profiler's busy share), given
+    by stand-ins on the CPU: the lines and the report carry them, and the plan's wall hours read the
+    slowdown the check wrote (`plan.timing.sharing_slowdown`)."""
+    from workflow_src.plan.timing import sharing_slowdown
+
+    gib, lines = 2 ** 30, []
+    chosen = check_families.representative(demo_families)
+    check = gpu_check.Check({**demo_config, "gpu": {"jobs_per_device": 2}}, CPU, tmp_path,
+                            only=[f.name for f in chosen], log=lines.append)
+    memory = {"peak_allocated_bytes": 2 * gib, "peak_reserved_bytes": 3 * gib, "device_bytes": 80 * gib,
+              "jobs_per_device": 2, "headroom_bytes": 74 * gib}
+    monkeypatch.setattr(measured, "measure", lambda family, precision, device, jobs: (
+        {"step_seconds": 0.1, "target_tokens_per_step": family.tokens_per_step, "tokens_per_second": 1.0,
+         "syncs_per_step": 0.0, "memory": memory}, []))
+    monkeypatch.setattr(measured, "full_size_step", lambda family, precision, device: (None, None))
+    monkeypatch.setattr(measured, "busy_share", lambda step, device: 0.25)
+    monkeypatch.setattr(gpu_check.sharing, "shared_seconds", lambda found, precision, jobs, timeout: {
+        f.name: 0.15 for f in found})
+    lm = next(f for f in chosen if f.kind == "lm")
+    check.family(lm, InProcess().submit(gpu_check.reference, lm, True, tmp_path))
+    check.report.data["step_seconds"] |= {f.name: 0.1 for f in chosen}  # as if measured too
+    check.sharing(chosen)
+    check.write("complete")
+    assert lines[-len(chosen) - 1].startswith(f"family {lm.name}: passed (step 100.0 ms; peak 3.00 GiB x 2, "
+                                               "headroom 74.0 GiB; full, in fp32)")
+    assert all(line.endswith(": passed (2 jobs: step 150.0 ms (1.50 x alone); 25% busy alone; MPS off)")
+               for line in lines[-len(chosen):])
+    assert sharing_slowdown(json.loads((tmp_path / "gpu_check.json").read_text()), 2) == pytest.approx(1.5)
+    markdown = (tmp_path / "gpu_check.md").read_text()
+    assert "| 2.00 / 3.00 GiB x 2 of 80.0; headroom 74.0 GiB |" in markdown and "| 100.0 | 150.0 | 1.50 | 25% | passed |" in markdown
+
+
 def test_yaml_config_without_pyyaml_names_the_json_export(tmp_path):
     result = run_bare(["--config", str(DEMO), "--out", str(tmp_path)], tmp_path)
     assert result.returncode != 0 and "export-config" in result.stderr

@@ -290,9 +290,10 @@ class Check:
                     "step_seconds": s["shared_seconds"],
                     "device_tokens_per_second": self.sharing_jobs * family.tokens_per_step / s["shared_seconds"]}
             busy = f"{s['busy_share']:.0%} busy alone" if isinstance(s["busy_share"], float) else s["busy_share"]
-            s["verdict"] = self.report.check(f"sharing of {family.name}", problems,
-                                             f"{self.sharing_jobs} jobs: step {s.get('slowdown', float('nan')):.2f} x alone; "
-                                             f"{busy}; MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}")
+            slowdown = f" ({s['slowdown']:.2f} x alone)" if "slowdown" in s else ""
+            s["verdict"] = self.report.check(f"sharing of {family.name}", problems, "; ".join([
+                f"{self.sharing_jobs} jobs: step {(s['shared_seconds'] or 0) * 1000:.1f} ms{slowdown}", busy,
+                f"MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}"]))
 
     def compiled(self, family: Family, mode: str) -> None:
         entry, problems = compile_check.check(family, mode, self.precision, self.device)

@@ -126,7 +126,9 @@ def markdown(d: dict) -> str:
                    [[name, search, cell(s.get("words"), 100, ".0f") + "%", cell(s.get("seconds_per_sentence"), 1000, ".2f"),
                      s["verdict"]] for name, e in d["decoding"].items() for search, s in e.items()])
     lines += ["## Jobs sharing the device", "", d["notes"]["sharing"], ""]
-    if isinstance(d["sharing"], dict):
+    if isinstance(d["sharing"], str) and d["environment"]["device"] != "cpu":
+        lines += [f"Sharing: {d['sharing']}.", ""]
+    elif isinstance(d["sharing"], dict):
         lines += table(["family", "step ms alone", f"step ms at {d['sharing']['jobs']} jobs", "slowdown",
                         "GPU busy share of a step alone", "verdict"],
                        [[name, cell(s.get("alone_seconds"), 1000, ".1f"), cell(s.get("shared_seconds"), 1000, ".1f"),
@@ -134,7 +136,9 @@ def markdown(d: dict) -> str:
                          isinstance(s.get("busy_share"), float) else cell(s.get("busy_share")), s["verdict"]]
                         for name, s in d["sharing"]["families"].items()])
     lines += ["## train.compile", "", d["notes"]["compile"], ""]
-    if isinstance(d["compile"], list):
+    if isinstance(d["compile"], str):
+        lines += [d["compile"] + ".", ""]
+    else:
         lines += table(["architecture (family)", "mode", "phase", "graphs compiled", "seconds", "loss relative to eager",
                         "compiled step ms", "verdict"],
                        [[f"{c['architecture']} ({c['family']})", c["mode"], phase, p.get("graphs"), cell(p.get("seconds"), 1, ".1f"),
