@@ -210,10 +210,6 @@ def batch(family: Family, sentences: int, spread: bool, device: torch.device, se
             "positions": torch.arange(sentences * length).to(device)}
 
 
-def on(batch: dict, device: torch.device) -> dict:
-    return {k: v if k == "lengths" else v.to(device) for k, v in batch.items()}
-
-
 def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, device: torch.device):
     """(summed loss, divisor) of one training forward in `precision`, as train.py and train_lm.py
     take it: the divisor is the batch's columns (language models), its target tokens or, with
