@@ -214,7 +214,8 @@ class Check:
                         ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
                         "over a profiled step alone (torch.profiler)." if cuda else "Not applicable on the CPU."),
             "compile": ("Per architecture, in a fresh dynamo state: training at an epoch's shapes, then evaluation in the "
-                        "same state (as a job runs them), then after a reset the compiled loss against eager."),
+                        "same state (as a job runs them: today both go through the one compiled decoder step or LM "
+                        "segment, `model.compilation`), then after a reset the compiled loss against eager."),
         }
 
     # -- items --------------------------------------------------------------------------------------
@@ -305,9 +306,11 @@ class Check:
     def modelled(self, futures: dict, wait: bool) -> None:
         """The plan's modelled steps that are ready (all, waiting up to the deadline, with `wait`)."""
         for name, future in list(futures.items()):
-            if not (wait or future.done()):
-                continue
             e = self.report.data["families"].get(name)
+            if e is None and wait:  # a family the deadline left unmeasured: nothing to set it beside
+                del futures[name]
+            if e is None or not (wait or future.done()):
+                continue
             try:
                 modelled = future.result(timeout=self.clock.left() if wait else 0)
             except TimeoutError:  # the plan's count on this machine's CPU: a measure beside the checks, not one
@@ -315,10 +318,9 @@ class Check:
             except Exception as error:  # the plan's count, not the device: said, not failed
                 modelled = f"not computed: {one_line(error)}"
             del futures[name]
-            if e is not None:
-                e["modelled"] = modelled
-                if isinstance(modelled, dict) and "step_seconds" in e["speed"]:
-                    e["measured_over_modelled"] = e["speed"]["step_seconds"] / modelled["alone_seconds"]
+            e["modelled"] = modelled
+            if isinstance(modelled, dict) and "step_seconds" in e["speed"]:
+                e["measured_over_modelled"] = e["speed"]["step_seconds"] / modelled["alone_seconds"]
 
     def run(self) -> Report:
         pool = executor(self.workers, 1)
