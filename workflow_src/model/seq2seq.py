@@ -23,6 +23,7 @@ from workflow_src.model.compilation import compiled
 from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
 from workflow_src.model.precision import at_least_fp32, full_precision
+from workflow_src.model.unpacked_encoder import unpacked
 
 BOS_ID = SPECIALS.index(BOS)
 # Asking whether every sentence has finished copies a flag to the host, which waits for the
@@ -68,12 +69,15 @@ class Encoder(nn.Module):
         self.rnn = nn.LSTM(embedding, hidden // 2 if bidirectional else hidden, layers, batch_first=True,
                            bidirectional=bidirectional, dropout=dropout if layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
+        self.packed = True  # False: the padded batch whole (`unpacked_encoder`: static shapes, train.compile graphs)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
         """`lengths` on the host. The rows are packed in order of falling length, an order sorted
         on the host (`enforce_sorted=False` would copy its indices to and from the device with a
         host sync each way), and put back in their own order after: the same operations as torch's
-        own sorting, without the waits."""
+        own sorting, without the waits. Not `packed`: `unpacked_encoder.unpacked`."""
+        if not self.packed:
+            return unpacked(self, src, lengths)
         by_length, order = torch.sort(lengths.cpu(), descending=True)
         own_order = torch.empty_like(order).scatter_(0, order, torch.arange(len(order)))
         order, own_order = (i.to(src.device, non_blocking=True) for i in (order, own_order))
