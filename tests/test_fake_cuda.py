@@ -220,7 +220,7 @@ def test_cuda_settings_resolve_as_a_cuda_job_resolves_them():
         assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-    assert compilation.mode("graphs", cuda) == "reduce-overhead"
+    assert compilation.mode("graphs", cuda) == "graphs"
     with pytest.raises(ValueError, match="compile"):
         compilation.mode("graphs", torch.device("cpu"))
 

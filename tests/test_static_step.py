@@ -248,3 +248,143 @@ def test_padding_is_counted_per_real_target_token():
     assert target_positions(lengths, batches, 2, None) == 2 * 5 + 1 * 2 + 1 * 9
     record = padding_record(lengths, batches, 2, [4, 8])
     assert record == {"static_target_positions_per_token": round(56 / 19, 4), "eager_target_positions_per_token": round(21 / 19, 4)}
+
+
+# -- capture and replay, with a CPU stand-in for CUDA graphs ----------------------------------------
+class StandIn:
+    """A captured graph on the CPU: replay runs the function on its static inputs and writes the
+    results into the same output tensors, as a CUDA graph's replay does."""
+
+    def __init__(self, function, inputs):
+        self.function, self.inputs, self.outputs = function, inputs, None
+
+    def replay(self) -> None:
+        from torch.utils._pytree import tree_flatten
+
+        results = self.function(*self.inputs)
+        if self.outputs is None:
+            self.outputs = results
+            return
+        with torch.no_grad():
+            for destination, source in zip(tree_flatten(self.outputs)[0], tree_flatten(results)[0]):
+                if isinstance(destination, torch.Tensor):
+                    destination.copy_(source)
+
+
+class ReplayOnCpu:
+    """`graphs.CudaGraphs`'s part, on the CPU: warm-up calls run as they are; a capture keeps the
+    function and its static inputs."""
+
+    def eager(self, function, args):
+        return function(*args)
+
+    def capture(self, function, inputs) -> StandIn:
+        return StandIn(function, inputs)
+
+
+def test_the_training_step_is_captured_once_per_bucket_and_replays_the_uncaptured_steps():
+    """TranslationSteps over batches of two (S, T) buckets, five each, interleaved: two eager
+    calls and one capture per bucket, then replays on refilled static inputs; the losses and the
+    parameters are those of the same steps uncaptured, and a replay's output is the graph's one
+    static tensor."""
+    cpu, vocab = torch.device("cpu"), vocabulary()
+    spec = {**fixed_step.BASE, "length_buckets": [4, 8],
+            "train": {"batch_size": 4, "clip": 1.0, "loss_normalisation": "sentence"}}
+    rng = random.Random(3)
+    pairs = [([rng.randrange(4, 40) for _ in range(n - 1)], [rng.randrange(4, 40) for _ in range(n - 2)] + [vocab.eos])
+             for n in (4, 8) * 5]  # sources of 3 and 7 words, targets of 3 and 7 units: buckets 4 and 8
+    src, tgt = [s for s, _ in pairs], [t for _, t in pairs]
+    results, outputs = [], []
+    for captured in (False, True):
+        model = tiny_model("softmax")
+        model.encoder.packed = False
+        optimiser = static_step.adam(model.parameters(), 0.01, cpu)
+        steps = static_step.TranslationSteps(model, optimiser, spec, cpu, "fp32", vocab, vocab)
+        if captured:
+            steps.training = Captured(steps.training.function, cpu, module=model, graphs=ReplayOnCpu())
+        losses = []
+        for i in range(len(pairs)):
+            loss, _ = steps.step(steps.batch(src, tgt, [i]))
+            losses.append(loss.clone())
+            outputs.append(loss)
+        results.append((torch.stack(losses), [p.detach().clone() for p in model.parameters()]))
+    assert steps.training.captures == 2 and len(steps.training.entries) == 2
+    close(results[1][0], results[0][0], "losses")
+    for p, q in zip(results[0][1], results[1][1]):
+        close(q, p)
+    replayed = outputs[len(pairs):][-4:]  # the last two of each bucket: replays
+    assert replayed[0] is replayed[2] and replayed[1] is replayed[3] and replayed[0] is not replayed[1]
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam"])
+def test_the_decoding_step_replayed_decodes_the_eager_words(search):
+    """`train.compile: graphs` on a translation model (compilation.apply's part, with the stand-in):
+    the encoder unpacked and the decoder's one step captured per shape; two sentence batches of
+    one shape (the attention keys, copied once per batch, change between them) decode the words and
+    attention of the eager model."""
+    model = tiny_model("softmax", dropout=0.2).eval()
+    eager = tiny_model("softmax", dropout=0.2).eval()
+    model.encoder.packed = False
+    model.decoder.graphed_step = Captured(model.decoder._step, torch.device("cpu"), module=model.decoder, constant=(2,),
+                                          graphs=ReplayOnCpu())
+    for seed in (1, 2):
+        src, lengths, _, _ = fixed_step.batches(seed, 1)[0]
+        run = {"greedy": lambda m: m.greedy(src, lengths, 2, 3, [PAD, 2], 9),
+               "beam": lambda m: m.beam_search(src, lengths, 2, 3, [PAD, 2], 9, 3)}[search]
+        for got, expected in zip(run(model), run(eager)):
+            assert torch.equal(got, expected)
+    assert model.decoder.graphed_step.captures == 1
+
+
+def test_validation_on_static_batches_is_todays_mean_loss():
+    from workflow_src.train import train
+
+    cpu, vocab = torch.device("cpu"), vocabulary()
+    model = tiny_model("joint_sampled", dropout=0.3)
+    spec = {**fixed_step.BASE, "length_buckets": [4, 8], "train": {"batch_size": 3, "clip": 1.0}}
+    steps = static_step.TranslationSteps(model, None, spec, cpu, "fp32", vocab, vocab)
+    steps.evaluation = Captured(steps.evaluation.function, cpu, module=model, graphs=ReplayOnCpu())
+    src, tgt = [], []
+    for batch in fixed_step.batches(7, 4):
+        s, t = as_lists(batch)
+        src, tgt = src + s, tgt + [row + [vocab.eos] for row in t]
+    expected = train.mean_loss(model, src, tgt, vocab, vocab, 3, cpu)
+    model.encoder.packed = False
+    assert steps.mean_loss(src, tgt) == pytest.approx(expected, rel=1e-6)
+    assert steps.evaluation.captures >= 1  # a shape met three times or more: replayed
+
+
+# -- train.py's loop with the static step ------------------------------------------------------------
+def test_train_py_trains_with_the_static_step_and_reports_its_padding(tmp_path, monkeypatch):
+    """train.train with `compile: graphs` (the CPU refuses it; here allowed, and then nothing is
+    captured: the static step runs as it is): two epochs learn, and every metrics line reports
+    the target positions computed per real target token, static (bucketed) and eager."""
+    from workflow_src.model import compilation
+    from workflow_src.train import train
+
+    monkeypatch.setattr(compilation, "mode", lambda setting, device: setting)
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(12)]
+    for split, n in (("train", 40), ("dev", 6)):
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(n)]
+        for lang in ("fr", "en"):
+            (tmp_path / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
+    for lang in ("fr", "en"):
+        (tmp_path / f"{lang}.tsv").write_text("".join(f"{w}\t5\n" for w in words))
+    spec = {**fixed_step.BASE, "compile": "graphs", "length_buckets": [4, 8, 12], "vocab": {"src_size": 50, "tgt_size": 50},
+            "data": {"max_len": 50, "max_len_unit": "word"},
+            "train": {"seed": 1, "lr": 0.02, "batch_size": 6, "max_epochs": 2, "patience": 5, "selection": "loss",
+                      "clip": 5.0, "init_scale": 0.1}}
+    files = {name: tmp_path / f"{split}.{lang}" for name, split, lang in (
+        ("train_src", "train", "fr"), ("train_tgt", "train", "en"), ("dev_src", "dev", "fr"), ("dev_tgt", "dev", "en"),
+        ("dev_src_words", "dev", "fr"), ("dev_ref", "dev", "en"))}
+    args = types.SimpleNamespace(out_dir=tmp_path / "model", src_vocab=tmp_path / "fr.tsv", tgt_vocab=tmp_path / "en.tsv",
+                                 tgt_table=None, threads=1, **files)
+    train.train(spec, args, torch.device("cpu"))
+    history = [json.loads(line) for line in (tmp_path / "model" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in history] == [1, 2]
+    assert history[1]["train_loss"] < history[0]["train_loss"]
+    for record in history:
+        assert record["static_target_positions_per_token"] > record["eager_target_positions_per_token"] >= 1
+    saved = torch.load(tmp_path / "model" / "checkpoint.pt", weights_only=False)
+    assert "model" not in saved  # finished: the record without weights

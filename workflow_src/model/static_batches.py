@@ -20,8 +20,7 @@ import dataclasses
 import torch
 
 from workflow_src.data.vocab import Vocab
-
-KEY = "length_buckets"  # config train.length_buckets; in a spec only with train.compile graphs
+from workflow_src.layout import LENGTH_BUCKETS_KEY as KEY
 
 
 def bucket(length: int, buckets: list[int]) -> int:
@@ -30,14 +29,6 @@ def bucket(length: int, buckets: list[int]) -> int:
         if length <= size:
             return size
     return -(-length // buckets[-1]) * buckets[-1]
-
-
-def check_buckets(buckets) -> list[int]:
-    """`buckets` if they are rising positive integers, else a ValueError naming the key."""
-    if not (isinstance(buckets, list) and buckets and all(isinstance(b, int) and b > 0 for b in buckets)
-            and buckets == sorted(set(buckets))):
-        raise ValueError(f"train.{KEY}: {buckets!r} is not a rising list of positive lengths")
-    return buckets
 
 
 @dataclasses.dataclass

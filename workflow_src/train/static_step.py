@@ -35,7 +35,8 @@ from workflow_src.model.joint import JointOutput, sample_vocabulary_static, stat
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.nmt_data import batch_indices, prefetched
 from workflow_src.model.precision import at_least_fp32
-from workflow_src.model.static_batches import KEY, StaticBatch, bucket, check_buckets, padding_record, static_batch
+from workflow_src.layout import check_length_buckets
+from workflow_src.model.static_batches import KEY, StaticBatch, bucket, padding_record, static_batch
 
 
 # -- optimisers whose rate is a device tensor ------------------------------------------------------
@@ -110,7 +111,7 @@ class TranslationSteps:
     def __init__(self, model, optimiser, spec: dict, device: torch.device, precision: str, src_vocab, tgt_vocab):
         t = spec["train"]
         self.model, self.device, self.src_vocab, self.tgt_vocab = model, device, src_vocab, tgt_vocab
-        self.batch_size, self.buckets = t["batch_size"], check_buckets(spec.get(KEY))
+        self.batch_size, self.buckets = t["batch_size"], check_length_buckets(spec.get(KEY))
         normalisation = t.get("loss_normalisation", "token")
         self.training = Captured(functools.partial(nmt_training_step, model, optimiser, t["clip"], normalisation, precision),
                                  device, module=model)
