@@ -40,22 +40,25 @@ from workflow_src.model.static_batches import KEY, StaticBatch, bucket, padding_
 
 
 # -- optimisers whose rate is a device tensor ------------------------------------------------------
-def learning_rate_tensor(lr: float, device: torch.device) -> torch.Tensor:
-    """The rate as a device tensor: fp32, which the fused CUDA kernels read through a float
-    pointer (`lr.data_ptr<float>()`, docs/cluster.md)."""
-    return torch.tensor(lr, dtype=torch.float32, device=device)
+def with_device_rate(optimiser: torch.optim.Optimizer, device: torch.device) -> torch.optim.Optimizer:
+    """`optimiser` with each group's rate a device tensor: fp32, which the fused CUDA kernels read
+    through a float pointer (`lr.data_ptr<float>()`, docs/cluster.md). Set after construction,
+    whose check of the rate (`0 <= lr`) would read a device tensor on the host."""
+    for group in optimiser.param_groups:
+        group["lr"] = torch.tensor(group["lr"], dtype=torch.float32, device=device)
+    return optimiser
 
 
 def adam(parameters, lr: float, device: torch.device) -> torch.optim.Adam:
     """Adam as train.py's (fused), `capturable` (its step count on the device; a capture of a
     non-capturable one is refused by torch), with its rate a device tensor."""
-    return torch.optim.Adam(parameters, lr=learning_rate_tensor(lr, device), fused=True, capturable=True)
+    return with_device_rate(torch.optim.Adam(parameters, lr=lr, fused=True, capturable=True), device)
 
 
 def sgd(parameters, lr: float, device: torch.device) -> torch.optim.SGD:
     """SGD, fused: with a tensor rate its kernel reads the rate on the device (the for-each and
     for-loop versions would read it on the host)."""
-    return torch.optim.SGD(parameters, lr=learning_rate_tensor(lr, device), fused=True)
+    return with_device_rate(torch.optim.SGD(parameters, lr=lr, fused=True), device)
 
 
 def set_learning_rate(optimiser: torch.optim.Optimizer, lr: float) -> None:

@@ -111,6 +111,18 @@ def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
     return tokens if normalisation == "token" else sentences
 
 
+def training_step(model, optimiser, batch, pad: int, precision: str, clip: float, normalisation: str):
+    """One eager training step on a `nmt_data.TrainingBatch`: forward in `precision`, backward of
+    the summed loss over its divisor, clipping, the optimiser. Returns (summed loss, target tokens)."""
+    with precisions.autocast(precision, batch.src.device):
+        loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, pad, batch.positions)
+    optimiser.zero_grad(set_to_none=True)
+    (loss / loss_divisor(normalisation, n, batch.sentences)).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimiser.step()
+    return loss, n
+
+
 def evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple: int = 1):
     """The development pairs in batches of about one length, in a fixed order, on `device`."""
     batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
@@ -239,15 +251,8 @@ def train(spec: dict, args, device: torch.device) -> None:
                  training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches)
         for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
                           mininterval=10, leave=False):
-            if static:
-                loss, n = static.step(batch)
-            else:
-                with precisions.autocast(precision, device):
-                    loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
-                optimiser.zero_grad(set_to_none=True)
-                (loss / loss_divisor(t.get("loss_normalisation", "token"), n, batch.sentences)).backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
-                optimiser.step()
+            loss, n = (static.step(batch) if static else
+                       training_step(model, optimiser, batch, tgt_vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token")))
             total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
         total = total.item()
         train_seconds = time.perf_counter() - started
