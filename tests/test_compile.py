@@ -4,14 +4,12 @@ number of times; `graphs` needs CUDA; eager specs are unchanged and compiled mod
 model's state_dict."""
 
 import copy
-import random
-import types
 
 import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, random_corpus_arguments
 from workflow_src.layout import resolve_spec
 from workflow_src.lm_specs import resolve_lm_spec
 from workflow_src.model import compilation
@@ -147,24 +145,12 @@ def test_a_fused_epoch_with_validation_and_decoding_compiles_the_step_a_bounded_
     monkeypatch.setattr(compilation, "BACKEND", "eager")
     torch._dynamo.reset()
     counters.clear()
-    words = [f"w{i}" for i in range(30)]
-    rng = random.Random(0)
-    for split, n in (("train", 23), ("dev", 7)):
-        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 30))) for _ in range(n)]
-        for lang in ("fr", "en"):
-            (tmp_path / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
-    for lang in ("fr", "en"):
-        (tmp_path / f"{lang}.tsv").write_text("".join(f"{w}\t5\n" for w in words))
+    args = random_corpus_arguments(tmp_path, {"train": 23, "dev": 7}, longest=30, words=30)
     spec = {**SPEC, "source_unit": "word", "target_unit": "word", "loss_params": {}, "embeddings": None,
             "tgt_lang": "en", "device": "cpu", "vocab": {"src_size": 100, "tgt_size": 100},
             "data": {"max_len": 50, "max_len_unit": "word"},
             "train": {"seed": 1, "lr": 0.005, "batch_size": 5, "max_epochs": 1, "patience": 5, "selection": "bleu",
                       "clip": 5.0, "init_scale": 0.1}}
-    files = {name: tmp_path / f"{split}.{lang}" for name, split, lang in (
-        ("train_src", "train", "fr"), ("train_tgt", "train", "en"), ("dev_src", "dev", "fr"), ("dev_tgt", "dev", "en"),
-        ("dev_src_words", "dev", "fr"), ("dev_ref", "dev", "en"))}
-    args = types.SimpleNamespace(out_dir=tmp_path / "model", src_vocab=tmp_path / "fr.tsv", tgt_vocab=tmp_path / "en.tsv",
-                                 tgt_table=None, threads=1, **files)
     try:
         train.train(spec, args, CPU)
     finally:

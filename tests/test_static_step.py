@@ -12,14 +12,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import types
-from pathlib import Path
 
 import pytest
 import torch
 from scipy import stats
 
 from tests import fixed_step
+from tests.conftest import random_corpus_arguments
 from workflow_src.data.vocab import Vocab
 from workflow_src.model import joint
 from workflow_src.model.graphs import Captured
@@ -363,23 +362,11 @@ def test_train_py_trains_with_the_static_step_and_reports_its_padding(tmp_path, 
     from workflow_src.train import train
 
     monkeypatch.setattr(compilation, "mode", lambda setting, device: setting)
-    rng = random.Random(0)
-    words = [f"w{i}" for i in range(12)]
-    for split, n in (("train", 40), ("dev", 6)):
-        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(n)]
-        for lang in ("fr", "en"):
-            (tmp_path / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
-    for lang in ("fr", "en"):
-        (tmp_path / f"{lang}.tsv").write_text("".join(f"{w}\t5\n" for w in words))
+    args = random_corpus_arguments(tmp_path, {"train": 40, "dev": 6}, longest=9, words=12)
     spec = {**fixed_step.BASE, "compile": "graphs", "length_buckets": [4, 8, 12], "vocab": {"src_size": 50, "tgt_size": 50},
             "data": {"max_len": 50, "max_len_unit": "word"},
             "train": {"seed": 1, "lr": 0.02, "batch_size": 6, "max_epochs": 2, "patience": 5, "selection": "loss",
                       "clip": 5.0, "init_scale": 0.1}}
-    files = {name: tmp_path / f"{split}.{lang}" for name, split, lang in (
-        ("train_src", "train", "fr"), ("train_tgt", "train", "en"), ("dev_src", "dev", "fr"), ("dev_tgt", "dev", "en"),
-        ("dev_src_words", "dev", "fr"), ("dev_ref", "dev", "en"))}
-    args = types.SimpleNamespace(out_dir=tmp_path / "model", src_vocab=tmp_path / "fr.tsv", tgt_vocab=tmp_path / "en.tsv",
-                                 tgt_table=None, threads=1, **files)
     train.train(spec, args, torch.device("cpu"))
     history = [json.loads(line) for line in (tmp_path / "model" / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in history] == [1, 2]
