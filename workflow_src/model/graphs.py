@@ -65,7 +65,9 @@ class CudaGraphs:
 
     def capture(self, function: Callable, inputs: list) -> "CapturedGraph":
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
+        # thread_local: the thread that builds the next batches pins host memory meanwhile (a CUDA
+        # call that a "global" capture would refuse from any thread); only this thread must not
+        with torch.cuda.graph(graph, pool=self.pool, stream=self.stream, capture_error_mode="thread_local"):
             outputs = function(*inputs)
         return CapturedGraph(graph, outputs)
 

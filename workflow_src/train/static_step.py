@@ -86,7 +86,7 @@ def position_losses(model, src, lengths, tgt_in, tgt_out, weights) -> torch.Tens
 def nmt_training_step(model, optimiser, clip: float, normalisation: str, precision: str,
                       src, lengths, tgt_in, tgt_out, weights, token_count, sentence_count) -> torch.Tensor:
     """One training step on a static batch; returns the summed loss L (detached)."""
-    with precisions.autocast(precision, src.device):
+    with precisions.autocast(precision, src.device, cache=False):
         loss = position_losses(model, src, lengths, tgt_in, tgt_out, weights).sum()
     optimiser.zero_grad(set_to_none=False)  # the gradients stay where the captured step wrote them
     (loss / (token_count if normalisation == "token" else sentence_count)).backward()
@@ -101,7 +101,7 @@ def nmt_evaluation_loss(model, precision: str, src, lengths, tgt_in, tgt_out, we
     kept between calls) is emptied before and after: a captured graph must compute it, not read
     a tensor that the next optimiser step makes stale."""
     model.output.eval()  # eval() empties the cache
-    with precisions.autocast(precision, src.device):
+    with precisions.autocast(precision, src.device, cache=False):
         loss = position_losses(model, src, lengths, tgt_in, tgt_out, weights).sum()
     model.output.eval()
     return loss
@@ -157,7 +157,7 @@ class TranslationSteps:
 def lm_training_step(model, optimiser, objective: Callable, clip: float, ce_objective: bool, after_update,
                      precision: str, inputs, targets, weights, h, c):
     """One training segment: (Σ w ℓ, Σ w CE, both float64; the next state (h, c))."""
-    with precisions.autocast(precision, inputs.device):
+    with precisions.autocast(precision, inputs.device, cache=False):
         logits, _, hidden = model(inputs, (h, c))
     logits, targets, weights = at_least_fp32(logits.flatten(0, 1)), targets.flatten(), weights.flatten()
     per_token = objective(logits, targets, model.embedding.weight, model.output_bias) * weights
