@@ -59,7 +59,7 @@ class CudaGraphs:
         current.wait_stream(self.stream)
         # made on the side stream, used on this one: the allocator must not reuse them before it is done
         for output in tree_flatten(outputs)[0]:
-            if _is_tensor(output):
+            if _is_tensor(output) and output.device.type == "cuda":
                 output.record_stream(current)
         return outputs
 

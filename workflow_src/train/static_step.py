@@ -29,13 +29,13 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
+from workflow_src.layout import check_length_buckets
 from workflow_src.model import precision as precisions
 from workflow_src.model.graphs import Captured
 from workflow_src.model.joint import JointOutput, sample_vocabulary_static, static_sample_size
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.nmt_data import batch_indices, prefetched
 from workflow_src.model.precision import at_least_fp32
-from workflow_src.layout import check_length_buckets
 from workflow_src.model.static_batches import KEY, StaticBatch, bucket, padding_record, static_batch
 
 
