@@ -179,6 +179,7 @@ class LanguageModelSteps:
     def __init__(self, model, optimiser, objective: Callable, spec: dict, device: torch.device, precision: str,
                  after_update: Callable | None = None):
         self.bptt = spec["bptt"]
+        self.weights: dict[tuple[int, int], torch.Tensor] = {}
         self.training = Captured(functools.partial(lm_training_step, model, optimiser, objective, spec["clip"],
                                                    spec["loss"] == "ce", after_update, precision), device, module=model)
 
@@ -186,7 +187,10 @@ class LanguageModelSteps:
         """(Σ ℓ, Σ CE, next state) of a T x B segment, T <= bptt."""
         real = inputs.shape[0]
         missing = self.bptt - real
-        weights = (torch.arange(self.bptt, device=inputs.device) < real).float()[:, None].expand(self.bptt, inputs.shape[1])
+        if (real, inputs.shape[1]) not in self.weights:  # made once per segment length: bptt and an epoch's last
+            weights = (torch.arange(self.bptt, device=inputs.device) < real).float()[:, None]
+            self.weights[real, inputs.shape[1]] = weights.expand(self.bptt, inputs.shape[1])
+        weights = self.weights[real, inputs.shape[1]]
         if missing:
             inputs, targets = (F.pad(x, (0, 0, 0, missing)) for x in (inputs, targets))
         total, nll, h, c = self.training(inputs, targets, weights, *hidden)
