@@ -138,7 +138,7 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
         def step(batch):
             return training_step(model, optimiser, batch, vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token"))[0]
     torch.manual_seed(2)
-    losses = [float(step(prepared[i % len(prepared)])) for i in range(steps)]
+    losses = [float(step(prepared[i % len(prepared)]).detach()) for i in range(steps)]
     after = [p.detach().clone() for p in trained]
     seconds = median_step_seconds(lambda: step(prepared[0]), device, measure) if measure else None
     return {"losses": losses, "before": before, "after": after, "seconds": seconds}
