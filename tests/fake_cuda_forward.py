@@ -25,6 +25,8 @@ What runs where (torch 2.13, CPU build, no GPU):
 - `pin_memory` needs a CUDA runtime: it is the identity here (recorded).
 - CUDA autocast is unavailable on this build (torch disables it with a warning), so dtypes
   are those of fp32 runs; bf16 is gpu_check's.
+- No CUDA graph can be captured: the graph-safe steps of `train.compile: graphs` run as they
+  are (`_uncaptured`), as their warm-up calls run on a GPU.
 """
 
 from __future__ import annotations
