@@ -25,6 +25,8 @@ What runs where (torch 2.13, CPU build, no GPU):
 - `pin_memory` needs a CUDA runtime: it is the identity here (recorded).
 - CUDA autocast is unavailable on this build (torch disables it with a warning), so dtypes
   are those of fp32 runs; bf16 is gpu_check's.
+- No CUDA graph can be captured: the graph-safe steps of `train.compile: graphs` run as they
+  are (`_uncaptured`), as their warm-up calls run on a GPU.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ TARGETS = [[5, 6, 3], [7, 3], [8, 9, 10, 3]]  # each ends in </s> (3)
 DECODE_STEPS_BELOW_CHECK = 7  # fewer steps than the finished check's interval (8): no read at all
 DECODE_STEPS_TWO_CHECKS = 16  # two checks: steps 8 and 16
 BEAM = 3
+STATIC_BUCKETS = [4, 8]  # train.length_buckets of the graph-safe step: SOURCES and TARGETS fit 4
 
 
 class HostReadError(RuntimeError):
@@ -408,7 +411,7 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
     with `translate`, decode.translate (the decode job's loop) over a batch."""
     from workflow_src.decode import decode
     from workflow_src.model import nmt_data, precision as precisions
-    from workflow_src.train import train
+    from workflow_src.train import static_step, train
     from workflow_src.model import joint, losses, seq2seq
 
     spec = small_nmt(spec)
@@ -423,6 +426,9 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
         "sample_vocabulary_topk": (joint, "sample_vocabulary_topk"),
         "sample_vocabulary": (joint, "sample_vocabulary"),
         "uniform_negative_ids": (losses, "uniform_negative_ids"),
+        "sample_vocabulary_static": (static_step, "sample_vocabulary_static"),
+        "unpacked": (seq2seq, "unpacked"),
+        "pack_padded_sequence": (seq2seq, "pack_padded_sequence"),
     })
     with undo, fake_cuda() as (mode, harness):
         state = fake_state(model)
@@ -475,6 +481,27 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                 hypotheses = decode.translate(model, spec, src_vocab, tgt_vocab, sentences, CUDA, batch_size=len(SOURCES))
                 result["translate"] = {"reads": harness.reads[start:], "hypotheses": len(hypotheses),
                                        "max_len": int(2.0 * max(len(s) for s in SOURCES) + 10)}
+            # train.compile graphs: the graph-safe step on a static batch (a padding row, S and T
+            # bucketed to 4), backward a no-op; then validation on static batches
+            model.train()
+            model.encoder.packed = False
+            graphs_spec = {**spec, "compile": "graphs", "length_buckets": STATIC_BUCKETS,
+                           "train": {**spec["train"], "batch_size": len(SOURCES) + 1}}
+            optimiser = static_step.adam([t for t in state.values() if t.is_floating_point()], 1e-3, CUDA)
+            steps = static_step.TranslationSteps(model, optimiser, graphs_spec, CUDA, precision, src_vocab, tgt_vocab)
+            counts.clear()
+            start = len(harness.reads)
+            batches = []
+            with _no_backward():
+                static_step.set_learning_rate(optimiser, 5e-4)
+                for batch in nmt_data.prefetched([steps.batch(SOURCES, TARGETS, list(range(len(SOURCES))))], CUDA):
+                    loss, n = steps.step(batch)
+                    batches.append({"loss": describe(loss), "tokens": n, "shape": list(batch.tgt_out.shape),
+                                    "expected_tokens": sum(len(t) for t in TARGETS)})
+            result["static_step"] = {"batches": batches, "reads": harness.reads[start:], "calls": dict(counts)}
+            start = len(harness.reads)
+            mean = steps.mean_loss(SOURCES, TARGETS)
+            result["static_validation"] = {"reads": harness.reads[start:], "value_type": type(mean).__name__}
     return result
 
 
@@ -482,7 +509,7 @@ def run_lm(label: str, spec: dict) -> dict:
     """train_lm.train_epoch (backward a no-op: forward, objective, clipping and the optimiser's
     step over no gradients) over one and over three segments, and train_lm.evaluate."""
     from workflow_src.model import precision as precisions
-    from workflow_src.train import train_lm
+    from workflow_src.train import static_step, train_lm
 
     spec = small_lm(spec)
     model = train_lm.build_model(spec, LM_VOCAB)
@@ -516,6 +543,15 @@ def run_lm(label: str, spec: dict) -> dict:
             start = len(harness.reads)
             train_lm.evaluate(model, held_out, spec["bptt"], precision)
             result["evaluate"] = {"reads": harness.reads[start:]}
+            # train.compile graphs: the graph-safe segment, one step short of bptt (padded), backward a no-op
+            optimiser = static_step.sgd([t for t in state.values() if t.is_floating_point()], 1.0, CUDA)
+            steps = static_step.LanguageModelSteps(model, optimiser, objective, spec, CUDA, precision)
+            model.train()
+            tokens = torch.randint(0, LM_VOCAB, (spec["bptt"] - 1, spec["batch_size"]), device=CUDA)
+            start = len(harness.reads)
+            total, nll, hidden = steps.step(tokens, tokens, model.init_hidden(spec["batch_size"]))
+            result["static_segment"] = {"total": describe(total), "nll": describe(nll), "state": describe(hidden[0]),
+                                        "reads": harness.reads[start:]}
     return result
 
 
@@ -528,6 +564,20 @@ def _no_backward():
         yield
     finally:
         torch.Tensor.backward = original
+
+
+@contextlib.contextmanager
+def _uncaptured():
+    """No CUDA runtime to capture graphs with: `graphs.Captured` runs its function as it is (as
+    its warm-up calls do on a GPU)."""
+    from workflow_src.model import graphs
+
+    original = graphs.CudaGraphs
+    graphs.CudaGraphs = lambda device: None
+    try:
+        yield
+    finally:
+        graphs.CudaGraphs = original
 
 
 @contextlib.contextmanager
@@ -589,7 +639,7 @@ def main(argv: list[str]) -> None:
         started = time.perf_counter()
         try:
             runner, arguments = every[label]
-            with _pin_is_identity():
+            with _pin_is_identity(), _uncaptured():
                 result = runner(label, *arguments)
             result["ok"] = True
         except Exception as err:  # noqa: BLE001 (reported per case)

@@ -1,6 +1,7 @@
 """config `train.compile` (workflow_src/model/compilation.py): the compiled decoder step and LM segment
-compute what the eager ones do, on the CPU with inductor; `graphs` needs CUDA; eager specs are
-unchanged and compiled models save the eager model's state_dict."""
+compute what the eager ones do, on the CPU with inductor; a whole fused epoch compiles a bounded
+number of times; `graphs` needs CUDA; eager specs are unchanged and compiled models save the eager
+model's state_dict."""
 
 import copy
 
@@ -8,7 +9,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, random_corpus_arguments
 from workflow_src.layout import resolve_spec
 from workflow_src.lm_specs import resolve_lm_spec
 from workflow_src.model import compilation
@@ -103,18 +104,55 @@ def test_graphs_off_cuda_and_unknown_settings_name_the_key(setting, message):
 
 def test_off_leaves_the_specs_as_they_were_and_fuse_joins_them():
     """`off` adds nothing (eager jobs keep their spec hashes and Snakemake params); `fuse` is in
-    the spec, and the language-model spec accepts it."""
-    def specs(setting):
+    the spec, and the language-model spec accepts it; `graphs` also brings the translation spec
+    its length buckets (config train.length_buckets, required then, rising)."""
+    def specs(setting, **train):
         config = copy.deepcopy(CONFIG)
         if setting is None:
             config["train"].pop("compile")
         else:
             config["train"]["compile"] = setting
+        config["train"].update(train)
         return (resolve_spec(config, "iwslt16", "fr-en", "word2word-ce", seed=1),
                 resolve_lm_spec(config, "ptb", "lm-small-vd", seed=1))
 
     assert specs("off") == specs(None)
     assert all("compile" not in spec for spec in specs("off"))
+    assert all("length_buckets" not in spec for spec in specs("off") + specs("fuse"))
     translation, language_model = specs("fuse")
     assert translation["compile"] == language_model["compile"] == "fuse"
     assert train_lm.resolve(language_model)["compile"] == "fuse"
+    translation, language_model = specs("graphs")
+    assert translation["length_buckets"] == CONFIG["train"]["length_buckets"] and "length_buckets" not in language_model
+    assert train_lm.resolve(language_model)["compile"] == "graphs"
+    with pytest.raises(ValueError, match=r"train.length_buckets: \[8, 4\] is not a rising list"):
+        specs("graphs", length_buckets=[8, 4])
+
+
+def test_a_fused_epoch_with_validation_and_decoding_compiles_the_step_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """Issue 35: `fuse` recompiled the decoder step on every change of grad mode, batch size,
+    source length (a multiple of 8) and argument aliasing, and on the H200 hit dynamo's limit of 8
+    (docs/gpu_check/2026-11-26-h200-partial.md). One epoch of train.train under `fuse` with
+    torch.compile's "eager" backend (dynamo's tracing and guards; inductor would take minutes
+    here): sources of 1 to 30 words (S of 8 to 32), batches of 5 and a last one of 3, validation
+    without gradients and greedy decoding of the development set. The step compiles at least
+    once for training and once without gradients, and at most 4 times (it compiled 8 times
+    before)."""
+    from torch._dynamo.utils import counters
+
+    from workflow_src.train import train
+
+    monkeypatch.setattr(compilation, "BACKEND", "eager")
+    torch._dynamo.reset()
+    counters.clear()
+    args = random_corpus_arguments(tmp_path, {"train": 23, "dev": 7}, longest=30, words=30)
+    spec = {**SPEC, "source_unit": "word", "target_unit": "word", "loss_params": {}, "embeddings": None,
+            "tgt_lang": "en", "device": "cpu", "vocab": {"src_size": 100, "tgt_size": 100},
+            "data": {"max_len": 50, "max_len_unit": "word"},
+            "train": {"seed": 1, "lr": 0.005, "batch_size": 5, "max_epochs": 1, "patience": 5, "selection": "bleu",
+                      "clip": 5.0, "init_scale": 0.1}}
+    try:
+        train.train(spec, args, CPU)
+    finally:
+        torch._dynamo.reset()
+    assert 2 <= counters["stats"]["unique_graphs"] <= 4, dict(counters["stats"])

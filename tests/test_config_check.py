@@ -29,6 +29,7 @@ def test_shipped_configs_are_valid(name):
     (lambda c: c["sources"]["wmt15/wiki-titles.tgz"].pop("md5"), "sources.wmt15/wiki-titles.tgz: needs exactly one of md5, no_md5_reason"),
     (lambda c: c.pop("papers"), "(top level): 'papers' is required"),
     (lambda c: c["train"].update(compile=False), "train.compile: False is not one of 'off', 'fuse', 'graphs'"),  # a bare off
+    (lambda c: c["train"].update(length_buckets=[0, 8]), "train.length_buckets.0: 0: expected minimum 1"),
 ])
 def test_each_mistake_names_its_key(change, message):
     config = copy.deepcopy(FULL)

@@ -175,6 +175,29 @@ def test_translate_reads_at_the_finished_check_and_its_results_once(results):
         assert read == {"workflow_src/decode/decode.py:translate": 2 * len(fake.SOURCES) * result["max_len"]}
 
 
+@pytest.mark.parametrize("family", NMT)
+def test_the_graph_safe_step_runs_on_cuda_without_a_host_read(results, family):
+    """`static_step.nmt_training_step`, what train.compile graphs captures, on a static batch
+    (a padding row; S and T bucketed), with backward a no-op: clipping and Adam (capturable, its
+    rate a device tensor, set in place) run over no gradients. An fp32 scalar loss on the device,
+    the host's token count, no host read at all: the encoder unpacked (never packed by host
+    lengths), a sampled softmax through the fixed-size `sample_vocabulary_static`. Validation on
+    static batches reads once, at its end (deliberate)."""
+    result = ran(results, family)
+    step, spec = result["static_step"], FAMILIES[family]
+    assert step["batches"]
+    for batch in step["batches"]:
+        assert batch["loss"] == {"device": "cuda", "dtype": "float32", "shape": []}
+        assert batch["tokens"] == batch["expected_tokens"] and batch["shape"] == [len(fake.SOURCES) + 1, 4]
+    assert step["reads"] == [], f"host reads in the graph-safe step: {sites(step['reads'])}"
+    calls = step["calls"]
+    assert calls.get("unpacked") == len(step["batches"]) and "pack_padded_sequence" not in calls
+    if spec.get("sample_share"):
+        assert calls.get("sample_vocabulary_static") == len(step["batches"])
+    assert not {"sample_vocabulary", "sample_vocabulary_topk"} & set(calls)
+    assert sites(result["static_validation"]["reads"]) == {"workflow_src/train/static_step.py:TranslationSteps.mean_loss": 1}
+
+
 # -- language models -------------------------------------------------------------------------
 @pytest.mark.parametrize("family", LM)
 def test_lm_epoch_reads_the_host_once_per_epoch(results, family):
@@ -201,6 +224,16 @@ def test_lm_segment_runs_on_cuda_without_a_host_read(results, family):
     assert bool(segment["calls"].get("unrolled_lstm")) == (FAMILIES[family]["dropout"] > 0)
 
 
+@pytest.mark.parametrize("family", LM)
+def test_the_graph_safe_lm_segment_runs_on_cuda_without_a_host_read(results, family):
+    """`static_step.LanguageModelSteps.step` (train.compile graphs) on a segment one step short
+    of bptt, padded: its sums in float64 and the next state on the device, no host read."""
+    segment = ran(results, family)["static_segment"]
+    assert segment["total"] == segment["nll"] == {"device": "cuda", "dtype": "float64", "shape": []}
+    assert segment["state"] == {"device": "cuda", "dtype": "float32", "shape": [2, 2, fake.LM_SIZE]}
+    assert segment["reads"] == []
+
+
 # -- settings that only CUDA takes --------------------------------------------------------------
 def test_cuda_settings_resolve_as_a_cuda_job_resolves_them():
     """`auto` precision is bf16 on CUDA and turns TF32 on for the recurrent layers' fp32
@@ -220,7 +253,7 @@ def test_cuda_settings_resolve_as_a_cuda_job_resolves_them():
         assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-    assert compilation.mode("graphs", cuda) == "reduce-overhead"
+    assert compilation.mode("graphs", cuda) == "graphs"
     with pytest.raises(ValueError, match="compile"):
         compilation.mode("graphs", torch.device("cpu"))
 

@@ -77,6 +77,11 @@ def sample_vocabulary(target: torch.Tensor, vocab_size: int, share: float,
     return chosen.nonzero().squeeze(1), (chosen.cumsum(0) - 1)[target]
 
 
+def static_sample_size(vocab_size: int, share: float, banned: tuple[int, ...] = ()) -> int:
+    """k = min(floor(share |V|), |V| - |banned|): the size of V' whenever it holds every target."""
+    return min(int(share * vocab_size), vocab_size - len(set(banned)))
+
+
 @torch.no_grad()
 def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
                            banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
@@ -90,7 +95,7 @@ def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
     (not its draws). This needs k >= #targets, which the host knows when k >= len(target);
     otherwise `sample_vocabulary` draws V'. Returns V' (sorted ids) and the targets' positions in V'.
     """
-    k = min(int(share * vocab_size), vocab_size - len(set(banned)))
+    k = static_sample_size(vocab_size, share, banned)
     if k < len(target):
         return sample_vocabulary(target, vocab_size, share, banned)
     rank = torch.randperm(vocab_size, device=target.device).index_fill_(0, target, vocab_size)
@@ -98,6 +103,24 @@ def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
         rank[word].fill_(-1)
     ids = rank.topk(k).indices.sort().values
     return ids, torch.searchsorted(ids, target)
+
+
+@torch.no_grad()
+def sample_vocabulary_static(target: torch.Tensor, real: torch.Tensor, vocab_size: int, share: float,
+                             banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+    """`sample_vocabulary_topk` over a padded batch, with no host read at all: the targets are the
+    positions `real` marks (padding's join no subset), and V' has `static_sample_size` ids, which
+    the caller ensures is at least the real positions' number (`static_step` checks B x T <= k).
+    The real targets get rank |V| by a scatter-max (a padding position keeps its word's rank), so
+    with every position real the draws are `sample_vocabulary_topk`'s. Returns V' (sorted) and
+    each position's index in V' (a padding position's is some index in range: it weighs 0)."""
+    k = static_sample_size(vocab_size, share, banned)
+    rank = torch.randperm(vocab_size, device=target.device)
+    rank.scatter_reduce_(0, target, torch.where(real, vocab_size, -1), reduce="amax")
+    for word in banned:  # one at a time: a list index would be copied to the device, a sync
+        rank[word].fill_(-1)
+    ids = rank.topk(k).indices.sort().values
+    return ids, torch.searchsorted(ids, target).clamp_(max=k - 1)
 
 
 def _projections(variant: str, d: int, d_h: int, d_j: int | None, activation: Callable[[], nn.Module],

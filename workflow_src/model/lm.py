@@ -81,9 +81,9 @@ class LSTMLanguageModel(nn.Module):
         for parameter in self.parameters():
             nn.init.uniform_(parameter, -init_range, init_range)
 
-    def compile_unrolled(self, mode: str) -> None:
-        """From now on the dropout segment runs through torch.compile in `mode` (`workflow_src.model.compilation`)."""
-        self.unrolled = compiled(unrolled_lstm, mode)
+    def compile_unrolled(self) -> None:
+        """From now on the dropout segment runs through torch.compile (`workflow_src.model.compilation`, train.compile fuse)."""
+        self.unrolled = compiled(unrolled_lstm, dynamic=None)
 
     @property
     def output_weight(self) -> torch.Tensor:

@@ -42,11 +42,13 @@ def configure(precision: str) -> None:
     torch.backends.cudnn.allow_tf32 = tf32
 
 
-def autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
-    """The forward pass's context: bf16 autocast for bf16 (on the CPU too), nothing otherwise."""
+def autocast(precision: str, device: torch.device, cache: bool = True) -> contextlib.AbstractContextManager:
+    """The forward pass's context: bf16 autocast for bf16 (on the CPU too), nothing otherwise.
+    Without `cache`, a weight is cast at each use rather than once per region (for captured CUDA
+    graphs, as torch asks of autocast around them)."""
     if precision != "bf16":
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, cache_enabled=cache)
 
 
 def full_precision(device: torch.device) -> contextlib.AbstractContextManager:

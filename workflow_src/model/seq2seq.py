@@ -23,6 +23,7 @@ from workflow_src.model.compilation import compiled
 from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
 from workflow_src.model.precision import at_least_fp32, full_precision
+from workflow_src.model.unpacked_encoder import unpacked
 
 BOS_ID = SPECIALS.index(BOS)
 # Asking whether every sentence has finished copies a flag to the host, which waits for the
@@ -68,12 +69,15 @@ class Encoder(nn.Module):
         self.rnn = nn.LSTM(embedding, hidden // 2 if bidirectional else hidden, layers, batch_first=True,
                            bidirectional=bidirectional, dropout=dropout if layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
+        self.packed = True  # False: the padded batch whole (`unpacked_encoder`: static shapes, train.compile graphs)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
         """`lengths` on the host. The rows are packed in order of falling length, an order sorted
         on the host (`enforce_sorted=False` would copy its indices to and from the device with a
         host sync each way), and put back in their own order after: the same operations as torch's
-        own sorting, without the waits."""
+        own sorting, without the waits. Not `packed`: `unpacked_encoder.unpacked`."""
+        if not self.packed:
+            return unpacked(self, src, lengths)
         by_length, order = torch.sort(lengths.cpu(), descending=True)
         own_order = torch.empty_like(order).scatter_(0, order, torch.arange(len(order)))
         order, own_order = (i.to(src.device, non_blocking=True) for i in (order, own_order))
@@ -113,6 +117,7 @@ class Decoder(nn.Module):
         # device also runs every cell as CUDA does (`_upper_cell`), for tests and the plan's counts.
         self.split_input_projection: bool | None = None
         self.compiled_step = None  # `compile_step`: a function, not a module (no state_dict entries)
+        self.graphed_step = None  # decoding's step captured as CUDA graphs (`compilation.apply`, train.compile graphs)
 
     def init_state(self, encoder_final):
         h, c = encoder_final
@@ -172,15 +177,20 @@ class Decoder(nn.Module):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
         return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
 
-    def compile_step(self, mode: str) -> None:
-        """From now on `step` runs through torch.compile in `mode` (`workflow_src.model.compilation`)."""
-        self.compiled_step = compiled(self._step, mode)
+    def compile_step(self) -> None:
+        """From now on `step` runs through torch.compile (`workflow_src.model.compilation`, train.compile fuse)."""
+        self.compiled_step = compiled(self._step)
 
     def step(self, embedded: torch.Tensor, state, keys, precomputed: bool = False):
         """One step: the embedded previous words (B x E) -> attentional state (B x H), attention
         (B x S), state. `keys` comes from `attention_keys`. With `precomputed`, `embedded` is
         the step's `embedding_gates` instead (input feeding only). Compiled after `compile_step`."""
         return (self.compiled_step or self._step)(embedded, state, keys, precomputed)
+
+    def decode_step(self, embedded: torch.Tensor, state, keys):
+        """`step` as decoding runs it (no gradients): replayed as a CUDA graph once `graphed_step`
+        is set; its outputs hold until the next step (greedy and beam search use them before)."""
+        return self.graphed_step(embedded, state, keys, False) if self.graphed_step else self.step(embedded, state, keys)
 
     def _step(self, embedded: torch.Tensor, state, keys, precomputed: bool):
         layer_states, feed = state
@@ -301,7 +311,7 @@ class Seq2Seq(nn.Module):
         done = torch.zeros_like(y, dtype=torch.bool)
         words, attended = [], []
         for t in range(1, max_len + 1):
-            h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
+            h, attention, state = self.decoder.decode_step(self.decoder.embed(y), state, keys)
             scores = self.output.scores(self.output(h)).index_fill_(1, banned, float("-inf"))
             y = scores.argmax(-1).masked_fill(done, eos)
             words.append(y)
@@ -329,7 +339,7 @@ class Seq2Seq(nn.Module):
         y = torch.full((batch * beam,), bos, dtype=torch.long, device=src.device)
         words, parents, attended = [], [], []
         for t in range(1, max_len + 1):
-            h, attention, state = self.decoder.step(self.decoder.embed(y), state, keys)
+            h, attention, state = self.decoder.decode_step(self.decoder.embed(y), state, keys)
             log_probs = self.output.scores(self.output(h)).index_fill_(1, banned, float("-inf"))
             done = finished.view(-1)
             log_probs.masked_fill_(done[:, None], float("-inf"))

@@ -49,6 +49,7 @@ from workflow_src.model.nmt_data import (batch_indices, encode_file, length_mult
                                          save_model, training_batch, training_pairs_within)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.score.score import bleu
+from workflow_src.train import static_step
 from workflow_src.train.bigram import bigram_loss
 
 
@@ -108,6 +109,18 @@ def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
     if normalisation not in ("token", "sentence"):
         raise ValueError(f"train.loss_normalisation: {normalisation!r} is not token or sentence")
     return tokens if normalisation == "token" else sentences
+
+
+def training_step(model, optimiser, batch, pad: int, precision: str, clip: float, normalisation: str):
+    """One eager training step on a `nmt_data.TrainingBatch`: forward in `precision`, backward of
+    the summed loss over its divisor, clipping, the optimiser. Returns (summed loss, target tokens)."""
+    with precisions.autocast(precision, batch.src.device):
+        loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, pad, batch.positions)
+    optimiser.zero_grad(set_to_none=True)
+    (loss / loss_divisor(normalisation, n, batch.sentences)).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimiser.step()
+    return loss, n
 
 
 def evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple: int = 1):
@@ -198,7 +211,12 @@ def train(spec: dict, args, device: torch.device) -> None:
         reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     multiple = length_multiple(spec)
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=t["lr"], fused=True)
+    graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static batches, rate on the device
+    trained = [p for p in model.parameters() if p.requires_grad]
+    optimiser = static_step.adam(trained, t["lr"], device) if graphs else torch.optim.Adam(trained, lr=t["lr"], fused=True)
+    static = static_step.TranslationSteps(model, optimiser, spec, device, precision, src_vocab, tgt_vocab) if graphs else None
+    if static:
+        static.check_sample(train_tgt)
     history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
@@ -226,26 +244,23 @@ def train(spec: dict, args, device: torch.device) -> None:
         torch.manual_seed(seed * 100003 + epoch)
         model.train()
         lr = learning_rate(history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"), t.get("lr_decay_on_rise", True))
-        for group in optimiser.param_groups:
-            group["lr"] = lr
+        static_step.set_learning_rate(optimiser, lr)
         batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
         started, tokens, sentences = time.perf_counter(), 0, 0
         total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
-        built = (training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches)
+        built = (static.batch(train_src, train_tgt, idx) if static else
+                 training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches)
         for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
                           mininterval=10, leave=False):
-            with precisions.autocast(precision, device):
-                loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
-            optimiser.zero_grad(set_to_none=True)
-            (loss / loss_divisor(t.get("loss_normalisation", "token"), n, batch.sentences)).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t["clip"])
-            optimiser.step()
+            loss, n = (static.step(batch) if static else
+                       training_step(model, optimiser, batch, tgt_vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token")))
             total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
         total = total.item()
         train_seconds = time.perf_counter() - started
         elapsed += train_seconds
         validation_started = time.perf_counter()
-        dev_loss = mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
+        dev_loss = (static.mean_loss(dev_src, dev_tgt) if static else
+                    mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple))
         layer = layer_diagnostics(model, spec, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
         dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
         record = {
@@ -259,6 +274,7 @@ def train(spec: dict, args, device: torch.device) -> None:
             **pairs,
             **reference,
             **layer,
+            **(static.padding(train_tgt, batches) if static else {}),
         }
         if epoch == 1 and dev_loss >= reference.get("bigram_dev_loss", math.inf):
             log(f"WARNING: {spec['experiment']} (seed {seed}) has not learned from the source after its first epoch: "

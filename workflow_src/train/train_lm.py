@@ -102,6 +102,7 @@ from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_lan
 from workflow_src.model.lm_losses import OBJECTIVES, build_objective
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.precision import at_least_fp32
+from workflow_src.train import static_step
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
@@ -255,15 +256,20 @@ def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: s
     return perplexity(sum(b[0] for b in blocks), sum(b[1] for b in blocks)), blocks
 
 
-def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32") -> tuple[float, float, int]:
+def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32",
+                static: static_step.LanguageModelSteps | None = None) -> tuple[float, float, int]:
     """One pass over the batchified training data: the sums of the objective and of the CE over
     its predicted tokens, and their number. The forward pass runs in `precision`, the objective
-    on fp32 logits."""
+    on fp32 logits. With `static` (train.compile graphs), each segment is its captured step."""
     model.train()
     hidden = model.init_hidden(data.shape[1])
     total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
     for inputs, targets in tqdm(list(segments(data, spec["bptt"])), desc="segments", file=sys.stderr,
                                 mininterval=10, leave=False):
+        if static is not None:
+            segment_total, segment_nll, hidden = static.step(inputs, targets, hidden)
+            total, nll = total + segment_total, nll + segment_nll
+            continue
         with precisions.autocast(precision, data.device):
             logits, _, hidden = model(inputs, hidden)
         logits, targets = at_least_fp32(logits.flatten(0, 1)), targets.flatten()
@@ -313,8 +319,12 @@ def train(spec: dict, args, device: torch.device) -> None:
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     if spec["unit_norm_embeddings"]:
         normalise_embedding_rows(model)
-    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
+    graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static segments, rate on the device
+    optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
+                 torch.optim.SGD(model.parameters(), lr=spec["lr"]))
     objective = build_objective(spec)
+    static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision,
+                                            normalise_embedding_rows if spec["unit_norm_embeddings"] else None) if graphs else None
     history, best, start_epoch, finished = [], float("inf"), 1, False
     if checkpoint_path.exists():
         saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
@@ -339,10 +349,9 @@ def train(spec: dict, args, device: torch.device) -> None:
         lr = learning_rate(spec, session_epoch(spec, epoch)[1])
         if spec["convergence"] is not None:
             lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
-        for group in optimiser.param_groups:
-            group["lr"] = lr
+        static_step.set_learning_rate(optimiser, lr)
         started = time.perf_counter()
-        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision)
+        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision, static)
         seconds = time.perf_counter() - started
         valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
         improved, best = valid_perplexity < best, min(best, valid_perplexity)
