@@ -17,7 +17,7 @@ from workflow_src import artefacts, layout, registry
 from workflow_src.artefacts import Context
 from workflow_src.plan import benchmark
 from workflow_src.report import analysis, claims, figures, table_evidence
-from workflow_src.score import evidence, meteor, rare_words
+from workflow_src.score import evidence, inference, meteor, rare_words
 from workflow_src.train import train_lm
 
 TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
@@ -209,7 +209,7 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
     assert set(cells) == set(points) and len(cells) == 2 * 3 * 3
     for key, cell in cells.items():
         assert cell.kind == "meteor" and cell.labels == points[key].labels == ("seed 1", "seed 2")
-        assert claims.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
+        assert inference.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
 
 
 def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
