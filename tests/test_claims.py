@@ -576,3 +576,71 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
 def test_a_pipe_in_a_cell_is_escaped_once():
     assert claims.markdown_cell("|V| ≈ 128K") == "\\|V\\| ≈ 128K"
     assert claims.markdown_cell(claims.markdown_cell("|V|")) == "\\|V\\|"
+
+
+# -- one significance answer (issue 38) ---------------------------------------------------------------------
+def test_a_tables_gain_marks_and_the_claims_give_one_answer(tmp_path, monkeypatch):
+    """Syn-margin Table 1's kind of marks (`ScoreTable.significance`): a system whose two seeds score
+    60.0 and 15.1 BLEU against its baseline's 31.5 and 29.8 beats it on every resample of the test
+    sentences with the seeds held (the old marks' test: p = 0.001), but not once its seeds are
+    redrawn too (p = 0.27). The table's mark and the claim on the same pair now give one answer:
+    no mark, inconclusive; the footer names the test."""
+    from sacrebleu.metrics import BLEU
+
+    from workflow_src.report import render
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(50)]
+    references = [" ".join(rng.choice(words, 12)) for _ in range(80)]
+
+    def hypotheses(wrong: int, seed: int) -> list[str]:  # `wrong` of each sentence's 12 words replaced
+        draw = np.random.default_rng(seed)
+        out = []
+        for reference in references:
+            tokens = reference.split()
+            for i in draw.choice(12, wrong, replace=False):
+                tokens[i] = "x"
+            out.append(" ".join(tokens))
+        return out
+
+    column = artefacts.Column("iwslt16", "fr-en", "bleu_tok", "Fr→En")
+    (tmp_path / layout.data_dir("iwslt16", "fr-en") / "tok").mkdir(parents=True)
+    (tmp_path / layout.data_dir("iwslt16", "fr-en") / "tok" / "test.en").write_text("\n".join(references) + "\n")
+    for name, runs in (("base", ((4, 1), (4, 2))), ("good", ((2, 3), (6, 4)))):
+        for seed, (wrong, draw) in enumerate(runs, start=1):
+            folder = tmp_path / layout.model_dir("iwslt16", "fr-en", name, seed)
+            folder.mkdir(parents=True)
+            lines = hypotheses(wrong, draw)
+            (folder / "test.greedy.hyp.tok").write_text("\n".join(lines) + "\n")
+            (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True}) + "\n")
+            result = BLEU(tokenize="none").corpus_score(lines, [references])
+            (folder / "test.greedy.bleu_tok.json").write_text(json.dumps(
+                {"metric": "bleu", "score": round(result.score, 2), "signature": "s"}))
+    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {}, {}) for name in ("base", "good")), (),
+                                 spread=True, significance=(("*", "base"),))
+    _, rows, footer, cells = render.score_table(table, artefacts.Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)}))
+    mark = next(row for row in rows if row["experiment"] == "good")["Fr→En significance"]
+    outcome = claims.decide(Check("table1", "Fr→En", "good", than="base"), keyed(*cells))
+    held = significance.paired_bootstrap_p(*([np.array(s) for s in c.replicates] for c in reversed(cells)),
+                                           significance.resample_indices(80))
+    assert held < 0.05 and outcome.test.p_claim > 0.2  # the two tests differ on this pair
+    assert (mark == "*") == (outcome.verdict == REPRODUCED) and mark == ""
+    assert any("the test of results/claims.md" in line and "seeds resampled too" in line for line in footer)
+
+
+def test_a_joint_tables_mark_and_a_claim_that_differ_name_each_other():
+    """One seed: the one-sided claim (p < 0.05) and the table's two-sided test (sacrebleu's,
+    p >= 0.05) answer the pair differently; the claim's reasons give the table's p and mark."""
+    claim = next(c for c in claims.paper_claims("joint") if c.id == "C6")
+    check = next(c for c in claim.checks if c.row == "bpe32k-joint512")  # Eq. 15 (512) > NMT, Table 3
+    a = Cell(check.row, check.column, "bleu", (bleu_statistics(0.608, 300, 7),), ("seed 1",))
+    b = Cell(check.than, check.column, "bleu", (bleu_statistics(0.6, 300, 8),), ("seed 1",))
+    outcome = claims.decide(check, keyed(a, b))
+    two_sided = significance.difference_p([np.array(a.replicates[0])], [np.array(b.replicates[0])],
+                                          significance.resample_indices(300))
+    note = claims.table_mark_note("joint", check, keyed(a, b), outcome)
+    if (two_sided < 0.05) == (outcome.test.p_claim < 0.05):
+        assert note == ""
+        pytest.fail(f"the constructed pair no longer differs: one-sided {outcome.test.p_claim}, two-sided {two_sided}")
+    assert "table3 answers differently" in note and f"p = {two_sided:.3g}" in note

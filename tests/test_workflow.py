@@ -422,3 +422,25 @@ def test_demo_rows_the_claims_compare_have_plateaued(demo):
                     unsettled.append(f"{where}: {note}")
     assert checked >= 30, checked  # 23 translation rows and 11 language-model rows on 2026-11-26
     assert not unsettled, "compared rows still learning (or failed) when their training stopped:\n" + "\n".join(unsettled)
+
+
+def test_demo_table_marks_and_claims_give_one_answer(demo):
+    """Issue 38: syn-margin Table 1's gain marks and the claims that test the same pairs (C1-C4, on
+    the configured column) answer alike, the marks being made by the claims' test."""
+    from workflow_src.papers import synmargin
+    from workflow_src.report import claims
+    from workflow_src.score import evidence
+
+    cells = evidence.read(demo / "results/synmargin/table1.evidence.json")
+    rows = {row["experiment"]: row for row in read_csv(demo / "results/synmargin/table1.csv")}
+    compared = 0
+    for claim in synmargin.CLAIMS:
+        for check in claim.checks:
+            mark = next((m for m, baseline in synmargin.MARKS if baseline == check.than), None)
+            if check.artefact != "table1" or mark is None or (check.row, check.column, None) not in cells:
+                continue
+            outcome = claims.decide(check, cells)
+            shown = rows[check.row][f"{check.column} significance"]
+            assert (mark in shown) == (outcome.verdict == claims.REPRODUCED), (claim.id, check.column, shown, outcome.reason)
+            compared += 1
+    assert compared >= 3  # fr-en: SMP over max-margin (†), SMD and SMP over vMF (∗)

@@ -134,9 +134,7 @@ def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
         return None
     d_r = np.mean([t.resampled for t in tests], axis=0)
     d_fixed = np.mean([t.resampled_fixed for t in tests], axis=0)
-    fixed, total = float(np.var(d_fixed, ddof=1)), float(np.var(d_r, ddof=1))
-    seeds = min(t.spread.runs for t in tests)
-    spread = Spread(fixed, (max(total - fixed, 0.0) * seeds) if seeds > 1 else None, seeds, "seed")
+    spread = Spread.of_bootstrap(d_r, d_fixed, min(t.spread.runs for t in tests))
     positive = sum(t.d > 0 for t in tests)
     method = (f"pooled paired bootstrap of the mean d over the {len(tests)} cells (each cell's units and seeds "
               f"resampled, {RESAMPLES} resamples): mean d = {np.mean([t.d for t in tests]):+.3g}, "

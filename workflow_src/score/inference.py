@@ -47,6 +47,13 @@ class Spread:
     runs: int
     run_kind: str  # "seed" or "timed repeat"
 
+    @classmethod
+    def of_bootstrap(cls, d_r: np.ndarray, d_fixed: np.ndarray, seeds: int) -> "Spread":
+        """From a bootstrap's d with the seeds redrawn (`d_r`) and held (`d_fixed`): the latter's
+        variance is the test set's, the rest the seeds' (unmeasured at one seed)."""
+        fixed, total = float(np.var(d_fixed, ddof=1)), float(np.var(d_r, ddof=1))
+        return cls(fixed, max(total - fixed, 0.0) * seeds if seeds > 1 else None, seeds, "seed")
+
     def se(self, runs: int | None = None) -> float | None:
         runs = runs or self.runs
         if self.per_run is None:
@@ -186,8 +193,7 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> Test:
     seeds = min(len(a.replicates), len(b.replicates) if b is not None else len(a.replicates))
     seeds_too = ", seeds resampled too" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else ""
     method = f"paired bootstrap over the {units} {UNIT_KINDS[a.kind]}{seeds_too} ({RESAMPLES} resamples; {runs_of(a, b)})"
-    fixed, total = float(np.var(d_fixed, ddof=1)), float(np.var(d_r, ddof=1))
-    spread = Spread(fixed, (max(total - fixed, 0.0) * seeds) if seeds > 1 else None, seeds, "seed")
+    spread = Spread.of_bootstrap(d_r, d_fixed, seeds)
     p_claim, p_opposite = parity_ps(check, d_r) if check.parity is not None else (resample_p(d_r <= 0), resample_p(d_r >= 0))
     return Test(d, p_claim, p_opposite, method, spread, d_r, d_fixed)
 
