@@ -271,3 +271,20 @@ def test_fewer_than_five_repeats_are_refused():
     with pytest.raises(ValueError, match="at least 5"):
         benchmark.repeat_plan({"steps": 10, "repeats": 4})
     assert benchmark.repeat_plan({"steps": 10}) == (5, 2) and benchmark.repeat_plan({"steps": 3}) == (5, 1)
+
+
+def test_a_meteor_columns_evidence_is_its_sentence_scores():
+    """vMF Table 2's METEOR (nltk's, the mean of sentence scores) has per-sentence evidence of kind
+    `mean` whose number is the table's, not BLEU statistics; a score file without sentence scores
+    (the jar's) gives none."""
+    from workflow_src.report import render
+
+    references = ["the cat sat on the mat", "a dog runs in the park", "we like green tea"]
+    hypotheses = ["the cat sat on a mat", "a dog ran in the park", "we like tea"]
+    result = meteor.meteor_nltk(hypotheses, references, "en", None)
+    column = artefacts.Column("wmt16", "de-en", "meteor", "METEOR")
+    jobs = [artefacts.Job("wmt16", "de-en", "e", 1)]
+    cells = render.mean_evidence({("e", column): [result["sentence_scores"]]}, {("e", column): jobs})
+    assert [(c.row, c.column, c.kind, c.labels) for c in cells] == [("e", "METEOR", "mean", ("seed 1",))]
+    assert inference.observed(cells[0]) == pytest.approx(result["score"], abs=0.005)
+    assert render.mean_evidence({("e", column): [None]}, {("e", column): jobs}) == []
