@@ -169,6 +169,18 @@ def test_a_threshold_a_factor_and_a_parity():
     assert claims.decide(parity, noisy).verdict == INCONCLUSIVE
 
 
+def test_runs_still_learning_decide_nothing():
+    """A cell whose runs had not plateaued (`Cell.unsettled`, written by the table) is not decided
+    on, however clear the difference: it ranks by the training budget, not by the method."""
+    check = Check("table1", "fr-en", "a", than="b")
+    a, b = (Cell(row, "fr-en", "bleu", (bleu_statistics(q, 100, i),), ("seed 1",)) for i, (row, q) in enumerate((("a", 0.8), ("b", 0.5))))
+    assert claims.decide(check, keyed(a, b)).verdict == REPRODUCED
+    moving = dataclasses.replace(b, unsettled="not plateaued when its training stopped (seed 1: development BLEU 60.0 → 67.0 at epoch 6)")
+    outcome = claims.decide(check, keyed(a, moving), unit="BLEU")
+    assert outcome.verdict == NOT_DECIDABLE and outcome.test is None
+    assert "b: not plateaued when its training stopped (seed 1" in outcome.reason and "BLEU" in outcome.ours
+
+
 def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_the_reason():
     check = Check("table3", "Emb ours", "fr-en", than_column="Softmax ours", lower_is_better=True)
     one = keyed(Cell("fr-en", "Emb ours", "value", (3.0,), ("seed 1",)),
@@ -613,7 +625,8 @@ def test_a_tables_gain_marks_and_the_claims_give_one_answer(tmp_path, monkeypatc
             folder.mkdir(parents=True)
             lines = hypotheses(wrong, draw)
             (folder / "test.greedy.hyp.tok").write_text("\n".join(lines) + "\n")
-            (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True}) + "\n")
+            (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True,
+                                                               "early_stop": True}) + "\n")
             result = BLEU(tokenize="none").corpus_score(lines, [references])
             (folder / "test.greedy.bleu_tok.json").write_text(json.dumps(
                 {"metric": "bleu", "score": round(result.score, 2), "signature": "s"}))

@@ -18,7 +18,8 @@ A claim is
 - not reproduced when Holm's correction over its checks' reverse tests (p of the opposite, in
   ascending order p_(i) < ALPHA / (m - i + 1) for every i up to one) rejects any, or a pooled
   claim's mean is significantly reversed;
-- not decidable in this run when a check's evidence is missing (not configured, not built);
+- not decidable in this run when a check's evidence is missing (not configured, not built) or
+  comes from runs still learning when their training stopped (`Cell.unsettled`);
 - not comparable on synthetic data (the demo) when a check compares with a number the paper prints;
 - inconclusive otherwise: too little evidence either way.
 
@@ -101,6 +102,13 @@ def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") 
                                               "(the artefact's note says which)")
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
+    if moving := [f"{cell.row if cell is a else check.compared_name}: {cell.unsettled}" for cell in (a, b)
+                  if cell is not None and cell.unsettled]:
+        reference = observed(b) if b is not None else check.threshold
+        d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
+        return Outcome(NOT_DECIDABLE, describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
+                       f"not decided on runs still learning ({'; '.join(moving)}): they rank by how far their "
+                       "training budget let them get, not by what their method learns")
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
@@ -160,7 +168,7 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
     """The chance this run could reproduce the claim, were the paper's gaps the truth, and the
     runs that would give TARGET_POWER; or why it cannot be said."""
     if any(o.verdict == NOT_DECIDABLE for o in outcomes):
-        return "unknown: evidence missing"
+        return "unknown: not decidable in this run"
     if any(g is None for g in gaps):
         return "unknown: the paper prints no number for it"
     if any(o.test is None for o in outcomes):
@@ -405,7 +413,8 @@ FOOTER = [
     "(Welch's) over their timed repeats or seeds (workflow_src/report/claims.py). A claim is reproduced when every "
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
     "cells with small gaps, \"in all cases\") is decided by one paired bootstrap of the mean gain over its cells. Not "
-    "decidable: a check's evidence is missing in this run; not comparable: on synthetic data, a check against a number "
+    "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
+    "stopped; not comparable: on synthetic data, a check against a number "
     "the paper prints; inconclusive: too little evidence either way.",
     "Power: the chance this run could reproduce the claim if the paper's own gaps were the truth, from this run's "
     f"spread (normal approximation; the product over a claim's checks), and the seeds (or timed repeats) that would "

@@ -125,7 +125,8 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
 def bleu_cell(experiment: str, column: artefacts.Column, statistics_of, chosen: dict) -> evidence.Cell:
     """A row's evidence in a BLEU column: each chosen seed's BLEU statistics per test sentence."""
     return evidence.Cell(experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(experiment)),
-                         evidence.seed_labels(j.seed for j in chosen[experiment, column]))
+                         evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+                         unsettled=table_evidence.still_learning(chosen[experiment, column]))
 
 
 def score_evidence(table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict) -> list[evidence.Cell]:
@@ -141,7 +142,8 @@ def mean_evidence(sentence_scores: dict, chosen: dict) -> list[evidence.Cell]:
     mean; `score.meteor.meteor_nltk` records them), kind `mean`; none where a score file has no
     sentence scores (the jar's, or one scored before they were recorded)."""
     return [evidence.Cell(experiment, column.name, "mean", tuple([[v, 1] for v in scores] for scores in per_seed),
-                          evidence.seed_labels(j.seed for j in chosen[experiment, column]))
+                          evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+                          unsettled=table_evidence.still_learning(chosen[experiment, column]))
             for (experiment, column), per_seed in sentence_scores.items()
             if column.metric == "meteor" and all(scores is not None for scores in per_seed)]
 

@@ -53,6 +53,9 @@ class Cell:
     labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
     x: float | None = None
     parameters: dict | None = None  # meteor: its MeteorParameters' fields (alpha, beta, gamma, delta, weights)
+    # why the runs behind it do not show what their method learns (a run still improving when its
+    # training stopped, `workflow_src.report.table_evidence.still_learning`); a claim is not decided on it
+    unsettled: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
