@@ -426,7 +426,7 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
                 if "diverged" in note and not key.endswith("-real"):
                     unsettled.append(f"{where}: {note}")
                 elif "not plateaued" in note:
-                    decided = [c for c in ids if f"{key}: not plateaued" not in page[f"{paper}:{c}"]["decided by"]
+                    decided = [c for c in ids if f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"]
                                or claims_page.base_verdict(page[f"{paper}:{c}"]["verdict"]) == claims_page.REPRODUCED]
                     undecided += 1
                     if decided:

@@ -97,18 +97,16 @@ def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") 
     for (name, column, x), cell in (((check.row, check.column, check.x), a), (check.compared or (None, None, None), b)):
         if name is not None and cell is None:
             at = f" at x = {x:g}" if x is not None else ""
-            return Outcome(NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: its "
-                                              "column or row is not configured in this run, or it was not computed "
-                                              "(the artefact's note says which)")
+            return Outcome(NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: not "
+                                              "configured in this run, or not computed (its note says which)")
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
-    if moving := [f"{cell.row if cell is a else check.compared_name}: {cell.unsettled}" for cell in (a, b)
+    if moving := [f"{cell.row if cell is a else check.compared_name} {cell.unsettled}" for cell in (a, b)
                   if cell is not None and cell.unsettled]:
         reference = observed(b) if b is not None else check.threshold
         d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
         return Outcome(NOT_DECIDABLE, describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
-                       f"not decided on runs still learning ({'; '.join(moving)}): they rank by how far their "
-                       "training budget let them get, not by what their method learns")
+                       f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}")
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
@@ -283,7 +281,7 @@ def unit_of(paper: str, check: Check) -> str:
     if isinstance(artefact, artefacts.Figure):
         panel = next(p for p in artefact.panels if p.title == check.column)
         return {artefacts.Throughput: "instances/s", artefacts.MeteorByFrequency: "METEOR (%)",
-                artefacts.ScoreAgainst: "BLEU", artefacts.SubspaceSweep: ""}.get(type(panel), "")
+                artefacts.ScoreAgainst: "BLEU", artefacts.SubspaceSweep: "(subspace distance)"}.get(type(panel), "")
     if isinstance(artefact, artefacts.NeighbourTable):
         return "%" if "(%)" in check.row else "cosine"
     return {artefacts.PerplexityTable: "perplexity", artefacts.RareWordTable: "F1",
