@@ -469,6 +469,13 @@ def test_holm_on_a_constructed_case():
     assert inference.holm([0.01, 0.04]) == [True, True]  # 0.01 < 0.025, then 0.04 < 0.05
 
 
+def test_a_check_names_its_pair():
+    assert claims.pair_name(Check("table5", "Emb w/ NLL-vMF", "5-9", than_column="Softmax")) == \
+        "Emb w/ NLL-vMF against Softmax (5-9)"
+    assert claims.pair_name(Check("figure1", "(a)", "d", x=1.0, than_x=0.0)) == "d at x = 1 against x = 0 ((a))"
+    assert claims.pair_name(Check("table3", "PTB test", "r", threshold=68.7)) == "r against 68.7 (PTB test)"
+
+
 def test_one_reversed_check_among_many_is_not_enough_after_holm():
     """Joint C2's 12 checks: one cell reversed at p = 0.02 is within chance over 12 (Holm needs
     0.05 / 12); the old rule (any check reversed) called the claim not reproduced."""

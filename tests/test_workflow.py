@@ -426,8 +426,11 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
                 if "diverged" in note and not key.endswith("-real"):
                     unsettled.append(f"{where}: {note}")
                 elif "not plateaued" in note:
-                    decided = [c for c in ids if f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"]
-                               or claims_page.base_verdict(page[f"{paper}:{c}"]["verdict"]) == claims_page.REPRODUCED]
+                    # a claim may skip the row's cell for another reason (a column not configured), but
+                    # never reproduce, or call inconclusive, a comparison it did not say it left undecided
+                    verdicts = {c: claims_page.base_verdict(page[f"{paper}:{c}"]["verdict"]) for c in ids}
+                    decided = [c for c in ids if verdicts[c] == claims_page.REPRODUCED or (
+                        verdicts[c] == claims_page.INCONCLUSIVE and f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"])]
                     undecided += 1
                     if decided:
                         unsettled.append(f"{where}, decided by {', '.join(decided)}: {note}")

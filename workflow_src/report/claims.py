@@ -196,6 +196,17 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
 
 
 # -- a claim -------------------------------------------------------------------------------------------
+def pair_name(check: Check) -> str:
+    """What a check compares, in words: "lm-small-al against lm-small-vd (PTB test)", "Emb w/ NLL-vMF
+    against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0"."""
+    if check.than_column is not None:
+        return f"{check.column} against {check.than_column} ({check.row})"
+    if check.than_x is not None:
+        return f"{check.row} at x = {check.x:g} against x = {check.than_x:g} ({check.column})"
+    return f"{check.row} against {check.than if check.than is not None else f'{check.threshold:g}'} ({check.column})"
+
+
+
 @dataclasses.dataclass(frozen=True)
 class Decision:
     verdict: str  # one of VERDICTS
@@ -216,7 +227,7 @@ def decide_claim(claim: Claim, outcomes: list[Outcome], gaps: list[float | None]
     notes = []
     if reversed_:
         notes.append(f"Holm's correction over the {len(tested)} tested checks: reversed in "
-                     + ", ".join(f"{c.row} against {c.compared_name or c.threshold} ({c.column})" for c in reversed_))
+                     + ", ".join(map(pair_name, reversed_)))
     if pooled is not None:
         notes.append(f"{pooled.method}: p = {pooled.p_claim:.3g}, of the opposite {pooled.p_opposite:.3g}")
     if synthetic and any(c.against_printed_constant for c in claim.checks):
