@@ -97,13 +97,14 @@ rule claims:
     params:
         papers=list(config["papers"]),
         notes=json.dumps({paper: data_note(paper, "claims") for paper in config["papers"]}),
+        synthetic="--synthetic-data" if "demo" in config else "",
     log:
         "logs/render/claims.log",
     conda:
         "../envs/text.yaml"
     shell:
         "python -m workflow_src.report.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
-        "--out-prefix results/claims > {log:q} 2>&1"
+        "{params.synthetic} --out-prefix results/claims > {log:q} 2>&1"
 
 
 rule training_diagnostics:

@@ -17,7 +17,7 @@ from workflow_src import artefacts, layout, registry
 from workflow_src.artefacts import Context
 from workflow_src.plan import benchmark
 from workflow_src.report import analysis, claims, figures, table_evidence
-from workflow_src.score import evidence, meteor, rare_words
+from workflow_src.score import evidence, inference, meteor, rare_words
 from workflow_src.train import train_lm
 
 TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
@@ -125,6 +125,7 @@ def test_the_rare_word_table_evidence_gives_the_tables_f1(tmp_path, monkeypatch)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(" ".join(w if rng.random() < 0.6 else rng.choice(vocabulary) for w in r.split()) + "\n"
                                     for r in references))
+            Path(layout.metrics_path(job)).write_text(json.dumps({"epoch": 1, "dev_bleu": 9.0, "early_stop": True}) + "\n")
     _, rows, _ = analysis.table(artefact, ctx, "vmf", "table5")
     cells = {c.key: c for c in table_evidence.cells(artefact, ctx, "vmf", "table5")}
     assert len(cells) == len(rows) * len(artefact.systems)
@@ -132,7 +133,7 @@ def test_the_rare_word_table_evidence_gives_the_tables_f1(tmp_path, monkeypatch)
         for system in artefact.systems:
             cell = cells[row["training frequency"], system.name, None]
             assert cell.kind == "f1" and cell.labels == ("seed 1", "seed 2")
-            assert all(len(replicate) == len(references) for replicate in cell.replicates)
+            assert all(len(replicate) == len(references) for replicate in cell.replicates) and cell.unsettled == ""
             f1 = [2 * sum(m for m, _, _ in r) / (sum(h + t for _, h, t in r) or 1) for r in cell.replicates]
             assert statistics.fmean(f1) == pytest.approx(row[f"{system.name} ours"])
 
@@ -209,7 +210,7 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
     assert set(cells) == set(points) and len(cells) == 2 * 3 * 3
     for key, cell in cells.items():
         assert cell.kind == "meteor" and cell.labels == points[key].labels == ("seed 1", "seed 2")
-        assert claims.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
+        assert inference.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
 
 
 def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
@@ -271,3 +272,25 @@ def test_fewer_than_five_repeats_are_refused():
     with pytest.raises(ValueError, match="at least 5"):
         benchmark.repeat_plan({"steps": 10, "repeats": 4})
     assert benchmark.repeat_plan({"steps": 10}) == (5, 2) and benchmark.repeat_plan({"steps": 3}) == (5, 1)
+
+
+def test_a_meteor_columns_evidence_is_its_sentence_scores(tmp_path, monkeypatch):
+    """vMF Table 2's METEOR (nltk's, the mean of sentence scores) has per-sentence evidence of kind
+    `mean` whose number is the table's, not BLEU statistics; a score file without sentence scores
+    (the jar's) gives none; a run still learning when it stopped says so on its cell."""
+    from workflow_src.report import render
+
+    monkeypatch.chdir(tmp_path)
+    references = ["the cat sat on the mat", "a dog runs in the park", "we like green tea"]
+    hypotheses = ["the cat sat on a mat", "a dog ran in the park", "we like tea"]
+    result = meteor.meteor_nltk(hypotheses, references, "en", None)
+    column = artefacts.Column("wmt16", "de-en", "meteor", "METEOR")
+    jobs = [artefacts.Job("wmt16", "de-en", "e", 1)]
+    metrics = Path(layout.metrics_path(jobs[0]))
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text("".join(json.dumps({"epoch": e, "dev_bleu": b, "best": True}) + "\n" for e, b in ((1, 20.0), (2, 30.0))))
+    cells = render.mean_evidence({("e", column): [result["sentence_scores"]]}, {("e", column): jobs})
+    assert [(c.row, c.column, c.kind, c.labels) for c in cells] == [("e", "METEOR", "mean", ("seed 1",))]
+    assert cells[0].unsettled == "not plateaued when its training stopped (seed 1: development BLEU 20.0 → 30.0 at epoch 2)"
+    assert inference.observed(cells[0]) == pytest.approx(result["score"], abs=0.005)
+    assert render.mean_evidence({("e", column): [None]}, {("e", column): jobs}) == []

@@ -279,12 +279,12 @@ def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(t
                  "--out-prefix", str(tmp_path / "claims")])
     page = (tmp_path / "claims.html").read_text()
     tally, table = page.split("</table>")[:2]
-    assert html_columns(tally + "</table>") == ["paper", *claims.VERDICTS, "claims"]
+    assert html_columns(tally + "</table>") == ["paper", *claims.VERDICT_HEADINGS.values(), "claims"]
     counts = {row[0]: row for row in html_cells(tally + "</table>")}
     for paper in papers:
         total = len(claims.paper_claims(paper))
-        assert counts[paper] == [paper, "0", "0", str(total), str(total)]  # nothing built: all inconclusive
-    assert "<td class='text inconclusive'>inconclusive</td>" in table
+        assert counts[paper] == [paper, "0", "0", "0", str(total), "0", str(total)]  # nothing built: not decidable
+    assert "<td class='text not-decidable'>not decidable</td>" in table
     for verdict in claims.VERDICTS:
         assert f"td.{verdict.replace(' ', '-')}{{background:" in page
     markdown = (tmp_path / "claims.md").read_text()

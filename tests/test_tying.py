@@ -221,6 +221,19 @@ def test_toy_widths_can_keep_the_papers_initial_output_scale():
     assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(0.05 * (650 / width) ** 0.5)
 
 
+def test_toy_widths_can_drop_less_than_the_paper():
+    """Ledger D18: lm.dropout replaces appendix A's drop probability per size, on every corpus, for
+    the regularised models only; config.yaml keeps the paper's."""
+    full = yaml.safe_load((REPO / "config.yaml").read_text())
+    demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
+    assert "dropout" not in full["lm"]
+    for corpus, size in (("ptb", "large"), ("wikitext2", "small"), ("wikitext2part1", "medium")):
+        base = "wikitext2" if corpus.startswith("wikitext2") else corpus
+        assert lm_specs.resolve_lm_spec(full, corpus, f"lm-{size}-re", 1)["dropout"] == tying.DROPOUT[base][size]
+        assert lm_specs.resolve_lm_spec(demo, corpus, f"lm-{size}-re", 1)["dropout"] == demo["lm"]["dropout"][size]
+    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-subspace@beta=0.5", 1)["dropout"] == 0.0  # Figure 1: none
+
+
 def test_the_gradient_through_als_target_is_a_setting_absent_from_the_papers_reading():
     """Ledger D16: lm.augmented_target_gradient puts `target_gradient` into AL models' specs only when
     true, so the specs (and checkpoints) of the default reading keep their hash; a spec without AL

@@ -56,7 +56,8 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
         "experiment": name,
         "size": lm["sizes"][model.size],
         "layers": tying.LAYERS,
-        "dropout": tying.DROPOUT[corpus][model.size] if model.regularised else 0.0,
+        # the paper's drop probability, or config lm.dropout's for the size (the demo's toy widths)
+        "dropout": lm.get("dropout", {}).get(model.size, tying.DROPOUT[corpus][model.size]) if model.regularised else 0.0,
         "reuse_embedding": model.reuse_embedding,
         "loss": loss,
         "loss_params": params,

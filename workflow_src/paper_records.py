@@ -11,10 +11,11 @@ import dataclasses
 @dataclasses.dataclass(frozen=True)
 class Check:
     """In `column` of `artefact`, `row` is better than `than` (another row), than the same row's
-    `than_column` (a table whose columns are the systems), or than `threshold`.
+    `than_column` (a table whose columns are the systems), than its own point at `than_x` (a
+    figure's curve), or than `threshold` (a number the paper prints).
 
     With d = ours(row) - ours(than) (negated when `lower_is_better`), the claim is d + margin > 0
-    ("within 1 BLEU of": margin 1). With `factor`, it compares ratios: ours(row) / ours(than)
+    ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares ratios: ours(row) / ours(than)
     below `factor` (lower is better) or above it. With `parity`, the claim is that the two are the
     same within a relative `parity` (|log ratio| < log(1 + parity)). `x` picks a figure's point.
     How it is decided depends on the evidence's kind (`workflow_src/report/claims.py`).
@@ -31,11 +32,16 @@ class Check:
     factor: float | None = None
     parity: float | None = None
     x: float | None = None
+    than_x: float | None = None
+    # the paper's numbers for `row` and what it is compared with, where its artefact prints none
+    # (a figure) but its text does; else they are read from the artefact's registry entry
+    paper_values: tuple[float, float] | None = None
 
     def __post_init__(self):
-        compared = self.than is not None or self.than_column is not None
+        compared = self.than is not None or self.than_column is not None or self.than_x is not None
         if compared == (self.threshold is not None):
-            raise ValueError(f"check of {self.row}: compare with `than` (or `than_column`) or a `threshold`, not both")
+            raise ValueError(f"check of {self.row}: compare with `than` (or `than_column`, `than_x`) or a `threshold`, "
+                             "not both")
         if self.parity is not None and (not compared or self.factor is not None or self.margin):
             raise ValueError(f"check of {self.row}: parity compares two cells, without a factor or margin")
         if self.factor is not None and (not compared or self.margin or self.factor <= 0):
@@ -46,20 +52,44 @@ class Check:
         """The (row, column, x) of the cell compared with, or None for a threshold."""
         if self.threshold is not None:
             return None
-        return (self.than if self.than is not None else self.row, self.than_column or self.column, self.x)
+        return (self.than if self.than is not None else self.row, self.than_column or self.column,
+                self.than_x if self.than_x is not None else self.x)
 
     @property
     def compared_name(self) -> str:
+        if self.than_x is not None:
+            return f"{self.than or self.row} at x = {self.than_x:g}"
         return self.than if self.than_column is None else f"{self.than or self.row}, {self.than_column}"
+
+    @property
+    def against_printed_constant(self) -> bool:
+        """Compared with a number the paper prints, not with another of our cells: on synthetic data
+        the two are not comparable."""
+        return self.threshold is not None
 
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
+    """A sentence of the paper and the checks that test exactly what it states. `quote` is the
+    paper's text, verbatim (`tests/test_claims.py` finds it in ../shared/seeds/), `where` its section
+    or table. A `pooled` claim (one over many cells with small gaps, "in all cases") is decided by
+    one test of its checks' mean difference, not by each check at once
+    (`workflow_src/report/claims.py`)."""
+
     id: str  # C1, C2, ... within its paper
-    statement: str  # where the paper says it (abstract, §, table)
+    statement: str  # the claim in a line
+    quote: str  # the paper's sentence (or the part of it that states the claim), verbatim
+    where: str  # its section, table or caption
     measure: str  # what is compared, and the rule that decides
     paper: str  # the paper's numbers, as it prints them
     checks: tuple[Check, ...]
+    pooled: bool = False
+
+    def __post_init__(self):
+        if not self.quote.strip() or not self.where.strip():
+            raise ValueError(f"claim {self.id}: a claim quotes the paper's sentence and says where it is")
+        if self.pooled and len(self.checks) < 2:
+            raise ValueError(f"claim {self.id}: a pooled claim needs several checks")
 
 
 # What our default is, against the paper:

@@ -1,31 +1,33 @@
 """The claims table: each paper's headline claims, and whether our run reproduces them.
 
 `python -m workflow_src.report.claims --papers vmf joint --evidence results/joint/table2.evidence.json ...
- --data-notes JSON --out-prefix results/claims`
+ --data-notes JSON [--synthetic-data] --out-prefix results/claims`
 
-A paper module lists `CLAIMS` (`workflow_src/paper_records.py`), each a statement with one or more
-`Check`s: in one column of one artefact, a row beats another row (or a threshold). A check is
-decided by a test that fits its evidence (`workflow_src/score/evidence.py`), never by eye. With d the
-claimed difference (ours(row) - ours(than) + margin, turned so that d > 0 is the claim; on
-log values for a `factor`), and `ALPHA` = 0.05:
+A paper module lists `CLAIMS` (`workflow_src/paper_records.py`): each quotes the paper's sentence
+and tests exactly what it states with one or more `Check`s (in one column of one artefact, a row
+beats another row, its own point at another x, or a number the paper prints). A check is decided
+by a test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired
+bootstrap over test sentences or blocks of test tokens with the seeds redrawn, or Welch's t over
+per-seed values and timed repeats), at `ALPHA` = 0.05.
 
-- BLEU, perplexity, F1, METEOR (units: test sentences or blocks of test tokens, one set per seed):
-  a paired bootstrap over the units (`RESAMPLES`, the draw of sacrebleu's paired bootstrap, the
-  same for both rows), nested with a draw of each row's seeds with replacement, so that both the
-  test set's and the seeds' variance count; on each resample a row scores the mean over its drawn
-  seeds. With one seed it is Koehn's (2004) paired bootstrap.
+A claim is
 
-      p = (1 + #{resamples: d_r <= 0}) / (1 + R)
+- reproduced when every check's p is below ALPHA (all must hold, so no correction is needed); a
+  `pooled` claim (many cells with small gaps, "in all cases") when one paired bootstrap of the mean
+  d over its cells, resampled together, gives p < ALPHA;
+- not reproduced when Holm's correction over its checks' reverse tests (p of the opposite, in
+  ascending order p_(i) < ALPHA / (m - i + 1) for every i up to one) rejects any, or a pooled
+  claim's mean is significantly reversed;
+- not decidable in this run when a check's evidence is missing (not configured, not built) or
+  comes from runs still learning when their training stopped (`Cell.unsettled`);
+- not comparable on synthetic data (the demo) when a check compares with a number the paper prints;
+- inconclusive otherwise: too little evidence either way.
 
-- Values (timings over repeats; per-seed numbers: convergence times, distances, accuracies):
-  Welch's t on the replicates (a threshold has no variance), one-sided p from Student's t.
-
-Reproduced if p < ALPHA; not reproduced if the opposite's p < ALPHA; inconclusive otherwise, or
-with fewer than 2 replicates of a value. A `parity` check (the same within ±parity) is two
-one-sided tests on the log ratio: reproduced if it is significantly inside both bounds, not
-reproduced if significantly outside one. A claim is reproduced when all its checks are, not
-reproduced when any is not, and inconclusive otherwise; a missing artefact or cell is inconclusive
-and says why.
+Each claim shows its power: with the paper's gap g (its own numbers on the check's scale) and this
+run's standard error of d, se(S)^2 = v_test + v_seed / S over S seeds (v_test from the bootstrap
+with the seeds held, v_seed from redrawing them; timings and per-seed values: the replicates'
+variance / S), power = Φ(g / se - z_(1-ALPHA)) per check, their product for a claim of several, and
+the seeds that would give 80%.
 """
 
 from __future__ import annotations
@@ -35,213 +37,290 @@ import dataclasses
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
-from sacrebleu.metrics import BLEU
 
 from workflow_src.atomic import write_text
 from workflow_src.paper_records import Check, Claim
-from workflow_src.score import evidence, meteor, significance
+from workflow_src.score import evidence, significance
 from workflow_src.score.evidence import Cell
+from workflow_src.score.inference import (ALPHA, RESAMPLES, Spread, Test, by_bootstrap, by_t, difference, holm,
+                                          observed, on_scale, power, resample_p, runs)
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-ALPHA = 0.05
-RESAMPLES = significance.RESAMPLES
-UNIT_KINDS = {"bleu": "test sentences", "perplexity": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
-              "f1": "test sentences", "meteor": "test sentences"}
+NOT_DECIDABLE, NOT_COMPARABLE = "not decidable", "not comparable"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_DECIDABLE, NOT_COMPARABLE)
+# the tally's columns: what each verdict means
+VERDICT_HEADINGS = {REPRODUCED: REPRODUCED, NOT_REPRODUCED: NOT_REPRODUCED,
+                    INCONCLUSIVE: "inconclusive: too little evidence",
+                    NOT_DECIDABLE: "not decidable in this run: evidence missing",
+                    NOT_COMPARABLE: "not comparable: synthetic data"}
+TARGET_POWER = 0.8
+MAX_RUNS = 50  # the most seeds (or repeats) a power answer looks at
+ONE_SEED = "one seed: test-set variance only"
 
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+    """A check on its own: its verdict at ALPHA (uncorrected: `decide_claim` combines them), our
+    numbers and why; `test` where one ran."""
+
     verdict: str
     ours: str
     reason: str
+    test: Test | None = None
 
 
-def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.ndarray:
-    """The number a unit kind gives from summed unit statistics (R x k) -> R; METEOR (in %) with
-    its cell's `parameters` (`meteor.meteor_score` of `meteor.vector_statistics`)."""
-    if kind == "bleu":
-        metric = BLEU()
-        return np.array([metric._compute_score_from_stats(list(map(int, t))).score for t in totals])
-    if kind == "perplexity":
-        return np.exp(totals[:, 0] / totals[:, 1])
-    if kind == "f1":
-        return np.divide(2 * totals[:, 0], totals[:, 1] + totals[:, 2], out=np.zeros(len(totals)),
-                         where=totals[:, 1] + totals[:, 2] > 0)
-    if kind == "meteor":
-        p = meteor.MeteorParameters(**{**parameters, "weights": tuple(parameters["weights"])})
-        return np.array([100 * meteor.meteor_score(meteor.vector_statistics(t), p)["score"] for t in totals])
-    raise ValueError(f"no unit score for kind {kind!r}")
+def with_unit(value: float, unit: str) -> str:
+    return f"{value:.4g} {unit}".rstrip()
 
 
-def draw_counts(units: int, resamples: int = RESAMPLES) -> np.ndarray:
-    """R x n: how often each unit is drawn on each resample (sacrebleu's draw)."""
-    indices = significance.resample_indices(units, resamples) + units * np.arange(resamples)[:, None]
-    return np.bincount(indices.ravel(), minlength=resamples * units).reshape(resamples, units).astype(float)
-
-
-def seed_scores(cell: Cell, counts: np.ndarray) -> np.ndarray:
-    """R x S: each seed's number on each resample of the units (the all-ones row: the observed)."""
-    return np.stack([score(cell.kind, counts @ np.asarray(units, dtype=float), cell.parameters)
-                     for units in cell.replicates], axis=1)
-
-
-def resampled(cell: Cell, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """R: the mean over a draw (with replacement) of the cell's seeds, on each resample."""
-    per_seed = seed_scores(cell, counts)
-    draw = rng.integers(per_seed.shape[1], size=per_seed.shape)
-    return np.take_along_axis(per_seed, draw, axis=1).mean(axis=1)
-
-
-def observed(cell: Cell) -> float:
-    if cell.kind == "value":
-        return float(np.mean(cell.replicates))
-    return float(seed_scores(cell, np.ones((1, len(cell.replicates[0])))).mean())
-
-
-def on_scale(check: Check, values):
-    """Ratios (a factor, a parity) are compared as logs, everything else as it is."""
-    return np.log(values) if check.factor is not None or check.parity is not None else np.asarray(values, dtype=float)
-
-
-def difference(check: Check, a, b):
-    """d on the check's scale (`on_scale`), positive in the claim's direction; a parity check's is
-    the log ratio itself."""
-    if check.parity is not None:
-        return a - b
-    sign = -1 if check.lower_is_better else 1
-    if check.factor is not None:
-        return sign * (a - b - math.log(check.factor))
-    return sign * (a - b) + check.margin
-
-
-def resample_p(failures: np.ndarray) -> float:
-    """p = (1 + #{resamples on which the claim fails}) / (1 + R)."""
-    return float((1 + np.sum(failures)) / (1 + len(failures)))
-
-
-def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, str]:
-    """(d, p of the claim, p of the opposite, method) by the nested paired bootstrap; a parity
-    check returns the p of being inside, and of being outside, its bounds."""
-    if b is not None and len(a.replicates[0]) != len(b.replicates[0]):
-        raise ValueError(f"{check.artefact}: {check.row} and {check.compared_name} were scored on different units "
-                         f"({len(a.replicates[0])} and {len(b.replicates[0])})")
-    units = len(a.replicates[0])
-    counts = draw_counts(units)
-    rng = np.random.default_rng(2019)
-    a_r = resampled(a, counts, rng)
-    b_r = resampled(b, counts, rng) if b is not None else np.full(RESAMPLES, check.threshold)
-    reference = observed(b) if b is not None else check.threshold
-    d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
-    d_r = difference(check, on_scale(check, a_r), on_scale(check, b_r))
-    seeds_too = ", seeds resampled too" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else ""
-    method = f"paired bootstrap over the {units} {UNIT_KINDS[a.kind]}{seeds_too} ({RESAMPLES} resamples; {runs_of(a, b)})"
-    if check.parity is not None:
-        bound = math.log(1 + check.parity)
-        return (d, max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
-                min(resample_p(d_r <= bound), resample_p(d_r >= -bound)), method)
-    return d, resample_p(d_r <= 0), resample_p(d_r >= 0), method
-
-
-def one_sided_p(excess: float, se: float, df: float) -> float:
-    """p of "the true difference exceeds 0", given the estimate `excess` with standard error `se`."""
-    if se == 0:
-        return 0.0 if excess > 0 else 1.0
-    return float(stats.t.sf(excess / se, df))
-
-
-def by_t(check: Check, a: Cell, b: Cell | None) -> tuple[float, float, float, str] | str:
-    """(d, p of the claim, p of the opposite, method) by Welch's t on the replicates (on the
-    check's scale), or the reason there is no spread to decide by."""
-    values_a = on_scale(check, a.replicates)
-    values_b = on_scale(check, b.replicates) if b is not None else None
-    for cell, values in ((a, values_a), (b, values_b)):
-        if values is not None and len(values) < 2:
-            return f"only one run of {cell.row} ({', '.join(cell.labels)}): no spread to decide by"
-    var_a = np.var(values_a, ddof=1) / len(values_a)
-    var_b = np.var(values_b, ddof=1) / len(values_b) if values_b is not None else 0.0
-    se = math.sqrt(var_a + var_b)
-    if values_b is None:
-        df, method = len(values_a) - 1, f"t-test of {runs_of(a, b)} against the threshold"
-    else:
-        df = (len(values_a) + len(values_b) - 2 if se == 0 else
-              (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1)))
-        method = f"t-test (Welch's) over {runs_of(a, b)}"
-    reference = np.mean(values_b) if values_b is not None else on_scale(check, check.threshold)
-    d = float(difference(check, np.mean(values_a), reference))
-    if check.parity is not None:
-        bound = math.log(1 + check.parity)
-        inside = max(one_sided_p(d + bound, se, df), one_sided_p(bound - d, se, df))
-        outside = min(one_sided_p(d - bound, se, df), one_sided_p(-bound - d, se, df))
-        return d, inside, outside, method
-    return d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method
-
-
-def runs(cell: Cell) -> str:
-    """How many runs a cell's numbers come from, in words: "3 seeds", "5 timed repeats"."""
-    kind = "timed repeat" if cell.labels and cell.labels[0].startswith("repeat") else "seed"
-    return f"{len(cell.replicates)} {kind}{'s' if len(cell.replicates) > 1 else ''}"
-
-
-def runs_of(a: Cell, b: Cell | None) -> str:
-    """The runs of a check's two cells (or its one), in words: "3 seeds each", "2 seeds and 3 seeds"."""
-    if b is None:
-        return runs(a)
-    return f"{runs(a)} each" if runs(a) == runs(b) else f"{runs(a)} and {runs(b)}"
-
-
-def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float) -> str:
-    """Our two numbers, and the difference (or ratio) the claim is about."""
-    other = f"{value_b:.4g} ({check.compared_name}, {runs(b)})" if b is not None else f"{check.threshold:g}"
+def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float,
+             unit: str = "") -> str:
+    """Our two numbers with their unit, and the difference (or ratio) the claim is about."""
+    other = (f"{with_unit(value_b, unit)} ({check.compared_name}, {runs(b)})" if b is not None
+             else with_unit(check.threshold, unit))
     if check.parity is not None or check.factor is not None:
-        return f"{value_a:.4g} ({runs(a)}) against {other}: ratio {value_a / value_b:.3g}"
-    return f"{value_a:.4g} ({runs(a)}) against {other}; d = {d:+.3g}"
+        return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}: ratio {value_a / value_b:.3g}"
+    return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}; d = {d:+.3g}"
 
 
-def decide(check: Check, cells: dict | None, missing: str = "") -> Outcome:
-    """A check's verdict on its artefact's evidence (None: not built, `missing` says why)."""
+def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") -> Outcome:
+    """A check's verdict on its artefact's evidence, uncorrected (None: not built, `missing` says
+    why); `unit` is what its numbers are in."""
     if cells is None:
-        return Outcome(INCONCLUSIVE, "", missing)
+        return Outcome(NOT_DECIDABLE, "", missing)
     a = cells.get((check.row, check.column, check.x))
     b = cells.get(check.compared) if check.compared is not None else None
-    at = f" at x = {check.x:g}" if check.x is not None else ""
-    for (name, column), cell in (((check.row, check.column), a), ((check.compared or (None, None))[:2], b)):
+    for (name, column, x), cell in (((check.row, check.column, check.x), a), (check.compared or (None, None, None), b)):
         if name is not None and cell is None:
-            return Outcome(INCONCLUSIVE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: its "
-                                             "column or row is not configured in this run, or it was not computed "
-                                             "(the artefact's note says which)")
+            at = f" at x = {x:g}" if x is not None else ""
+            return Outcome(NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: not "
+                                              "configured in this run, or not computed (its note says which)")
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
+    if moving := [f"{cell.row if cell is a else check.compared_name} {cell.unsettled}" for cell in (a, b)
+                  if cell is not None and cell.unsettled]:
+        reference = observed(b) if b is not None else check.threshold
+        d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
+        return Outcome(NOT_DECIDABLE, describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
+                       f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}")
     if a.kind == "value":
-        result = by_t(check, a, b)
-        if isinstance(result, str):
-            return Outcome(INCONCLUSIVE, f"{observed(a):.4g}", result)
+        test = by_t(check, a, b)
+        if isinstance(test, str):
+            return Outcome(INCONCLUSIVE, with_unit(observed(a), unit), test)
     else:
-        result = by_bootstrap(check, a, b)
-    d, p_claim, p_opposite, method = result
-    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, d)
+        test = by_bootstrap(check, a, b)
+    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit)
     if check.parity is not None:
         bounds = f"±{check.parity:.0%}"
-        if p_claim < ALPHA:
-            return Outcome(REPRODUCED, shown, f"{method}: within {bounds}, p = {p_claim:.3g}")
-        if p_opposite < ALPHA:
-            return Outcome(NOT_REPRODUCED, shown, f"{method}: outside {bounds}, p = {p_opposite:.3g}")
-        return Outcome(INCONCLUSIVE, shown, f"{method}: neither within nor outside {bounds} at p < {ALPHA:g}")
-    if p_claim < ALPHA:
-        return Outcome(REPRODUCED, shown, f"{method}: p = {p_claim:.3g} < {ALPHA:g}")
-    if p_opposite < ALPHA:
-        return Outcome(NOT_REPRODUCED, shown, f"{method}: the opposite holds, p = {p_opposite:.3g} < {ALPHA:g}")
-    return Outcome(INCONCLUSIVE, shown, f"{method}: p = {p_claim:.3g}, not below {ALPHA:g} either way")
+        if test.p_claim < ALPHA:
+            return Outcome(REPRODUCED, shown, f"{test.method}: within {bounds}, p = {test.p_claim:.3g}", test)
+        if test.p_opposite < ALPHA:
+            return Outcome(NOT_REPRODUCED, shown, f"{test.method}: outside {bounds}, p = {test.p_opposite:.3g}", test)
+        return Outcome(INCONCLUSIVE, shown, f"{test.method}: neither within nor outside {bounds} at p < {ALPHA:g}", test)
+    if test.p_claim < ALPHA:
+        return Outcome(REPRODUCED, shown, f"{test.method}: p = {test.p_claim:.3g} < {ALPHA:g}", test)
+    if test.p_opposite < ALPHA:
+        return Outcome(NOT_REPRODUCED, shown, f"{test.method}: the opposite holds, p = {test.p_opposite:.3g} < {ALPHA:g}",
+                       test)
+    return Outcome(INCONCLUSIVE, shown, f"{test.method}: p = {test.p_claim:.3g}, not below {ALPHA:g} either way", test)
 
 
-def verdict(outcomes: list[Outcome]) -> str:
-    verdicts = {o.verdict for o in outcomes}
-    if verdicts == {REPRODUCED}:
-        return REPRODUCED
-    return NOT_REPRODUCED if NOT_REPRODUCED in verdicts else INCONCLUSIVE
+def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
+    """One test of the mean d over a pooled claim's checks, their resamples averaged (each check's
+    own draw of its units and seeds); None unless every check has a bootstrap test."""
+    tests = [o.test for o in outcomes]
+    if any(t is None or t.resampled is None for t in tests):
+        if any(t is not None and t.resampled is None for t in tests):
+            raise ValueError(f"claim {claim.id}: a pooled claim needs unit evidence (BLEU, perplexity, F1, METEOR) "
+                             "in every check")
+        return None
+    d_r = np.mean([t.resampled for t in tests], axis=0)
+    d_fixed = np.mean([t.resampled_fixed for t in tests], axis=0)
+    spread = Spread.of_bootstrap(d_r, d_fixed, min(t.spread.runs for t in tests))
+    positive = sum(t.d > 0 for t in tests)
+    method = (f"pooled paired bootstrap of the mean d over the {len(tests)} cells (each cell's units and seeds "
+              f"resampled, {RESAMPLES} resamples): mean d = {np.mean([t.d for t in tests]):+.3g}, "
+              f"{positive} of {len(tests)} cells in the claimed direction")
+    return Test(float(np.mean([t.d for t in tests])), resample_p(d_r <= 0), resample_p(d_r >= 0), method, spread, d_r,
+                d_fixed)
+
+
+# -- power ---------------------------------------------------------------------------------------------
+def check_gap(check: Check, numbers: tuple[float, float]) -> float:
+    """The paper's own d on the check's scale (a parity check: its margin to the nearer bound)."""
+    a, b = numbers
+    if check.parity is not None:
+        return math.log(1 + check.parity) - abs(math.log(a) - math.log(b))
+    return float(difference(check, on_scale(check, a), on_scale(check, b)))
+
+
+def runs_text(count: int, kind: str) -> str:
+    return f"{count} {kind}{'s' if count != 1 else ''}"
+
+
+def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None], pooled: Test | None) -> str:
+    """The chance this run could reproduce the claim, were the paper's gaps the truth, and the
+    runs that would give TARGET_POWER; or why it cannot be said."""
+    if any(o.verdict == NOT_DECIDABLE for o in outcomes):
+        return "unknown: not decidable in this run"
+    if any(g is None for g in gaps):
+        return "unknown: the paper prints no number for it"
+    if any(o.test is None for o in outcomes):
+        return "unknown: one run, no spread"
+    if claim.pooled:
+        tests, gap_of = [pooled], [float(np.mean(gaps))]
+    else:
+        tests, gap_of = [o.test for o in outcomes], gaps
+
+    def at(runs: int | None) -> float | None:
+        chances = [power(g, t.spread.se(runs)) for t, g in zip(tests, gap_of)]
+        return None if any(c is None for c in chances) else float(np.prod(chances))
+
+    now, kind = at(None), tests[0].spread.run_kind
+    current = min(t.spread.runs for t in tests)
+    text = f"{now:.2f} at {runs_text(current, kind)}"
+    if any(t.spread.per_run is None for t in tests):
+        return f"{text} (test-set variance only); the {kind}s' spread is unmeasured at one {kind}: run 2 or more"
+    if now >= TARGET_POWER:
+        return text
+    needed = next((n for n in range(current + 1, MAX_RUNS + 1) if at(n) >= TARGET_POWER), None)
+    if needed is not None:
+        return f"{text}; {TARGET_POWER:.0%} needs {runs_text(needed, kind)}"
+    if at(10 ** 6) < TARGET_POWER:
+        return f"{text}; no number of {kind}s reaches {TARGET_POWER:.0%}: the test set's own variance is too large"
+    return f"{text}; {TARGET_POWER:.0%} needs more than {runs_text(MAX_RUNS, kind)}"
+
+
+# -- a claim -------------------------------------------------------------------------------------------
+def pair_name(check: Check) -> str:
+    """What a check compares, in words: "lm-small-al against lm-small-vd (PTB test)", "Emb w/ NLL-vMF
+    against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0"."""
+    if check.than_column is not None:
+        return f"{check.column} against {check.than_column} ({check.row})"
+    if check.than_x is not None:
+        return f"{check.row} at x = {check.x:g} against x = {check.than_x:g} ({check.column})"
+    return f"{check.row} against {check.than if check.than is not None else f'{check.threshold:g}'} ({check.column})"
+
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    verdict: str  # one of VERDICTS
+    shown: str  # the verdict as the page prints it (with "one seed: test-set variance only")
+    reason: str  # what decided it, beyond each check's own test
+    power: str
+
+
+def decide_claim(claim: Claim, outcomes: list[Outcome], gaps: list[float | None] | None = None,
+                 synthetic: bool = False) -> Decision:
+    """The claim's verdict from its checks' outcomes (module docstring): Holm for "not reproduced",
+    every check (or the pooled test) for "reproduced"; `gaps`: the paper's d per check (None: not
+    printed)."""
+    gaps = gaps if gaps is not None else [None] * len(outcomes)
+    pooled = pooled_test(claim, outcomes) if claim.pooled else None
+    tested = [(check, o) for check, o in zip(claim.checks, outcomes) if o.test is not None]
+    reversed_ = [check for (check, _), r in zip(tested, holm([o.test.p_opposite for _, o in tested])) if r]
+    notes = []
+    if reversed_:
+        notes.append(f"Holm's correction over the {len(tested)} tested checks: reversed in "
+                     + ", ".join(map(pair_name, reversed_)))
+    if pooled is not None:
+        notes.append(f"{pooled.method}: p = {pooled.p_claim:.3g}, of the opposite {pooled.p_opposite:.3g}")
+    if synthetic and any(c.against_printed_constant for c in claim.checks):
+        verdict = NOT_COMPARABLE
+        notes.insert(0, "synthetic data: compared with a number the paper prints, which the demo's data cannot be held to")
+    elif reversed_ or (pooled is not None and pooled.p_opposite < ALPHA):
+        verdict = NOT_REPRODUCED
+    elif any(o.verdict == NOT_DECIDABLE for o in outcomes):
+        verdict = NOT_DECIDABLE
+    elif (pooled.p_claim < ALPHA if pooled is not None else all(o.verdict == REPRODUCED for o in outcomes)):
+        verdict = REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+    one_seed = [o.test.resampled is not None and o.test.spread.runs == 1 for _, o in tested]
+    shown = verdict
+    if verdict in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE) and any(one_seed):
+        shown += f" ({ONE_SEED})" if all(one_seed) else " (some checks at one seed: test-set variance only there)"
+    chance = "not comparable" if verdict == NOT_COMPARABLE else claim_power(claim, outcomes, gaps, pooled)
+    return Decision(verdict, shown, "; ".join(notes), chance)
+
+
+# -- what the registry knows: the paper's numbers, units, table marks ---------------------------------------
+def paper_numbers(paper: str, check: Check) -> tuple[float, float] | None:
+    """The paper's numbers for a check's row and what it is compared with, as its artefact (or the
+    check itself, for a figure) gives them; None where the paper prints none."""
+    if check.paper_values is not None:
+        return check.paper_values
+    a = paper_value(paper, check.artefact, check.row, check.column)
+    if check.threshold is not None:
+        return None if a is None else (a, check.threshold)
+    row, column, _ = check.compared
+    b = paper_value(paper, check.artefact, row, column)
+    return None if a is None or b is None else (a, b)
+
+
+def paper_value(paper: str, artefact_id: str, row: str, column: str) -> float | None:
+    from workflow_src import artefacts, registry
+
+    artefact = registry.artefact(paper, artefact_id)
+    if isinstance(artefact, (artefacts.ScoreTable, artefacts.PerplexityTable, artefacts.ParameterTable,
+                             artefacts.SamplingTable)):
+        key = {"ms per batch": "ms"}.get(column, column)
+        if isinstance(artefact, artefacts.SamplingTable):
+            key = f"{float(column.rstrip('%')) / 100:g}"
+        found = next((r.paper.get(key) for r in artefact.rows if r.experiment == row), None)
+        return None if found is None else float(found)
+    if isinstance(artefact, artefacts.ConvergenceTable):
+        return artefact.paper_hours.get(row, {}).get(column.removesuffix(" ours"))
+    if isinstance(artefact, (artefacts.RareWordTable, artefacts.NeighbourTable)):
+        return artefact.paper.get(row, {}).get(column)
+    return None
+
+
+def unit_of(paper: str, check: Check) -> str:
+    """What a check's numbers are in, as the artefact shows them."""
+    from workflow_src import artefacts, registry
+
+    artefact = registry.artefact(paper, check.artefact)
+    if isinstance(artefact, artefacts.ScoreTable):
+        column = next(c for c in artefact.columns if c.name == check.column)
+        return "METEOR (%)" if column.metric == "meteor" else "BLEU"
+    if isinstance(artefact, artefacts.Figure):
+        panel = next(p for p in artefact.panels if p.title == check.column)
+        return {artefacts.Throughput: "instances/s", artefacts.MeteorByFrequency: "METEOR (%)",
+                artefacts.ScoreAgainst: "BLEU", artefacts.SubspaceSweep: "(subspace distance)"}.get(type(panel), "")
+    if isinstance(artefact, artefacts.NeighbourTable):
+        return "%" if "(%)" in check.row else "cosine"
+    return {artefacts.PerplexityTable: "perplexity", artefacts.RareWordTable: "F1",
+            artefacts.ConvergenceTable: "s of training", artefacts.ParameterTable: "ms per batch",
+            artefacts.SamplingTable: "target tokens/s"}.get(type(artefact), "")
+
+
+def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> str:
+    """Where a score table marks this check's pair with its own test (the joint paper's two-sided
+    test against each row's baseline, seeds held) and that answer differs from this check's, the
+    table's answer, so that both pages name both."""
+    from workflow_src import artefacts, registry
+
+    artefact = registry.artefact(paper, check.artefact)
+    if outcome.test is None or not isinstance(artefact, artefacts.ScoreTable) or not artefact.significance_levels:
+        return ""
+    row = next((r for r in artefact.rows if r.experiment == check.row), None)
+    if row is None or check.than is None or row.baseline != check.than or check.margin or check.lower_is_better:
+        return ""
+    a, b = cells[check.row, check.column, None], cells[check.compared]
+    p = significance.difference_p([np.array(s) for s in a.replicates], [np.array(s) for s in b.replicates],
+                                  significance.resample_indices(len(a.replicates[0])))
+    table_says = p < ALPHA and outcome.test.d > 0
+    if table_says == (outcome.test.p_claim < ALPHA):
+        return ""
+    mark = next((m for level, m in artefact.significance_levels if p < level), "no mark")
+    return (f"{check.artefact} answers differently: {mark} (its test: sacrebleu's two-sided paired bootstrap with the "
+            f"seeds held, p = {p:.3g}; this page: one-sided, seeds resampled)")
 
 
 def evidence_path(paper: str, artefact: str) -> str:
@@ -272,47 +351,87 @@ def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
     return sorted(evidence_path(p, a) for p, a in needed if (p, a) in set(configured))
 
 
-def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, str]) -> list[dict]:
-    """One row per claim of `papers`, decided on `found` (evidence path -> its cells)."""
+def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, str], synthetic: bool = False) -> list[dict]:
+    """One row per claim of `papers`, decided on `found` (evidence path -> its cells); `synthetic`:
+    the run's data are the demo's, so claims against a printed number are not compared."""
     rows = []
     for paper in papers:
         for claim in paper_claims(paper):
-            outcomes = []
+            outcomes, notes = [], []
             for check in claim.checks:
                 path = evidence_path(paper, check.artefact)
                 why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
-                outcomes.append(decide(check, found.get(path), why))
-            rows.append({"id": f"{paper}:{claim.id}", "paper": paper, "claim": claim.statement, "measure": claim.measure,
+                outcome = decide(check, found.get(path), why, unit_of(paper, check))
+                outcomes.append(outcome)
+                notes.append(table_mark_note(paper, check, found[path], outcome) if outcome.test is not None else "")
+            numbers = [paper_numbers(paper, check) for check in claim.checks]
+            gaps = [None if n is None else check_gap(check, n) for check, n in zip(claim.checks, numbers)]
+            decision = decide_claim(claim, outcomes, gaps, synthetic)
+            reasons = [*dict.fromkeys(o.reason for o in outcomes), *filter(None, notes)]  # a shared reason once
+            rows.append({"id": f"{paper}:{claim.id}", "paper": paper, "claim": claim.statement,
+                         "the paper says": f"\"{claim.quote}\" ({claim.where})", "measure": claim.measure,
                          "paper's numbers": claim.paper, "ours": "; ".join(o.ours for o in outcomes if o.ours),
-                         "verdict": verdict(outcomes),
-                         "decided by": "; ".join(dict.fromkeys(o.reason for o in outcomes)),  # a shared reason once
+                         "verdict": decision.shown, "power": decision.power,
+                         "decided by": "; ".join(filter(None, [decision.reason, *reasons])),
                          "data": data_notes.get(paper, "")})
     return rows
 
 
-COLUMNS = ["id", "claim", "measure", "paper's numbers", "ours", "verdict", "decided by"]
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+COLUMNS = ["id", "claim", "the paper says", "measure", "paper's numbers", "ours", "verdict", "power", "decided by"]
 # a colour per verdict (background, text), in the HTML and the report
 VERDICT_COLOURS = {REPRODUCED: ("#d8f0d8", "#14532d"), NOT_REPRODUCED: ("#f8d7da", "#7f1d1d"),
-                   INCONCLUSIVE: ("#fff1c2", "#6b4e00")}
+                   INCONCLUSIVE: ("#fff1c2", "#6b4e00"), NOT_DECIDABLE: ("#e8e8e8", "#333333"),
+                   NOT_COMPARABLE: ("#dde7f5", "#1e3a5f")}
 VERDICT_STYLE = "".join(f"td.{verdict.replace(' ', '-')}{{background:{background};color:{text};font-weight:600}}"
                         for verdict, (background, text) in VERDICT_COLOURS.items())
 
 
+def base_verdict(shown: str) -> str:
+    """The verdict of a shown one ("reproduced (one seed: test-set variance only)")."""
+    return shown.split(" (")[0]
+
+
 def tally(rows: list[dict], papers: list[str]) -> tuple[list[str], list[dict[str, str]]]:
     """(columns, cells): how many claims of each paper reached each verdict."""
-    columns = ["paper", *VERDICTS, "claims"]
+    columns = ["paper", *VERDICT_HEADINGS.values(), "claims"]
     cells = []
     for paper in papers:
-        verdicts = [row["verdict"] for row in rows if row["paper"] == paper]
-        cells.append({"paper": paper, **{v: str(verdicts.count(v)) for v in VERDICTS}, "claims": str(len(verdicts))})
+        verdicts = [base_verdict(row["verdict"]) for row in rows if row["paper"] == paper]
+        cells.append({"paper": paper, **{VERDICT_HEADINGS[v]: str(verdicts.count(v)) for v in VERDICTS},
+                      "claims": str(len(verdicts))})
     return columns, cells
 
 
 def verdict_class(column: str, text: str) -> str:
     """A claims row's verdict cell, and a tally's non-zero count, in its verdict's colour."""
-    verdict = text if column == "verdict" else column if text not in ("", "0") else ""
+    by_heading = {heading: verdict for verdict, heading in VERDICT_HEADINGS.items()}
+    verdict = base_verdict(text) if column == "verdict" else by_heading.get(column, "") if text not in ("", "0") else ""
     return verdict.replace(" ", "-") if verdict in VERDICTS else ""
+
+
+def markdown_cell(text) -> str:
+    """A cell's text with its `|` escaped, so that a Markdown table keeps its columns (an escaped
+    one is left as it is)."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text) if isinstance(text, str) else text
+
+
+FOOTER = [
+    f"Each check is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by a "
+    "paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too (at one seed "
+    "it measures the test set's variance only, and the verdict says so); timings and per-seed values by a t-test "
+    "(Welch's) over their timed repeats or seeds (workflow_src/report/claims.py). A claim is reproduced when every "
+    "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
+    "cells with small gaps, \"in all cases\") is decided by one paired bootstrap of the mean gain over its cells. Not "
+    "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
+    "stopped; not comparable: on synthetic data, a check against a number "
+    "the paper prints; inconclusive: too little evidence either way.",
+    "Power: the chance this run could reproduce the claim if the paper's own gaps were the truth, from this run's "
+    f"spread (normal approximation; the product over a claim's checks), and the seeds (or timed repeats) that would "
+    f"give {TARGET_POWER:.0%}: the seeds' share of the spread shrinks with more seeds, the test set's does not.",
+    "Score tables with significance marks: synmargin Table 1 marks its gains with this page's test, so the two agree; "
+    "where the joint paper's tables (their own two-sided test, seeds held) answer a check's pair differently, the "
+    "check's reasons say so.",
+]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -322,26 +441,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--papers", nargs="+", required=True)
     parser.add_argument("--evidence", nargs="*", default=[], help="the evidence files built in this run")
     parser.add_argument("--data-notes", type=json.loads, required=True, help="JSON: paper -> its data note")
+    parser.add_argument("--synthetic-data", action="store_true",
+                        help="the data are synthetic (the demo): claims against a number the paper prints are not compared")
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     found = {os.path.normpath(path): read_evidence(path) for path in args.evidence if path}
-    rows = claim_rows(args.papers, found, args.data_notes)
+    rows = claim_rows(args.papers, found, args.data_notes, args.synthetic_data)
     notes = sorted(set(args.data_notes.values()))
     data_note = notes[0] if len(notes) == 1 else "per row (the CSV's data column)"
     title = "Headline claims of the papers, and whether this run reproduces them"
-    footer = [f"Each claim is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by "
-              "a paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too; "
-              "timings and per-seed values by a t-test (Welch's) over their timed repeats or seeds "
-              "(workflow_src/report/claims.py). "
-              "Inconclusive rows say what is missing or how far from significance they are."]
     tally_columns, tally_cells = tally(rows, args.papers)
     prefix = args.out_prefix  # the CSV keeps each row's own data note
-    markdown = tables.to_markdown(title, data_note, COLUMNS, rows, footer,
-                                  before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""])
+    markdown = tables.to_markdown(title, data_note, COLUMNS, [{k: markdown_cell(v) for k, v in row.items()} for row in rows],
+                                  FOOTER, before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""])
     write_text(prefix.with_suffix(".csv"), tables.to_csv(COLUMNS + ["data"], rows))
     write_text(prefix.with_suffix(".md"), markdown)
     write_text(prefix.with_suffix(".html"), tables.to_html(
-        title, data_note, COLUMNS, rows, footer, cell_class=verdict_class, style=VERDICT_STYLE,
+        title, data_note, COLUMNS, rows, FOOTER, cell_class=verdict_class, style=VERDICT_STYLE,
         before="<p>Claims per verdict:</p>" + tables.html_table(tally_columns, tally_cells, verdict_class)))
     print(markdown)
 

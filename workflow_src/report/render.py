@@ -21,8 +21,9 @@ from pathlib import Path
 
 from workflow_src import artefacts, layout, registry
 from workflow_src.atomic import read_lines
+from workflow_src.paper_records import Check
 from workflow_src.report import analysis, deviations, plateau, table_evidence
-from workflow_src.score import evidence, significance
+from workflow_src.score import evidence, inference, significance
 from workflow_src.tables import to_markdown, write_table
 
 
@@ -62,7 +63,7 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
         if table.parameters:
             columns += [f"{column.name} |Θ| paper", f"{column.name} |Θ| ours"]
     columns += ["seeds", "signature", "note"]
-    rows, chosen = [], {}
+    rows, chosen, sentence_scores = [], {}, {}
     for row in layout.selected_rows(ctx, table):
         out = {"experiment": row.experiment, **row.label}
         signatures, notes, seeds = set(), [row.note] if row.note else [], set()
@@ -80,6 +81,7 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
             notes += [tuning] if tuning else []
             notes += [note] if (note := plateau.learning_note([(j.seed, analysis.read_metrics(j)) for j in jobs])) else []
             scored = read_scores(jobs, row.search, column.metric)
+            sentence_scores[row.experiment, column] = [s.get("sentence_scores") for s in scored]
             scores = [s["score"] for s in scored]
             ours = round(statistics.fmean(scores), 2)
             out[f"{column.name} ours"] = ours
@@ -98,34 +100,52 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
               + "; diff = ours - paper."]
     search = {row.experiment: row.search for row in table.rows}
     by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
-                 if not ctx.status(column)}
+                 if not ctx.status(column) and column.metric != "meteor"}
     if table.significance:
-        significance_marks(table, rows, by_column)
+        significance_marks(table, rows, by_column, chosen)
         marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
-        footer.append(f"Significant gains ({marks}): paired bootstrap over the test sentences, "
-                      f"{significance.RESAMPLES} resamples, each system's BLEU the mean over its seeds, p < 0.05.")
+        footer.append(f"Significant gains ({marks}), p < {inference.ALPHA:g}: the test of results/claims.md, so that the "
+                      f"two pages give one answer for a pair both test: a paired bootstrap over the test sentences "
+                      f"({significance.RESAMPLES} resamples), each system's seeds resampled too and its BLEU the mean "
+                      "over its drawn seeds.")
     if table.significance_levels:
-        significance_levels(table, ctx, rows, by_column)
+        significance_levels(table, ctx, rows, by_column, chosen)
         marks = ", ".join(f"{mark} p < {level:g}" for level, mark in table.significance_levels)
         footer.append(f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
                       f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
-                      "resamples), each system's BLEU the mean over its seeds.")
+                      "resamples), each system's BLEU the mean over its seeds, which are held (the paper's test). "
+                      "results/claims.md tests gains one-sided with the seeds resampled too; where the two answer a "
+                      "pair differently at p < 0.05, the row's note gives the other test's p, and the claim says so.")
     if table.parameters:
         footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
                       "and the paper's (which it reports in millions).")
-    return columns, rows, footer, score_evidence(table, ctx, chosen, by_column)
+    return columns, rows, footer, [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen)]
+
+
+def bleu_cell(experiment: str, column: artefacts.Column, statistics_of, chosen: dict) -> evidence.Cell:
+    """A row's evidence in a BLEU column: each chosen seed's BLEU statistics per test sentence."""
+    return evidence.Cell(experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(experiment)),
+                         evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+                         unsettled=table_evidence.still_learning(chosen[experiment, column]))
 
 
 def score_evidence(table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict) -> list[evidence.Cell]:
-    """Per row and configured column, each chosen seed's BLEU statistics per test sentence: what
+    """Per row and configured BLEU column, each chosen seed's BLEU statistics per test sentence: what
     the claims' bootstrap resamples (`workflow_src/report/claims.py`). `chosen`: (experiment, column) ->
     its jobs; `by_column`: column -> `sentence_statistics_by_seed`'s pair."""
-    cells = []
-    for column, (_, statistics_of) in by_column.items():
-        cells += [evidence.Cell(row.experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(row.experiment)),
-                                evidence.seed_labels(j.seed for j in chosen[row.experiment, column]))
-                  for row in layout.selected_rows(ctx, table) if chosen[row.experiment, column]]
-    return cells
+    return [bleu_cell(row.experiment, column, statistics_of, chosen) for column, (_, statistics_of) in by_column.items()
+            for row in layout.selected_rows(ctx, table) if chosen[row.experiment, column]]
+
+
+def mean_evidence(sentence_scores: dict, chosen: dict) -> list[evidence.Cell]:
+    """Per row and METEOR column, each chosen seed's per-sentence scores (nltk's METEOR is their
+    mean; `score.meteor.meteor_nltk` records them), kind `mean`; none where a score file has no
+    sentence scores (the jar's, or one scored before they were recorded)."""
+    return [evidence.Cell(experiment, column.name, "mean", tuple([[v, 1] for v in scores] for scores in per_seed),
+                          evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+                          unsettled=table_evidence.still_learning(chosen[experiment, column]))
+            for (experiment, column), per_seed in sentence_scores.items()
+            if column.metric == "meteor" and all(scores is not None for scores in per_seed)]
 
 
 def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: dict[str, str]):
@@ -152,8 +172,17 @@ def configured_columns(rows: list[dict], by_column: dict):
                {out["experiment"]: out[f"{column.name} ours"] for out in rows})
 
 
-def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, rows: list[dict], by_column: dict) -> None:
-    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row."""
+def gain_test(experiment: str, than: str, column: artefacts.Column, statistics_of, chosen: dict) -> inference.Test:
+    """The claims' test of "`experiment` scores above `than`" in `column` (results/claims.md)."""
+    check = Check("table", column.name, experiment, than=than)
+    return inference.by_bootstrap(check, *(bleu_cell(e, column, statistics_of, chosen) for e in (experiment, than)))
+
+
+def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, rows: list[dict], by_column: dict,
+                        chosen: dict) -> None:
+    """Fill each row's `<column> Δ` and `<column> significance` against its baseline row; where the
+    claims' one-sided test (seeds resampled) answers the pair differently at ALPHA, the row's note
+    gives its p."""
     baseline_of = {row.experiment: row.baseline for row in layout.selected_rows(ctx, table)}
     for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
         for out in rows:
@@ -163,15 +192,22 @@ def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, row
             out[f"{column.name} Δ"] = round(mean_of[out["experiment"]] - mean_of[baseline], 2)
             p = significance.difference_p(statistics_of(out["experiment"]), statistics_of(baseline), indices)
             out[f"{column.name} significance"] = next((mark for level, mark in table.significance_levels if p < level), "")
+            better, worse = (out["experiment"], baseline) if out[f"{column.name} Δ"] >= 0 else (baseline, out["experiment"])
+            one_sided = gain_test(better, worse, column, statistics_of, chosen).p_claim
+            if (p < inference.ALPHA) != (one_sided < inference.ALPHA):
+                out["note"] = "; ".join(filter(None, [out["note"], (
+                    f"{column.name}: results/claims.md's test (one-sided, seeds resampled) gives p = {one_sided:.3g} "
+                    f"for {better} above {worse}")]))
 
 
-def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column: dict) -> None:
-    """Fill each row's `<column> significance` with the marks of the baselines it beats."""
-    for column, statistics_of, indices, mean_of in configured_columns(rows, by_column):
+def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column: dict, chosen: dict) -> None:
+    """Fill each row's `<column> significance` with the marks of the baselines it beats, by the
+    claims' test (`gain_test`), so that a mark and a claim on the same pair agree."""
+    for column, statistics_of, _, mean_of in configured_columns(rows, by_column):
         for out in rows:
             marks = [mark for mark, baseline in table.significance
                      if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
-                     and significance.paired_bootstrap_p(statistics_of(out["experiment"]), statistics_of(baseline), indices) < 0.05]
+                     and gain_test(out["experiment"], baseline, column, statistics_of, chosen).p_claim < inference.ALPHA]
             out[f"{column.name} significance"] = "".join(marks)
 
 

@@ -4,7 +4,8 @@ builder here writes no evidence (its claims, if any, say so): examples, represen
 next-word predictions are read, not tested, and parameter counts are counted, not measured.
 
 Each builder reads what its table (`workflow_src/report/analysis.py`) reads, through the same helpers,
-so that a cell's replicates give the table's number:
+so that a cell's replicates give the table's number; a cell whose runs had not plateaued says so
+(`still_learning`), and no claim is decided on it:
 
     table            row                 column                      kind        a replicate
     PerplexityTable  experiment          "<corpus> test|valid"       perplexity  a chosen seed's NLL blocks
@@ -23,10 +24,20 @@ import sys
 from pathlib import Path
 
 from workflow_src import layout
-from workflow_src.artefacts import (Context, ConvergenceTable, NeighbourTable, ParameterTable, PerplexityTable,
+from workflow_src.artefacts import (Context, ConvergenceTable, Job, NeighbourTable, ParameterTable, PerplexityTable,
                                     RareWordTable, SamplingTable)
-from workflow_src.report import analysis
+from workflow_src.report import analysis, plateau
 from workflow_src.score.evidence import Cell, repeat_labels, seed_labels
+from workflow_src.train.divergence import diverged
+
+
+def still_learning(jobs: list[Job]) -> str:
+    """Why these runs do not show what their method learns: those that had not plateaued when their
+    training stopped (`plateau.unsettled`: a row ranked by how far its budget let it get, issue 23);
+    '' when every one had. A diverged run is a result (the row holds its best epoch), not this."""
+    moving = [f"seed {job.seed}: {how}" for job in jobs
+              if (how := plateau.unsettled(history := analysis.read_metrics(job))) and not diverged(history)]
+    return f"not plateaued when its training stopped ({'; '.join(moving)})" if moving else ""
 
 
 @functools.singledispatch
@@ -49,7 +60,8 @@ def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> 
                       f"{' '.join(map(str, missing))} has no {split}_blocks (rerun train_lm); no evidence", file=sys.stderr)
                 continue
             out.append(Cell(experiment, f"{corpus.name} {split}", "perplexity",
-                            tuple(r[f"{split}_blocks"] for r in results), seed_labels(j.seed for j in jobs)))
+                            tuple(r[f"{split}_blocks"] for r in results), seed_labels(j.seed for j in jobs),
+                            unsettled=still_learning(jobs)))
     return out
 
 
@@ -64,7 +76,7 @@ def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) ->
             jobs, measured = analysis.convergence_times(ctx, column, system)
             if jobs:
                 out.append(Cell(column.name, f"{system.name} ours", "value", tuple(seconds for seconds, _, _ in measured),
-                                seed_labels(j.seed for j in jobs)))
+                                seed_labels(j.seed for j in jobs), unsettled=still_learning(jobs)))
     return out
 
 
@@ -80,7 +92,7 @@ def _(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: str) -> li
             continue
         for b, label in enumerate(analysis.rare_word_bins(artefact)):
             out.append(Cell(label, name, "f1", tuple([sentence[b] for sentence in counts] for _, counts in runs),
-                            seed_labels(j.seed for j, _ in runs)))
+                            seed_labels(j.seed for j, _ in runs), unsettled=still_learning([j for j, _ in runs])))
     return out
 
 
@@ -94,7 +106,8 @@ def _(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: str) -> l
         for statistic in artefact.paper:
             measured = [(j.seed, r[statistic]) for j, r in zip(jobs, results) if r.get(statistic) is not None]
             if measured:
-                out.append(Cell(statistic, name, "value", tuple(v for _, v in measured), seed_labels(s for s, _ in measured)))
+                out.append(Cell(statistic, name, "value", tuple(v for _, v in measured), seed_labels(s for s, _ in measured),
+                                unsettled=still_learning(jobs)))
     return out
 
 

@@ -17,6 +17,8 @@ not only compare two means:
     meteor      Meteor's sufficient statistics per test sentence  100 x METEOR of the summed statistics
                 (`meteor.statistics_vector`, one bin's function   with the cell's `parameters` (alpha, beta,
                 words)                                            gamma, delta, weights)
+    mean        [score, 1] per test sentence (a metric that      the mean of the sentences' scores
+                averages sentence scores: nltk's METEOR in %)
     value       one number (a timing, a ratio, a distance)       the number itself
 
 A figure's CSV has one line per replicate of each point: `panel, series, x, y, replicate` (the
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from workflow_src.atomic import write_text
 
-KINDS = ("bleu", "perplexity", "f1", "meteor", "value")
+KINDS = ("bleu", "perplexity", "f1", "meteor", "mean", "value")
 BLOCK_TOKENS = 1000  # a perplexity block: long enough that neighbouring blocks are nearly independent
 FIGURE_COLUMNS = ("panel", "series", "x", "y", "replicate")
 
@@ -47,10 +49,13 @@ class Cell:
     row: str
     column: str
     kind: str
-    replicates: tuple  # bleu, perplexity, f1, meteor: one list of per-unit lists per replicate; value: floats
+    replicates: tuple  # bleu, perplexity, f1, meteor, mean: one list of per-unit lists per replicate; value: floats
     labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
     x: float | None = None
     parameters: dict | None = None  # meteor: its MeteorParameters' fields (alpha, beta, gamma, delta, weights)
+    # why the runs behind it do not show what their method learns (a run still improving when its
+    # training stopped, `workflow_src.report.table_evidence.still_learning`); a claim is not decided on it
+    unsettled: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -125,6 +125,7 @@ def meteor_nltk(hyps: list[str], refs: list[str], lang: str, nltk_data: Path | N
                      f"tok: moses-{lang}, lowercased|corpus: mean of sentences",
         "modules": modules,
         "sentences": len(hyps),
+        "sentence_scores": [round(100 * score, 4) for score in scores],  # in %: the claims resample them
     }
 
 
