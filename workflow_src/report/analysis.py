@@ -15,7 +15,7 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.artefacts import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
                                     ParameterTable, PerplexityTable, RareWordTable, RepresentationTable, SamplingTable)
-from workflow_src.atomic import read_lines
+from workflow_src.atomic import read_lines, read_metrics as read_metrics_file
 from workflow_src.data.vocab import read_counts
 from workflow_src.report import plateau
 from workflow_src.score.rare_words import bin_label, bin_scores, sentence_bin_counts
@@ -24,7 +24,7 @@ from workflow_src.score.rare_words import bin_label, bin_scores, sentence_bin_co
 def read_metrics(job: Job) -> list[dict]:
     """A training job's metrics.jsonl, a translation model's or a language model's."""
     path = f"{layout.lm_dir(job)}/metrics.jsonl" if job.pair == "lm" else layout.metrics_path(job)
-    return [json.loads(line) for line in read_lines(Path(path))]
+    return read_metrics_file(path)
 
 
 def time_to_convergence(history: list[dict]) -> tuple[float, int, bool]:

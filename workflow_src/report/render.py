@@ -20,7 +20,7 @@ import statistics
 from pathlib import Path
 
 from workflow_src import artefacts, layout, registry
-from workflow_src.atomic import read_lines
+from workflow_src.atomic import one_line_faults, read_lines
 from workflow_src.report import analysis, deviations, plateau, table_evidence
 from workflow_src.score import evidence, significance
 from workflow_src.tables import to_markdown, write_table
@@ -175,6 +175,7 @@ def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column:
             out[f"{column.name} significance"] = "".join(marks)
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True)
