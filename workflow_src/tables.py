@@ -84,9 +84,19 @@ def shared_note_parts(notes: list[str]) -> list[str]:
     return [p for p in parts[0] if all(p in other for other in parts[1:])] if parts else []
 
 
+def markdown_cell(text: str) -> str:
+    """A table cell's text as Markdown reads it back: `|` escaped (`|Θ|`, `|V|` would end the cell;
+    GitHub's tables unescape it, in code spans too) and line breaks as spaces (one would end the row)."""
+    return " ".join(str(text).replace("|", "\\|").split("\n"))
+
+
+def markdown_row(cells) -> str:
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
 def markdown_table(columns: list[str], cells: list[dict[str, str]]) -> list[str]:
-    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-            *("| " + " | ".join(cell[c] for c in columns) + " |" for cell in cells)]
+    """A GitHub-flavoured Markdown table, every header and cell through `markdown_cell`."""
+    return [markdown_row(columns), "|" + "---|" * len(columns), *(markdown_row(cell[c] for c in columns) for cell in cells)]
 
 
 def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = (),
