@@ -278,3 +278,12 @@ def test_a_failed_rerun_of_a_training_cannot_delete_its_history(under_slurm_prof
     rules = under_slurm_profile["rules"]
     updated = {name: [path.rpartition("/")[2] for path in rule["updated"]] for name, rule in rules.items() if rule["updated"]}
     assert updated == {"train": ["metrics.jsonl"], "train_lm": ["metrics.jsonl"]}
+
+
+def test_the_gpu_check_and_the_plan_ask_slurm_for_minutes_not_a_trainings_days(under_slurm_profile):
+    """The first jobs of `all` ask for job_resources.check, far below a training's time and memory:
+    a partition with a shorter MaxTime than a training's takes them."""
+    rules, resources = under_slurm_profile["rules"], yaml.safe_load((REPO / "config.yaml").read_text())["job_resources"]
+    for name in ("gpu_check", "plan", "plan_modelled"):
+        assert (rules[name]["runtime"][0], rules[name]["mem_mb"][0]) == (resources["check"]["runtime"], resources["check"]["mem_mb"])
+        assert rules[name]["runtime"][0] * 10 <= rules["train"]["runtime"][0] and rules[name]["mem_mb"][0] < rules["train"]["mem_mb"][0]
