@@ -205,6 +205,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
         sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
         queries=tuple(settings["queries"]) if "queries" in settings else None,
+        synthetic="demo" in config,
     )
 
 

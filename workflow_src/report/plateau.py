@@ -14,8 +14,11 @@ last epochs moved: training kept its best epoch, where the failure left it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from workflow_src.train.divergence import diverged
 
+SETTINGS = "settings: docs/demo.md#rankings-from-what-each-method-learns"  # the settings that give more epochs
 BLEU_STEP = 1.0
 PERPLEXITY_STEP = 0.01
 PAST_BEST = 2
@@ -55,8 +58,19 @@ def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
     notes = []
     if moving:
         notes.append(f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with "
-                     f"more epochs (train.max_epochs, train.max_epochs_by_group, train.overrides, lm.max_epochs)")
+                     f"more epochs ({SETTINGS})")
     if failed:
         notes.append(f"diverged ({'; '.join(failed)}): the row holds the best epoch, where the failing training "
                      f"left it, not what the method learns (docs/tying.md, \"REAL diverges in the demo\")")
     return "; ".join(notes)
+
+
+def unequal_epochs(trained: dict[str, int], block: str) -> dict[str, str]:
+    """Notes for rows compared with each other (`trained`: row -> the epochs its training ran, the
+    rows of one `block`) that ran another number of epochs than most of them (ties: the most
+    epochs): such a row is ranked against training of another length."""
+    if len(set(trained.values())) < 2:
+        return {}
+    usual = max(Counter(trained.values()).items(), key=lambda item: (item[1], item[0]))[0]
+    return {row: f"trained {epochs} epochs, the other {block} rows {usual}"
+            for row, epochs in trained.items() if epochs != usual}

@@ -38,6 +38,11 @@ def report_label(artefact_id: str) -> str:
     return f"{kind} {int(number):02d}"
 
 
+def millions(count: float | None) -> str | None:
+    """A parameter count in millions, the unit the papers print |Θ| in, to 4 significant digits."""
+    return None if count is None else f"{count / 1e6:.4g}"
+
+
 def read_scores(jobs: list[artefacts.Job], search: str, metric: str) -> list[dict]:
     return [json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed, search, metric)).read_text())
             for j in jobs]
@@ -58,9 +63,9 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
             columns += [f"{column.name} Δ"]
         if table.significance or table.significance_levels:
             columns += [f"{column.name} significance"]
-        columns += [f"{column.name} diff"]
+        columns += analysis.diff_column(ctx, column.name)
         if table.parameters:
-            columns += [f"{column.name} |Θ| paper", f"{column.name} |Θ| ours"]
+            columns += [f"{column.name} |Θ| paper (M)", f"{column.name} |Θ| ours (M)"]
     columns += ["seeds", "signature", "note"]
     rows, chosen = [], {}
     for row in layout.selected_rows(ctx, table):
@@ -88,14 +93,14 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
             signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
             seeds |= {j.seed for j in jobs}
             if table.parameters:
-                out[f"{column.name} |Θ| paper"] = row.paper.get(f"{column.name} |Θ|")
-                out[f"{column.name} |Θ| ours"] = analysis.read_metrics(jobs[0])[-1]["parameters"]
+                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(f"{column.name} |Θ|"))
+                out[f"{column.name} |Θ| ours (M)"] = millions(analysis.read_metrics(jobs[0])[-1]["parameters"])
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
         rows.append(out)
     footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
-              + "; diff = ours - paper."]
+              + ("" if ctx.synthetic else "; diff = ours - paper."), *analysis.diff_footer(ctx)]
     search = {row.experiment: row.search for row in table.rows}
     by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
                  if not ctx.status(column)}
@@ -111,8 +116,8 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
                       f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
                       "resamples), each system's BLEU the mean over its seeds.")
     if table.parameters:
-        footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
-                      "and the paper's (which it reports in millions).")
+        footer.append("|Θ| (M): trainable parameters in millions, the paper's unit (to 4 significant digits), ours at "
+                      "the configured sizes (a shared matrix counts once).")
     return columns, rows, footer, score_evidence(table, ctx, chosen, by_column)
 
 
