@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.markdown_tables import check_tables
 from workflow_src import artefacts, layout, registry
 from workflow_src.papers import joint, tying
 from workflow_src.report import analysis, plateau
@@ -360,6 +361,15 @@ def test_demo_table_target_reruns_only_what_it_needs(demo):
     assert "train" not in stats.replace("render_table", "") and "download" not in stats
     snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "results/table1.csv")
     assert (demo / "results/table1.csv").exists()
+
+
+def test_every_markdown_table_of_the_demo_renders(demo):
+    """Every .md the demo writes (tables, claims, diagnostics, the plan, the GPU check), read as
+    GitHub reads it: each table found, every row of its header's columns (tests/markdown_tables.py)."""
+    pages = sorted((demo / "results").rglob("*.md"))
+    assert len(pages) > 40
+    tables = [table for page in pages for table in check_tables(page.read_text(), str(page.relative_to(demo)))]
+    assert len(tables) >= len(pages)
 
 
 def test_demo_report_shows_the_table(demo):
