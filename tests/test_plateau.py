@@ -45,6 +45,7 @@ def test_a_language_model_whose_perplexity_ran_away_has_diverged_not_plateaued()
     note = learning_note([(1, lm(196.0, 93.0, 56.0, 123.4)), (2, lm(300.0, 100.0, 90.0))])
     assert note.startswith("not plateaued when its training stopped (seed 2: validation perplexity 100.0 → 90.0")
     assert "; diverged (seed 1: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4): the row holds" in note
+    assert plateau.footer([{"note": note}]) == [plateau.SETTINGS, plateau.DIVERGENCE]  # where the docs say more, once
 
 
 def test_a_row_names_its_seeds_that_had_not_plateaued():
@@ -77,9 +78,10 @@ def test_a_score_table_notes_the_rows_still_learning_and_points_to_the_settings(
     notes = {row["experiment"]: row["note"] for row in rows}
     assert notes["settled"] == ""
     assert notes["rising"] == ("not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3), "
-                               f"so its rank may change with more epochs ({plateau.SETTINGS})")
-    heading = plateau.SETTINGS.split('"')[1]
-    assert f"## {heading}" in (REPO / "docs" / "demo.md").read_text() and "train.max_epochs" not in notes["rising"]
+                               "so its rank may change with more epochs")  # the settings: once, under the table
+    assert plateau.footer(rows) == [plateau.SETTINGS] and plateau.footer(rows[:1]) == []
+    heading = plateau.SETTINGS.split('"')[3]
+    assert f"## {heading}" in (REPO / "docs" / "demo.md").read_text()
 
 
 def test_on_synthetic_data_no_diff_is_shown_and_the_table_says_why_once(tmp_path, monkeypatch):

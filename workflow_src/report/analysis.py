@@ -19,6 +19,7 @@ from workflow_src.atomic import read_lines, read_metrics as read_metrics_file
 from workflow_src.data.vocab import read_counts
 from workflow_src.report import plateau
 from workflow_src.score.rare_words import bin_label, bin_scores, sentence_bin_counts
+from workflow_src.train.divergence import diverged
 
 
 def read_metrics(job: Job) -> list[dict]:
@@ -277,8 +278,8 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
             histories = [(j.seed, read_metrics(j)) for j in jobs]
             if learning := plateau.learning_note(histories):
                 notes.append(f"{corpus.name}: {learning}")
-            if any(history for _, history in histories):
-                trained.setdefault((block, corpus), {})[row.experiment] = max(h[-1]["epoch"] for _, h in histories if h)
+            if (ran := [h[-1]["epoch"] for _, h in histories if h and not diverged(h)]) and len(ran) == len(histories):
+                trained.setdefault((block, corpus), {})[row.experiment] = max(ran)  # a diverged run's note says why
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             for split in ("valid", "test"):

@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
         cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
-    footer = [*footer, *deviations.footer(args.paper, args.artefact)]
+    footer = [*footer, *plateau.footer(rows), *deviations.footer(args.paper, args.artefact)]
     prefix = args.out_prefix
     evidence.write(prefix.with_suffix(".evidence.json"), cells)
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
