@@ -231,6 +231,16 @@ def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row
     assert tables.to_csv(columns, rows).count(LONG_NOTE) == 4  # the CSV keeps every row whole
 
 
+def test_a_short_words_cell_is_not_broken_at_its_hyphen():
+    """At 1,400 px a narrow column broke "de-en" and "VD-LSTM+RE" at the hyphen; a one-word cell of
+    up to tables.SHORT_WORD characters keeps its line, longer text and numbers wrap as before."""
+    page = tables.to_html("t", "data", ["pair", "model", "n", "note"],
+                          [{"pair": pair, "model": f"word2emb-fasttext-tied-nllvmf-{k}", "n": 1.5 + k, "note": f"a b {k}"}
+                           for k, pair in enumerate(("de-en", "fr-en"))])
+    assert "<td class='text word'>de-en</td>" in page and "td.word{white-space:nowrap}" in page
+    assert "<td class='text'>word2emb" in page and "<td>1.50</td>" in page and "<td class='text note'>a b 0</td>" in page
+
+
 def test_a_single_rows_table_keeps_its_cells():
     columns, rows = table_rows()
     page = tables.to_html("t", "data", columns, rows[:1])
@@ -308,7 +318,7 @@ def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(t
     for paper in papers:
         total = len(claims.paper_claims(paper))
         assert counts[paper] == [paper, "0", "0", str(total), str(total)]  # nothing built: all inconclusive
-    assert "<td class='text inconclusive'>inconclusive</td>" in table
+    assert "<td class='text word inconclusive'>inconclusive</td>" in table
     for verdict in claims.VERDICTS:
         assert f"td.{verdict.replace(' ', '-')}{{background:" in page
     markdown = (tmp_path / "claims.md").read_text()

@@ -100,7 +100,7 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
         out["note"] = "; ".join(notes)
         rows.append(out)
     footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
-              + ("" if ctx.synthetic else "; diff = ours - paper."), *analysis.diff_footer(ctx)]
+              + ("." if ctx.synthetic else "; diff = ours - paper."), *analysis.diff_footer(ctx)]
     search = {row.experiment: row.search for row in table.rows}
     by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
                  if not ctx.status(column)}
