@@ -15,7 +15,7 @@ rule gpu_check:
     priority: 1000  # the first job: everything on the device waits for it
     threads: config["threads"]["train"]
     resources:
-        **limits("train"),
+        **limits("check"),  # minutes, not a training's hours: a partition with a short limit takes it
         gpu=PLAN_GPU_SLOTS,  # the whole training device: its step times are reported
     conda:
         "../envs/torch.yaml"

@@ -23,7 +23,7 @@ rule train_lm:
         unpack(lm_corpus),
     output:
         model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
-        metrics="results/lm/{dataset}/{experiment}/seed{seed}/metrics.jsonl",
+        metrics=update("results/lm/{dataset}/{experiment}/seed{seed}/metrics.jsonl"),  # kept: as in rules/train.smk
         perplexity="results/lm/{dataset}/{experiment}/seed{seed}/perplexity.json",
     params:
         spec=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),

@@ -17,7 +17,7 @@ rule plan:
     priority: 100  # before the training it plans
     threads: config["threads"]["train"]
     resources:
-        **limits("train"),
+        **limits("check"),  # minutes: a few timed steps of each model family
         gpu=PLAN_GPU_SLOTS,
     conda:
         "../envs/torch.yaml"
@@ -57,7 +57,7 @@ rule plan_modelled:
         "logs/plan_modelled.log",
     threads: config["threads"]["train"]
     resources:
-        **limits("train"),
+        **limits("check"),
     conda:
         "../envs/torch.yaml"
     shell:

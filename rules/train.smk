@@ -7,7 +7,10 @@ rule train:
         unpack(train_inputs),
     output:
         model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
-        metrics="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/metrics.jsonl",
+        # the training history: update(), so Snakemake neither deletes it before a rerun nor after a
+        # failed one (it restores it); the job replaces it only once training has ended
+        # (workflow_src/train/checkpoints.py)
+        metrics=update("results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/metrics.jsonl"),
     params:
         spec=lambda w: json.dumps(spec(w)),
         inputs=lambda w, input: cli_args(dict(input.items())),

@@ -592,11 +592,6 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         assert len(widths) == 1, table.splitlines()[0]
 
 
-def test_a_pipe_in_a_cell_is_escaped_once():
-    assert claims.markdown_cell("|V| ≈ 128K") == "\\|V\\| ≈ 128K"
-    assert claims.markdown_cell(claims.markdown_cell("|V|")) == "\\|V\\|"
-
-
 # -- one significance answer (issue 38) ---------------------------------------------------------------------
 def test_a_tables_gain_marks_and_the_claims_give_one_answer(tmp_path, monkeypatch):
     """Syn-margin Table 1's kind of marks (`ScoreTable.significance`): a system whose two seeds score

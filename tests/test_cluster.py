@@ -206,6 +206,7 @@ from pathlib import Path
 
 from snakemake.api import SnakemakeApi
 from snakemake.cli import parse_args
+from snakemake.io import is_flagged
 from snakemake.iocontainers import Wildcards
 from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
@@ -225,6 +226,7 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
     gpu = workflow.global_resources.get("gpu")
     print(json.dumps({"gpu": gpu and gpu.value, "rules": {
         rule.name: {"slurm": not (rule.name in workflow._localrules or rule.norun),
+                    "updated": [str(f) for f in rule.output if is_flagged(f, "update")],
                     **{name: attempts(rule.resources[name]) for name in ("mem_mb", "runtime") if name in rule.resources}}
         for rule in workflow.rules}}))
 """
@@ -232,7 +234,7 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
 
 def workflow_as_run(tmp_path: Path, *argv: str, configfile: Path = REPO / "config.yaml") -> dict:
     """The global `gpu` limit and each rule's mem_mb and runtime at attempts 1-3 (and whether it
-    goes to the executor), for `snakemake <argv>` typed in the checkout: the workflow loaded the
+    goes to the executor, and its outputs flagged update()), for `snakemake <argv>` typed in the checkout: the workflow loaded the
     way Snakemake loads it (profiles/default read too), without building its DAG."""
     result = subprocess.run([sys.executable, "-c", PROBE, json.dumps([list(argv), str(configfile), str(tmp_path)])],
                             cwd=REPO, capture_output=True, text=True, env=environment())
@@ -267,3 +269,21 @@ def test_every_rule_sent_to_slurm_asks_for_memory_and_a_runtime_that_a_retry_kee
         assert all(isinstance(v, int) and v > 0 for v in r["mem_mb"] + r["runtime"]), (name, r)
         assert r["runtime"] == [r["runtime"][0]] * 3, f"{name}: runtime grows with the attempt: {r['runtime']}"
         assert r["mem_mb"][0] <= r["mem_mb"][1] <= r["mem_mb"][2], (name, r)
+
+
+def test_a_failed_rerun_of_a_training_cannot_delete_its_history(under_slurm_profile):
+    """Snakemake deletes a job's outputs before it runs and after it fails, except those flagged
+    update(), which it restores on failure: every training's metrics.jsonl is one, and the
+    training replaces it only once it has ended (tests/test_train.py, tests/test_train_lm.py)."""
+    rules = under_slurm_profile["rules"]
+    updated = {name: [path.rpartition("/")[2] for path in rule["updated"]] for name, rule in rules.items() if rule["updated"]}
+    assert updated == {"train": ["metrics.jsonl"], "train_lm": ["metrics.jsonl"]}
+
+
+def test_the_gpu_check_and_the_plan_ask_slurm_for_minutes_not_a_trainings_days(under_slurm_profile):
+    """The first jobs of `all` ask for job_resources.check, far below a training's time and memory:
+    a partition with a shorter MaxTime than a training's takes them."""
+    rules, resources = under_slurm_profile["rules"], yaml.safe_load((REPO / "config.yaml").read_text())["job_resources"]
+    for name in ("gpu_check", "plan", "plan_modelled"):
+        assert (rules[name]["runtime"][0], rules[name]["mem_mb"][0]) == (resources["check"]["runtime"], resources["check"]["mem_mb"])
+        assert rules[name]["runtime"][0] * 10 <= rules["train"]["runtime"][0] and rules[name]["mem_mb"][0] < rules["train"]["mem_mb"][0]

@@ -97,3 +97,48 @@ def test_snakemake_prints_every_problem_briefly(tmp_path):
     assert "patience" not in output.replace("allowed:", "").split("unexpected key")[0] and "seeds: " not in output
     assert "more)" not in output and 'File "' not in output and "Traceback" not in output
     assert len(output.splitlines()) < 10 and "$schema" not in output  # no schema dump
+
+
+def command_line(overrides: dict, configfile) -> ConfigError:
+    """The error of config.yaml with `--config` overrides merged as Snakemake merges them."""
+    config = copy.deepcopy(FULL)
+    update_config(config, copy.deepcopy(overrides))
+    with pytest.raises(ConfigError) as raised:
+        validate(config, SCHEMA, [configfile], overrides)
+    return raised.value
+
+
+def test_a_nested_command_line_mistake_names_only_its_key_and_blames_the_command_line():
+    """`--config 'papers={tying: {seedz: [1]}}'`: the misspelt key alone (the paper's tables and
+    figures are keys its schema allows by pattern), from --config, not the config file."""
+    assert str(command_line({"papers": {"tying": {"seedz": ["1"]}}}, REPO / "config.yaml")).splitlines() == [
+        "--config: papers.tying: unexpected key 'seedz'; allowed: a key matching ^(table|figure)[0-9]+$"]
+
+
+@pytest.mark.parametrize("overrides, line", [
+    ({"papers": {"tying": {"table9": {}}}},
+     "--config: papers.tying.table9: tying has no table9; it has figure1, table1, table2, table3, figure2, table4"),
+    ({"papers": {"tying": {"table1": {"rows": ["lm-nonesuch"]}}}}, "--config: papers.tying.table1.rows: lm-nonesuch not rows"),
+    ({"align": {"fast_align": "/nowhere/fast_align"}},
+     "--config: align.fast_align: '/nowhere/fast_align' is neither an executable file nor a command on the PATH; "
+     "expected a fast_align binary, or null for eflomal"),
+    ({"scoring": {"meteor_jar": "/nowhere/meteor-1.5.jar"}},
+     "--config: scoring.meteor_jar: '/nowhere/meteor-1.5.jar' is not a file; expected meteor-1.5.jar and java"),
+])
+def test_what_the_schema_cannot_check_is_one_line_naming_the_key(overrides, line):
+    """An artefact or row its paper does not have, an external tool that is not there: one line at
+    DAG time, naming the key (a KeyError's traceback, or a job failing hours later, before)."""
+    found = str(command_line(overrides, REPO / "config.yaml")).splitlines()
+    assert len(found) == 1 and found[0].startswith(line), found
+
+
+def test_an_external_tool_that_is_there_passes(tmp_path):
+    config = copy.deepcopy(FULL)
+    tool = tmp_path / "fast_align"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    config["align"]["fast_align"] = str(tool)
+    validate(config, SCHEMA)
+    tool.chmod(0o644)
+    with pytest.raises(ConfigError, match="align.fast_align: .* is neither an executable file"):
+        validate(config, SCHEMA)

@@ -119,7 +119,8 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
     assert by_name["good"]["De→En significance"] == "‡" and by_name["good"]["De→En Δ"] > 50
     assert by_name["twin"]["De→En significance"] == "" and by_name["twin"]["De→En Δ"] == 0
     assert "De→En Δ" not in by_name["base"]
-    assert [by_name[n]["De→En |Θ| ours"] for n in outputs] == [100, 101, 102]
+    assert [by_name[n]["De→En |Θ| ours (M)"] for n in outputs] == ["0.0001", "0.000101", "0.000102"]  # millions, as the paper
+    assert by_name["base"]["De→En |Θ| paper (M)"] == "1"
     assert "tok:none" in by_name["good"]["signature"] and any("p < 0.001" in line for line in footer)
 
 
@@ -192,7 +193,7 @@ def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joi
                 assert row[f"{column.name} ours"] == "" and f"{column.name}: pair {column.pair} not configured" in row["note"]
                 continue
             # toy models of two epochs translate barely (that they learn: the sampled-training test above)
-            assert 0 <= float(row[f"{column.name} ours"]) <= 100 and int(row[f"{column.name} |Θ| ours"]) > 0
+            assert 0 <= float(row[f"{column.name} ours"]) <= 100 and float(row[f"{column.name} |Θ| ours (M)"]) > 0
             assert set(row[f"{column.name} significance"]) <= {"*", "†", "‡"}
             if row["Model"] != "NMT":
                 nmt = float(table2[0][f"{column.name} ours"])
@@ -200,16 +201,16 @@ def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joi
         assert "tok:none" in row["signature"]
     assert "De→En: bpe32k-joint" in table2[2]["note"] and "chosen on development BLEU" in table2[2]["note"]
     # tying drops NMT's output matrix: |Θ| of NMT-tied is smaller, by |V| x d_h less what P adds
-    assert int(table2[1]["De→En |Θ| ours"]) < int(table2[0]["De→En |Θ| ours"])
+    assert float(table2[1]["De→En |Θ| ours (M)"]) < float(table2[0]["De→En |Θ| ours (M)"])
     table3 = read_csv(joint_run / "results/joint/table3.csv")
     assert [r["Model"] for r in table3] == ["NMT", "NMT-tied", "Eq. 6", "Eq. 7a", "Eq. 7b", "Eq. 15 (512)", "Eq. 15 (2048)"]
     assert all(0 <= float(r["De→En ours"]) <= 100 for r in table3)
     table5 = read_csv(joint_run / "results/joint/table5.csv")
     assert [(r["Model"], r["Layers"]) for r in table5] == [(m, d) for m in ("NMT", "NMT-tied", "NMT-joint") for d in ("1", "2")]
-    one_layer, two_layers = (int(r["De→En |Θ| ours"]) for r in table5[:2])
+    one_layer, two_layers = (float(r["De→En |Θ| ours (M)"]) for r in table5[:2])
     assert one_layer < two_layers
     spec = json.loads((joint_run / "results/models/wmt17/de-en/bpe32k-nmt-layers1/seed1/metrics.jsonl").read_text().splitlines()[0])
-    assert spec["parameters"] == one_layer
+    assert f"{spec['parameters'] / 1e6:.4g}" == table5[0]["De→En |Θ| ours (M)"]  # in millions, as the paper
 
 
 def test_joint_table1_table4_and_figure2(joint_run):

@@ -19,7 +19,9 @@ from matplotlib.patches import Rectangle
 
 from workflow_src import artefacts, layout, registry, tables
 from workflow_src.artefacts import LearningCurves, MeteorByFrequency, PerplexityCurves, SubspaceSweep, Throughput
-from workflow_src.report import claims, figures, render
+from tests.markdown_tables import check_tables
+from workflow_src.plan import tables as plan_tables
+from workflow_src.report import claims, figures, render, training_diagnostics
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())
@@ -229,6 +231,16 @@ def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row
     assert tables.to_csv(columns, rows).count(LONG_NOTE) == 4  # the CSV keeps every row whole
 
 
+def test_a_short_words_cell_is_not_broken_at_its_hyphen():
+    """At 1,400 px a narrow column broke "de-en" and "VD-LSTM+RE" at the hyphen; a one-word cell of
+    up to tables.SHORT_WORD characters keeps its line, longer text and numbers wrap as before."""
+    page = tables.to_html("t", "data", ["pair", "model", "n", "note"],
+                          [{"pair": pair, "model": f"word2emb-fasttext-tied-nllvmf-{k}", "n": 1.5 + k, "note": f"a b {k}"}
+                           for k, pair in enumerate(("de-en", "fr-en"))])
+    assert "<td class='text word'>de-en</td>" in page and "td.word{white-space:nowrap}" in page
+    assert "<td class='text'>word2emb" in page and "<td>1.50</td>" in page and "<td class='text note'>a b 0</td>" in page
+
+
 def test_a_single_rows_table_keeps_its_cells():
     columns, rows = table_rows()
     page = tables.to_html("t", "data", columns, rows[:1])
@@ -270,6 +282,28 @@ def test_a_wide_table_fits_1400_px(tmp_path):
                           (tmp_path / "t.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
     width = int(re.search(r"<title>width (\d+)</title>", dom).group(1))
     assert width <= 1400, f"the page is {width} px wide at 1,400"
+
+
+def test_a_pipe_or_a_line_break_in_a_cell_keeps_the_markdown_table_whole(tmp_path):
+    """`|` in a header or cell (joint's |Θ| columns, the claims' |V|, the diagnostics' |g_out(E)|) and a
+    line break in a cell: GitHub's parser finds each table, every row with its header's columns and
+    each cell's own text: the tables of a rendered table, the claims page (its tally and claims), the
+    training diagnostics and the plan."""
+    columns = ["experiment", "loss", "fr-en |Θ| paper", "fr-en |Θ| ours", "note"]
+    rows = [{"experiment": f"e{k}", "loss": "a|b", "fr-en |Θ| paper": 65.0 + k, "fr-en |Θ| ours": 0.5,
+             "note": f"first line {k}\nsecond | line"} for k in range(2)]
+    table, = check_tables(tables.to_markdown("t", "data", columns, rows, ["under |x|"]), "a rendered table")
+    assert table == [["loss", "fr-en |Θ| paper", "fr-en |Θ| ours", "note"],
+                     ["a|b", "65.00", "0.50", "first line 0 second | line"], ["a|b", "66.00", "0.50", "first line 1 second | line"]]
+    papers = list(registry.PAPERS)
+    claims.main(["--papers", *papers, "--evidence", "--data-notes", json.dumps({p: "demo" for p in papers}),
+                 "--out-prefix", str(tmp_path / "claims")])
+    tally, listed = check_tables((tmp_path / "claims.md").read_text(), "claims.md")
+    assert len(listed) - 1 == sum(len(claims.paper_claims(p)) for p in papers) and any("|V|" in "".join(r) for r in listed)
+    training_diagnostics.write([], "data", tmp_path / "diagnostics")
+    header, = check_tables((tmp_path / "diagnostics.md").read_text(), "training_diagnostics.md")[0]
+    assert header == training_diagnostics.COLUMNS
+    assert check_tables("\n".join(plan_tables.to_markdown(["a |b|"], [{"a |b|": 1.0}])), "plan") == [[["a |b|"], ["1"]]]
 
 
 # -- claims ------------------------------------------------------------------------------------------------

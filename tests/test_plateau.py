@@ -5,8 +5,9 @@ import json
 
 from sacrebleu.metrics import BLEU
 
+from tests.conftest import REPO
 from workflow_src import artefacts, layout
-from workflow_src.report import render
+from workflow_src.report import analysis, plateau, render
 from workflow_src.report.plateau import learning_note, unsettled
 from workflow_src.train.divergence import diverged
 
@@ -44,6 +45,7 @@ def test_a_language_model_whose_perplexity_ran_away_has_diverged_not_plateaued()
     note = learning_note([(1, lm(196.0, 93.0, 56.0, 123.4)), (2, lm(300.0, 100.0, 90.0))])
     assert note.startswith("not plateaued when its training stopped (seed 2: validation perplexity 100.0 → 90.0")
     assert "; diverged (seed 1: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4): the row holds" in note
+    assert plateau.footer([{"note": note}]) == [plateau.SETTINGS, plateau.DIVERGENCE]  # where the docs say more, once
 
 
 def test_a_row_names_its_seeds_that_had_not_plateaued():
@@ -52,8 +54,9 @@ def test_a_row_names_its_seeds_that_had_not_plateaued():
     assert note.startswith("not plateaued when its training stopped (seed 2: development BLEU 5.0 → 8.0 at epoch 2)")
 
 
-def test_a_score_table_notes_the_rows_still_learning(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def score_table_of_two_rows(tmp_path) -> artefacts.ScoreTable:
+    """A De→En table of a row whose training had settled and one still rising, their files under
+    `tmp_path` (the current directory)."""
     column = artefacts.Column("wmt17", "de-en", "bleu_tok", "De→En")
     references = [f"the house number {i} is small" for i in range(20)]
     (tmp_path / layout.data_dir("wmt17", "de-en") / "tok").mkdir(parents=True)
@@ -66,8 +69,35 @@ def test_a_score_table_notes_the_rows_still_learning(tmp_path, monkeypatch):
         score = BLEU(tokenize="none").corpus_score(references, [references])
         (folder / "test.greedy.bleu_tok.json").write_text(json.dumps({"score": score.score, "metric": "bleu_tok",
                                                                        "signature": "tok:none"}))
-    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
-    _, rows, _, _ = render.score_table(table, artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
+    return artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
+
+
+def test_a_score_table_notes_the_rows_still_learning_and_points_to_the_settings(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _, rows, _, _ = render.score_table(score_table_of_two_rows(tmp_path), artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
     notes = {row["experiment"]: row["note"] for row in rows}
     assert notes["settled"] == ""
-    assert "not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3)" in notes["rising"]
+    assert notes["rising"] == ("not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3), "
+                               "so its rank may change with more epochs")  # the settings: once, under the table
+    assert plateau.footer(rows) == [plateau.SETTINGS] and plateau.footer(rows[:1]) == []
+    heading = plateau.SETTINGS.split('"')[3]
+    assert f"## {heading}" in (REPO / "docs" / "demo.md").read_text()
+
+
+def test_on_synthetic_data_no_diff_is_shown_and_the_table_says_why_once(tmp_path, monkeypatch):
+    """The demo's numbers and the paper's measure different data: a difference would read as a match."""
+    monkeypatch.chdir(tmp_path)
+    table = score_table_of_two_rows(tmp_path)
+    for synthetic in (False, True):
+        columns, rows, footer, _ = render.score_table(table, artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)},
+                                                                               synthetic=synthetic))
+        assert ("De→En diff" in columns) != synthetic and footer.count(analysis.NO_DIFF) == synthetic
+        assert any("diff = ours - paper" in line for line in footer) != synthetic
+
+
+def test_rows_of_a_block_that_trained_other_lengths_say_so():
+    """Tying's large block in the demo: AL after 4 epochs, the other rows after 10."""
+    assert plateau.unequal_epochs({"vd": 10, "re": 10, "al": 4, "real": 10}, "Large") == {
+        "al": "trained 4 epochs, the other Large rows 10"}
+    assert plateau.unequal_epochs({"vd": 10, "re": 10}, "Large") == {}
+    assert plateau.unequal_epochs({"vd": 4, "al": 10}, "Small") == {"vd": "trained 4 epochs, the other Small rows 10"}

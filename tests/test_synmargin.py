@@ -51,6 +51,8 @@ def test_the_candidate_with_the_best_mean_development_bleu_is_chosen(tmp_path, m
     assert note == "fr-en: gamma = 0.2, chosen on development BLEU among 0.2, 0.5"
     inputs = layout.inputs(registry.artefact("synmargin", "table1"), ctx, "synmargin", "table1")
     assert layout.metrics_path(jobs[0]) in inputs and layout.hypothesis_path("iwslt16", "fr-en", synmargin.SMP, 2) in inputs
+    alone = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)}, grid={"gamma": (0.5,)})  # one value: nothing chosen
+    assert analysis.chosen_jobs(alone, column, synmargin.SMP, "gamma")[1] == "fr-en: gamma = 0.5, the one value configured, not tuned"
 
 
 class FixedPredictions(torch.nn.Module):

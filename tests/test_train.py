@@ -413,3 +413,31 @@ def test_the_first_epoch_is_checked_against_the_target_bigram(data, tmp_path):
     assert good["dev_loss"] < good["bigram_dev_loss"] and bad["bigram_dev_loss"] < bad["dev_loss"]
     assert "WARNING: tiny (seed 7) has not learned from the source after its first epoch" in frozen.stderr
     assert "WARNING" not in learned.stderr
+
+
+
+def test_an_unreadable_checkpoint_is_said_and_loses_nothing_a_finished_run_made(data, tmp_path):
+    """A truncated checkpoint of a finished run, its model.pt deleted (as Snakemake deletes the
+    outputs it reruns; metrics.jsonl it keeps, rules/train.smk): the rerun names the checkpoint and
+    finishes from metrics.jsonl and best.pt without training. A rerun that must train from scratch
+    leaves metrics.jsonl the finished run's until it has finished, also when it is killed
+    (tests/test_faults.py: the decision to train from scratch, and its line)."""
+    out = tmp_path / "m"
+    spec = {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}}
+    assert run(data, out, spec).returncode == 0
+    history, weights = (out / "metrics.jsonl").read_text(), torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    checkpoint = out / "checkpoint.pt"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:checkpoint.stat().st_size // 2])
+    (out / "model.pt").unlink()
+    result = run(data, out, spec)
+    assert result.returncode == 0, result.stderr
+    assert f"{checkpoint}: unreadable (RuntimeError: PytorchStreamReader failed reading zip archive" in result.stderr
+    assert "not training again" in result.stderr and '"train_loss"' not in result.stderr
+    assert (out / "metrics.jsonl").read_text() == history
+    again = torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    assert all(torch.equal(again[key], weights[key]) for key in weights)
+    for name in ("best.pt", "model.pt", "checkpoint.pt"):
+        (out / name).unlink()
+    kill_in_second_epoch(command(data, out, spec), out, {**os.environ, "PYTHONPATH": str(REPO)})
+    assert (out / "metrics.jsonl").read_text() == history
+    assert len((out / "metrics.partial.jsonl").read_text().splitlines()) == 1  # the killed rerun's first epoch

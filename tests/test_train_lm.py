@@ -362,3 +362,33 @@ def test_a_diverging_run_stops_after_two_diverged_epochs_and_says_why(corpus, tm
     assert best["epoch"] > 1 and not train_lm.given_up(history[:-1])  # it learned, and stopped at the first epoch it could
     result = json.loads((tmp_path / "perplexity.json").read_text())
     assert result["stopped"].startswith("diverged: validation perplexity") and result["kept_epoch"] == best["epoch"]
+
+
+def test_an_unreadable_checkpoint_is_said_and_a_finished_run_is_kept_or_trained_again(corpus, tmp_path, capsys):
+    """A garbage checkpoint of a finished run, model.pt and perplexity.json deleted as Snakemake
+    deletes outputs it reruns (metrics.jsonl it keeps: rules/lm.smk): the rerun names the
+    checkpoint and scores kept.pt again without training. With kept.pt truncated too, it trains
+    from scratch, says so, and ends where the first run did."""
+    spec = {**SPEC, "max_epochs": 2}
+    train_lm.main(arguments(corpus, tmp_path, spec))
+    before, history = (tmp_path / "perplexity.json").read_text(), (tmp_path / "metrics.jsonl").read_text()
+    checkpoint = tmp_path / "checkpoint.pt"
+    for damaged in ("checkpoint", "checkpoint and kept model"):
+        checkpoint.write_bytes(b"n" + bytes(range(256)))
+        if damaged != "checkpoint":
+            kept = tmp_path / "kept.pt"
+            kept.write_bytes(kept.read_bytes()[:kept.stat().st_size // 2])
+        for name in ("model.pt", "perplexity.json"):
+            (tmp_path / name).unlink()
+        capsys.readouterr()
+        train_lm.main(arguments(corpus, tmp_path, spec))
+        err = capsys.readouterr().err
+        assert f"{checkpoint}: unreadable (UnpicklingError: invalid load key, 'n'" in err
+        if damaged == "checkpoint":
+            assert "not training again" in err and '"train_loss"' not in err
+            assert (tmp_path / "metrics.jsonl").read_text() == history
+        else:
+            assert f"training from scratch: no finished run to go on from ({kept}: unreadable" in err and '"train_loss"' in err
+            assert metrics(tmp_path) == [{k: v for k, v in json.loads(line).items() if k not in {"seconds", "tokens_per_second"}}
+                                         for line in history.splitlines()]
+        assert (tmp_path / "perplexity.json").read_text() == before

@@ -64,6 +64,7 @@ class Context:
     sweeps: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)  # swept parameter -> values
     queries: tuple[str, ...] | None = None  # the words a representation table asks about, if configured
     seeds_by_dataset: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)  # else `seeds`
+    synthetic: bool = False  # the demo's data: ours and the paper's numbers measure different data
 
     def dataset_seeds(self, dataset: str) -> tuple[int, ...]:
         return tuple(self.seeds_by_dataset.get(dataset, self.seeds))

@@ -9,12 +9,17 @@ train.patience the string '5': Snakemake reads nested values with YAML's base lo
 validation each such string is read as the type the schema gives its key, where the schema gives
 one that is not a string and the string is a clean literal of it (`5`, `0.5`, `true`, `null`,
 `[1, 2]`, `{a: 1}`); anything else is left for the check to name.
+
+Past the schema, also one line each: an artefact a paper does not have (`papers.tying.table9`) or
+a row its table has not, and an external tool the config names that is not there (`TOOLS`:
+`align.fast_align`, `scoring.meteor_jar`), so that the dry run says so, not the job hours later.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -164,13 +169,22 @@ def key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(str(part) for part in error.absolute_path) or "(top level)"
 
 
+def unexpected_keys(error: jsonschema.ValidationError) -> list[str]:
+    """The keys an additionalProperties error is about: neither a property of the schema nor
+    matching one of its patternProperties (those are as allowed as the named ones)."""
+    if not isinstance(error.instance, dict):
+        return []
+    named, patterns = error.schema.get("properties", {}), error.schema.get("patternProperties", {})
+    return sorted((key for key in error.instance
+                   if key not in named and not any(re.search(pattern, str(key)) for pattern in patterns)), key=str)
+
+
 def expected(error: jsonschema.ValidationError) -> str:
     """What the schema wanted where `error` happened, in a few words."""
     schema, validator = error.schema, error.validator
     if validator == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        unexpected = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        return f"unexpected key {', '.join(map(repr, unexpected))}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        allowed = sorted(schema.get("properties", {})) + [f"a key matching {p}" for p in schema.get("patternProperties", {})]
+        return f"unexpected key {', '.join(map(repr, unexpected_keys(error)))}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     if validator == "required":
         return error.message.replace("is a required property", "is required")
     if validator == "enum":
@@ -191,9 +205,8 @@ def _located(config: dict, schema: dict) -> list[tuple[tuple, str]]:
     for error in errors:
         leaf = jsonschema.exceptions.best_match([error])
         path = tuple(leaf.absolute_path)
-        if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
-            allowed = leaf.schema.get("properties", {})
-            path += tuple(sorted((k for k in leaf.instance if k not in allowed), key=str))[:1]
+        if leaf.validator == "additionalProperties":
+            path += tuple(unexpected_keys(leaf))[:1]
         found.append((path, f"{key_path(leaf)}: {expected(leaf)}{hint(leaf)}"))
     return found
 
@@ -209,6 +222,47 @@ def hint(error: jsonschema.ValidationError) -> str:
     if error.validator_value == "object":
         return "; a mapping is written {key: value}"
     return ""
+
+
+# -- what the schema cannot say: the registry's artefacts and rows, the external tools ---------------
+def _selection_problems(config: dict) -> list[tuple[tuple, str]]:
+    """(path, line) of each artefact of `papers` that its paper does not have, or whose `rows` name
+    a row it has not (`layout.selection_problem`)."""
+    from workflow_src import layout  # the registry of every paper: only once the schema has passed
+
+    return [(("papers", paper, artefact_id), problem) for paper, artefacts in config["papers"].items()
+            for artefact_id, settings in artefacts.items()
+            if (problem := layout.selection_problem(paper, artefact_id, settings))]
+
+
+def _not_executable(value: str) -> str | None:
+    if shutil.which(value) is None:  # a path, or a name on the PATH, as subprocess runs it
+        return "is neither an executable file nor a command on the PATH"
+    return None
+
+
+def _not_a_jar_java_runs(value: str) -> str | None:
+    if not Path(value).is_file():
+        return "is not a file"
+    return None if shutil.which("java") else "needs java, which is not on the PATH"
+
+
+# key -> (what is wrong with its value, or None; what was expected): checked when the DAG is built,
+# not when the job that needs the tool fails hours later
+TOOLS = {
+    ("align", "fast_align"): (_not_executable, "a fast_align binary, or null for eflomal"),
+    ("scoring", "meteor_jar"): (_not_a_jar_java_runs, "meteor-1.5.jar and java, or null for nltk's METEOR"),
+}
+
+
+def _tool_problems(config: dict) -> list[tuple[tuple, str]]:
+    """(path, line) of each external tool the config names that is not there."""
+    found = []
+    for path, (fault, what) in TOOLS.items():
+        value = config[path[0]][path[1]]
+        if value is not None and (why := fault(value)):
+            found.append((path, f"{'.'.join(path)}: {value!r} {why}; expected {what}"))
+    return found
 
 
 def problems(config: dict, schema: dict) -> list[str]:
@@ -246,7 +300,7 @@ def validate(config: dict, schema: dict, configfiles: list = (), overrides: dict
     ConfigError with one line per problem, each naming its config file (or --config) and key."""
     overrides = _plain(overrides or {})
     coerce(config, overrides, schema)
-    found = _located(config, schema)
+    found = _located(config, schema) or _selection_problems(config) + _tool_problems(config)
     if found:
         raise ConfigError("\n".join(f"{_origin(path, list(configfiles), overrides)}: {line}" for path, line in found))
 

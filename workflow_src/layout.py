@@ -25,7 +25,7 @@ from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTa
                                     NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
                                     RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
                                     SubspaceSweep, Throughput)
-from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment
+from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment, paper_module
 
 RESULTS = "results"
 
@@ -194,16 +194,26 @@ def translation_models(config: dict) -> list[Job]:
     return list(jobs)
 
 
+def selection_problem(paper: str, artefact_id: str, settings: dict) -> str | None:
+    """What is wrong with an artefact the `papers` block names (`settings`: its block), in one
+    line from its key; None when its paper has it and it has every row `rows` selects."""
+    known_ids = paper_module(paper).ARTEFACTS
+    if artefact_id not in known_ids:
+        return f"papers.{paper}.{artefact_id}: {paper} has no {artefact_id}; it has {', '.join(known_ids)}"
+    rows = (settings or {}).get("rows", "all")
+    known = [row.experiment for row in getattr(known_ids[artefact_id], "rows", ())]
+    unknown = sorted(set(rows) - set(known)) if rows != "all" else []
+    if unknown:
+        return (f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} {artefact_id} "
+                f"(rows: {', '.join(known) or 'it has none to choose'})")
+    return None
+
+
 def context(config: dict, paper: str, artefact_id: str) -> Context:
     """The configuration as one artefact sees it: seeds, configured pairs, selected rows."""
-    table = artefact(paper, artefact_id)
+    if problem := selection_problem(paper, artefact_id, config["papers"][paper][artefact_id]):
+        raise ValueError(problem)
     rows = config["papers"][paper][artefact_id].get("rows", "all")
-    if rows != "all":
-        known = [row.experiment for row in getattr(table, "rows", ())]
-        unknown = sorted(set(rows) - set(known))
-        if unknown:
-            raise ValueError(f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} "
-                             f"{artefact_id} (rows: {', '.join(known) or 'it has none to choose'})")
     settings = config["papers"][paper][artefact_id]
     seeds = settings.get("seeds", config["train"]["seeds"])
     return Context(
@@ -217,6 +227,7 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
         sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
         queries=tuple(settings["queries"]) if "queries" in settings else None,
+        synthetic="demo" in config,
     )
 
 

@@ -21,6 +21,7 @@ from workflow_src.atomic import write_text
 NOT_SHOWN = ("experiment", "data", "signature")
 NOTE_SEPARATOR = "; "
 LONG_WORD = 20  # characters: a longer word may break after its separators
+SHORT_WORD = 12  # characters: a cell of one word this short never breaks ("de-en", "VD-LSTM+RE", "NMT-tied")
 SHARED_MIN_LENGTH = 16  # a shorter text on every row ("yes", a verdict, seeds "1 2 3") stays in the table
 
 
@@ -84,9 +85,19 @@ def shared_note_parts(notes: list[str]) -> list[str]:
     return [p for p in parts[0] if all(p in other for other in parts[1:])] if parts else []
 
 
+def markdown_cell(text: str) -> str:
+    """A table cell's text as Markdown reads it back: `|` escaped (`|Θ|`, `|V|` would end the cell;
+    GitHub's tables unescape it, in code spans too) and line breaks as spaces (one would end the row)."""
+    return " ".join(str(text).replace("|", "\\|").split("\n"))
+
+
+def markdown_row(cells) -> str:
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
 def markdown_table(columns: list[str], cells: list[dict[str, str]]) -> list[str]:
-    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-            *("| " + " | ".join(cell[c] for c in columns) + " |" for cell in cells)]
+    """A GitHub-flavoured Markdown table, every header and cell through `markdown_cell`."""
+    return [markdown_row(columns), "|" + "---|" * len(columns), *(markdown_row(cell[c] for c in columns) for cell in cells)]
 
 
 def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = (),
@@ -106,6 +117,7 @@ td,th{border:1px solid #999;padding:2px 5px;text-align:right;vertical-align:top}
 th{background:#eee;font-weight:600;text-align:left}
 td.text{text-align:left}
 td.note{min-width:14em}
+td.word{white-space:nowrap}
 p.under{margin:2px 0;font-size:13px;color:#333;overflow-wrap:anywhere}
 """
 
@@ -127,10 +139,12 @@ def breakable(text: str) -> str:
 def html_table(columns: list[str], cells: list[dict[str, str]], cell_class=None) -> str:
     """`cell_class(column, text)`: an extra class for a cell (a verdict's colour). A cell that is
     not a number is a `text` cell (left-aligned); a `note` cell keeps 14em, so that the numbers'
-    columns do not squeeze it to a word a line."""
+    columns do not squeeze it to a word a line; a `word` cell, one short word, is not broken at its
+    hyphen ("de-\nen")."""
 
     def classes(column: str, text: str) -> str:
         kind = "" if not text or is_number(text) else "text note" if column == "note" else "text"
+        kind += " word" if kind == "text" and len(text) <= SHORT_WORD and " " not in text else ""
         names = [n for n in (kind, cell_class and cell_class(column, text)) if n]
         return f" class='{' '.join(names)}'" if names else ""
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_src.atomic import atomic_output, write_text
+from workflow_src.atomic import FileFault, atomic_output, one_line_faults, write_text
 from workflow_src.data.vocab import EOS, PAD, SPECIALS, UNK, read_counts
 
 
@@ -45,23 +45,39 @@ def write_vec(path: Path, words: list[str], vectors: np.ndarray) -> None:
             f.write(word + " " + " ".join(f"{x:.6f}" for x in vector) + "\n")
 
 
+VEC_FORMAT = "word2vec text (a '<count> <dim>' header, then a word and <dim> numbers a line)"
+
+
 def read_vec(path: Path) -> tuple[list[str], np.ndarray]:
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().split()
-        if len(header) != 2 or not all(x.isdigit() for x in header):
-            raise ValueError(f"{path}, line 1: expected the header '<count> <dim>', got {' '.join(header)!r}")
-        count, dim = map(int, header)
-        words, vectors = [], np.empty((count, dim), dtype=np.float32)
-        for number, line in enumerate(f, start=2):
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
-            if len(parts) != dim + 1:
-                raise ValueError(f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts) - 1} numbers")
-            if len(words) == count:
-                raise ValueError(f"{path}, line {number}: more vectors than the {count} the header announces")
+    """The words and vectors of a word2vec text file, streamed; a FileFault naming the file (and
+    line) where it is not that: not UTF-8, a bad header, a line of the wrong width or not numbers,
+    fewer or more vectors than the header announces (a truncated file)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return _read_vec(path, f)
+    except UnicodeDecodeError as err:
+        raise FileFault(f"{path}: not UTF-8 text ({err.reason}); expected {VEC_FORMAT}") from None
+
+
+def _read_vec(path: Path, f) -> tuple[list[str], np.ndarray]:
+    header = f.readline().split()
+    if len(header) != 2 or not all(x.isdigit() for x in header):
+        raise FileFault(f"{path}, line 1: expected the header '<count> <dim>' of {VEC_FORMAT}, got {' '.join(header)[:80]!r}")
+    count, dim = map(int, header)
+    words, vectors = [], np.empty((count, dim), dtype=np.float32)
+    for number, line in enumerate(f, start=2):
+        parts = line.rstrip("\n").rstrip(" ").split(" ")
+        if len(parts) != dim + 1:
+            raise FileFault(f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts) - 1} numbers")
+        if len(words) == count:
+            raise FileFault(f"{path}, line {number}: more vectors than the {count} the header announces")
+        try:
             vectors[len(words)] = np.asarray(parts[1:], dtype=np.float32)
-            words.append(parts[0])
+        except ValueError:
+            raise FileFault(f"{path}, line {number}: expected a word and {dim} numbers, got {line[:80]!r}") from None
+        words.append(parts[0])
     if len(words) != count:
-        raise ValueError(f"{path}: the header announces {count} vectors but the file has {len(words)}")
+        raise FileFault(f"{path}: the header announces {count} vectors but the file has {len(words)} (truncated?)")
     return words, vectors
 
 
@@ -172,6 +188,7 @@ def target_table(
     return list(SPECIALS) + target, table.astype(np.float32), report
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

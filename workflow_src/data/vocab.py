@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from workflow_src.atomic import write_lines
+from workflow_src.atomic import FileFault, read_lines, write_lines
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -24,14 +24,20 @@ def count_words(lines: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+COUNTS_FORMAT = "'word<TAB>count' lines (a vocabulary, as workflow_src.data.vocab writes it)"
+
+
 def read_counts(path: Path) -> list[tuple[str, int]]:
+    """A vocabulary's (word, count) lines; a FileFault naming the file (and line) where it is not
+    UTF-8, holds no word or has a line that is not 'word<TAB>count' (garbage, a truncated last line)."""
     out = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            word, sep, count = line.rstrip("\n").rpartition("\t")
-            if not sep or not count.isdigit():
-                raise ValueError(f"{path}, line {number}: expected 'word<TAB>count', got {line!r}")
-            out.append((word, int(count)))
+    for number, line in enumerate(read_lines(path, COUNTS_FORMAT), start=1):
+        word, sep, count = line.rpartition("\t")
+        if not sep or not count.isdigit():
+            raise FileFault(f"{path}, line {number}: expected {COUNTS_FORMAT}, got {line[:80]!r}")
+        out.append((word, int(count)))
+    if not out:
+        raise FileFault(f"{path}: empty; expected {COUNTS_FORMAT}")
     return out
 
 

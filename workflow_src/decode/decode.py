@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from workflow_src.atomic import read_lines, write_lines
+from workflow_src.atomic import one_line_faults, read_lines, write_lines
 from workflow_src.data import bpe
 from workflow_src.data.preprocess import postprocess
 from workflow_src.data.vocab import UNK, Vocab
@@ -92,6 +92,7 @@ def finish(units: list[str], attended: list[int], source_units: list[str], sourc
     return bpe.decode(units) if spec["target_unit"] == "bpe" else " ".join(units)
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, load_saved
 from workflow_src.model.compilation import compiled
 from workflow_src.model.precision import full_precision
 
@@ -142,8 +142,14 @@ def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: 
         torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch, **(extra or {})}, tmp)
 
 
+LANGUAGE_MODEL_KEYS = ("spec", "state_dict", "itos", "epoch")
+
+
 def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageModel, list[str]]:
-    saved = torch.load(path, map_location=device, weights_only=False)
+    """(model in eval mode on `device`, vocabulary) of a `save_language_model` file; a FileFault
+    naming the file where it is missing, unreadable or not such a file."""
+    saved = load_saved(path, f"a language model ({', '.join(LANGUAGE_MODEL_KEYS)}), as workflow_src.train.train_lm "
+                       "saves it", LANGUAGE_MODEL_KEYS, device)
     model = build_model(saved["spec"], len(saved["itos"]))
     model.load_state_dict(saved["state_dict"])
     return model.to(device).eval(), saved["itos"]

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 
 import torch
 
-from workflow_src.atomic import atomic_output, read_lines
+from workflow_src.atomic import atomic_output, load_saved, read_lines
 from workflow_src.data.embeddings import read_vec
 from workflow_src.data.vocab import Vocab
 
@@ -170,10 +170,16 @@ def save_model(path: Path, model: torch.nn.Module, spec: dict, src_vocab: Vocab,
                     "tgt_itos": tgt_vocab.itos, **(extra or {})}, tmp)
 
 
+MODEL_KEYS = ("spec", "state_dict", "src_itos", "tgt_itos")
+
+
 def load_model(path: Path, device: torch.device):
+    """(model in eval mode on `device`, spec, source vocab, target vocab) of a `save_model` file; a
+    FileFault naming the file where it is missing, unreadable or not such a file."""
     from workflow_src.model.seq2seq import Seq2Seq
 
-    saved = torch.load(path, map_location=device, weights_only=False)
+    saved = load_saved(path, f"a translation model ({', '.join(MODEL_KEYS)}), as workflow_src.train.train saves it",
+                       MODEL_KEYS, device)
     src_vocab, tgt_vocab = Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"])
     state = saved["state_dict"]
     table = next((state[key] for key in ("output.table", "decoder.embed.table", "word_vectors") if key in state), None)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
-from workflow_src.atomic import write_text
+from workflow_src.atomic import read_metrics, write_text
 from workflow_src.plan.tables import to_csv, to_markdown
 from workflow_src.tables import to_html
 
@@ -64,9 +63,6 @@ def within_factor(total: dict, factor: float = 2.0) -> bool:
 def write_comparison(jobs_csv: Path, out_prefix: Path) -> dict:
     with open(jobs_csv, newline="") as f:
         plan_rows = list(csv.DictReader(f))
-
-    def read_metrics(path):
-        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
     rows, total = compare(plan_rows, read_metrics)
     verdict = "within" if within_factor(total) else "NOT within"

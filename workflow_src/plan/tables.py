@@ -8,6 +8,7 @@ import io
 import json
 
 from workflow_src import layout
+from workflow_src.tables import markdown_table
 from workflow_src.plan.jobs import PlannedJob, family_label, metrics_file
 from workflow_src.plan.timing import (GPU_COUNTS, JOBS_PER_DEVICE_CHOICES, Timing, job_seconds, modelled_precision,
                                       modelled_wall_hours, wall_hours)
@@ -50,8 +51,7 @@ def to_csv(columns: list[str], rows: list[dict]) -> str:
 
 
 def to_markdown(columns: list[str], rows: list[dict]) -> list[str]:
-    return (["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-            + ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows])
+    return markdown_table(columns, [{c: cell(row.get(c)) for c in columns} for row in rows])
 
 
 # -- jobs ----------------------------------------------------------------------------------------------

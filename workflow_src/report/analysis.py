@@ -15,16 +15,17 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.artefacts import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
                                     ParameterTable, PerplexityTable, RareWordTable, RepresentationTable, SamplingTable)
-from workflow_src.atomic import read_lines
+from workflow_src.atomic import read_lines, read_metrics as read_metrics_file
 from workflow_src.data.vocab import read_counts
 from workflow_src.report import plateau
 from workflow_src.score.rare_words import bin_label, bin_scores, sentence_bin_counts
+from workflow_src.train.divergence import diverged
 
 
 def read_metrics(job: Job) -> list[dict]:
     """A training job's metrics.jsonl, a translation model's or a language model's."""
     path = f"{layout.lm_dir(job)}/metrics.jsonl" if job.pair == "lm" else layout.metrics_path(job)
-    return [json.loads(line) for line in read_lines(Path(path))]
+    return read_metrics_file(path)
 
 
 def time_to_convergence(history: list[dict]) -> tuple[float, int, bool]:
@@ -70,17 +71,31 @@ def chosen_lm_jobs(ctx: Context, corpus, experiment: str, tune: str | None) -> t
 
 
 def choose(jobs: dict[str, list[Job]], tune, where: str, measure: str, score, configuration) -> tuple[list[Job], str]:
-    """The jobs of the candidate (a key of `jobs`) with the highest mean `score`, and a note."""
+    """The jobs of the candidate (a key of `jobs`) with the highest mean `score`, and a note (one
+    candidate: nothing was chosen, and the note says so)."""
     candidates = list(jobs)
     if tune is None or not jobs[candidates[0]]:
         return jobs[candidates[0]], ""
     mean_score = {c: statistics.fmean(score(j) for j in js) for c, js in jobs.items()}
     best = max(candidates, key=lambda c: mean_score[c])
-    if isinstance(tune, tuple):
-        return jobs[best], f"{where}: {best}, chosen on {measure} among {', '.join(candidates)}"
-    values = ", ".join(f"{configuration(c).loss_params[tune]:g}" for c in candidates)
-    chosen = configuration(best).loss_params[tune]
-    return jobs[best], f"{where}: {tune} = {chosen:g}, chosen on {measure} among {values}"
+    chosen = best if isinstance(tune, tuple) else f"{tune} = {configuration(best).loss_params[tune]:g}"
+    if len(candidates) == 1:
+        return jobs[best], f"{where}: {chosen}, the one value configured, not tuned"
+    values = ", ".join(candidates if isinstance(tune, tuple) else (f"{configuration(c).loss_params[tune]:g}" for c in candidates))
+    return jobs[best], f"{where}: {chosen}, chosen on {measure} among {values}"
+
+
+NO_DIFF = ("No diff column: on synthetic data our numbers and the paper's measure different data, so their "
+           "difference means nothing; the paper's are shown for the table's layout.")
+
+
+def diff_column(ctx: Context, name: str) -> list[str]:
+    """`<name> diff` (ours - paper) as a column, except on synthetic data (`NO_DIFF`)."""
+    return [] if ctx.synthetic else [f"{name} diff"]
+
+
+def diff_footer(ctx: Context) -> list[str]:
+    return [NO_DIFF] if ctx.synthetic else []
 
 
 def mean(values: list[float]) -> float | None:
@@ -163,7 +178,7 @@ def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: s
     systems = artefact.systems
     columns = ["training frequency"]
     for s in systems:
-        columns += [f"{s.name} paper", f"{s.name} ours", f"{s.name} diff"]
+        columns += [f"{s.name} paper", f"{s.name} ours", *diff_column(ctx, s.name)]
     columns += ["test words", "note"]
     column = artefact.column
     if ctx.status(column):
@@ -182,7 +197,8 @@ def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: s
         out["test words"] = results[systems[0].name][0][b]["reference_words"]
         rows.append(out)
     footer = [f"Unigram F1 of test-set words ({column.dataset} {column.pair}) by their frequency in the training "
-              "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement."]
+              "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement.",
+              *diff_footer(ctx)]
     return columns, rows, footer
 
 
@@ -249,17 +265,21 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
     columns = ["experiment", *artefact.label_columns]
     for corpus in artefact.columns:
         for split in ("valid", "test"):
-            columns += [f"{corpus.name} {split} paper", f"{corpus.name} {split} ours", f"{corpus.name} {split} diff"]
+            columns += [f"{corpus.name} {split} paper", f"{corpus.name} {split} ours", *diff_column(ctx, f"{corpus.name} {split}")]
     columns += ["units ours"] + [f"{corpus.name} parameters ours" for corpus in artefact.columns] + ["seeds", "note"]
     computed = chosen_perplexities(artefact, ctx)
-    rows = []
+    rows, row_notes, trained = [], [], {}  # trained: (block, corpus) -> {row: the epochs its runs ran}
     for row in layout.selected_rows(ctx, artefact):
         out, notes = {"experiment": row.experiment, **row.label}, [row.note] if row.note else []
+        block = row.label.get(artefact.label_columns[0], "") if artefact.label_columns else ""
         for corpus in artefact.columns:
             jobs, tuning, results = computed.get((row.experiment, corpus), ([], "", []))
             notes.append(tuning)
-            if learning := plateau.learning_note([(j.seed, read_metrics(j)) for j in jobs]):
+            histories = [(j.seed, read_metrics(j)) for j in jobs]
+            if learning := plateau.learning_note(histories):
                 notes.append(f"{corpus.name}: {learning}")
+            if (ran := [h[-1]["epoch"] for _, h in histories if h and not diverged(h)]) and len(ran) == len(histories):
+                trained.setdefault((block, corpus), {})[row.experiment] = max(ran)  # a diverged run's note says why
             if row.experiment and (row.experiment, corpus) in computed and not jobs:
                 notes.append(ctx.corpus_status(corpus))
             for split in ("valid", "test"):
@@ -272,10 +292,17 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
                 out["seeds"] = " ".join(str(j.seed) for j in jobs)
         if row.experiment and not any(key in computed for key in ((row.experiment, c) for c in artefact.columns)):
             notes.append("not in the paper for these corpora")
-        out["note"] = "; ".join(n for n in notes if n)
         rows.append(out)
+        row_notes.append(notes)
+    for (block, corpus), epochs in trained.items():  # compared rows that trained unequal lengths
+        for out, notes in zip(rows, row_notes):
+            if note := plateau.unequal_epochs(epochs, block).get(out["experiment"]):
+                notes.append(f"{corpus.name}: {note}")
+    for out, notes in zip(rows, row_notes):
+        out["note"] = "; ".join(n for n in notes if n)
     footer = ["Perplexity exp(mean negative log-likelihood per token, <eos> included) of the epoch with the best "
-              "validation perplexity; ours: the mean over seeds. A cell is computed where the paper reports one."]
+              "validation perplexity; ours: the mean over seeds. A cell is computed where the paper reports one.",
+              *diff_footer(ctx)]
     return columns, rows, footer
 
 

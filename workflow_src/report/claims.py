@@ -37,7 +37,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -409,12 +408,6 @@ def verdict_class(column: str, text: str) -> str:
     return verdict.replace(" ", "-") if verdict in VERDICTS else ""
 
 
-def markdown_cell(text) -> str:
-    """A cell's text with its `|` escaped, so that a Markdown table keeps its columns (an escaped
-    one is left as it is)."""
-    return re.sub(r"(?<!\\)\|", r"\\|", text) if isinstance(text, str) else text
-
-
 FOOTER = [
     f"Each check is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by a "
     "paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too (at one seed "
@@ -452,7 +445,7 @@ def main(argv: list[str] | None = None) -> None:
     title = "Headline claims of the papers, and whether this run reproduces them"
     tally_columns, tally_cells = tally(rows, args.papers)
     prefix = args.out_prefix  # the CSV keeps each row's own data note
-    markdown = tables.to_markdown(title, data_note, COLUMNS, [{k: markdown_cell(v) for k, v in row.items()} for row in rows],
+    markdown = tables.to_markdown(title, data_note, COLUMNS, rows,
                                   FOOTER, before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""])
     write_text(prefix.with_suffix(".csv"), tables.to_csv(COLUMNS + ["data"], rows))
     write_text(prefix.with_suffix(".md"), markdown)

@@ -128,8 +128,7 @@ def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> tuple[list[d
     points, units = [], set()
     for k, system in enumerate(panel.systems):
         jobs, _ = chosen_lm_jobs(ctx, panel.corpus, system.experiment, system.tune)  # γ chosen on validation
-        histories = [[json.loads(line) for line in Path(f"{lm_dir(j)}/metrics.jsonl").read_text().splitlines()]
-                     for j in jobs]
+        histories = [read_metrics(j) for j in jobs]
         if histories:
             units |= {read_perplexity(j)["units"] for j in jobs}
             values = np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories])

@@ -14,8 +14,16 @@ last epochs moved: training kept its best epoch, where the failure left it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from workflow_src.train.divergence import diverged
 
+NOT_PLATEAUED = "not plateaued when its training stopped"
+DIVERGED = "diverged"
+SETTINGS = ('A row "not plateaued" may rank otherwise after more epochs; the settings that give them: docs/demo.md, '
+            '"Rankings from what each method learns".')
+DIVERGENCE = ('A row that "diverged" holds the best epoch, where the failing training left it: docs/tying.md, '
+              '"REAL diverges in the demo".')
 BLEU_STEP = 1.0
 PERPLEXITY_STEP = 0.01
 PAST_BEST = 2
@@ -54,9 +62,25 @@ def learning_note(runs: list[tuple[int, list[dict]]]) -> str:
             moving.append(f"seed {seed}: {how}")
     notes = []
     if moving:
-        notes.append(f"not plateaued when its training stopped ({'; '.join(moving)}), so its rank may change with "
-                     f"more epochs (train.max_epochs, train.max_epochs_by_group, train.overrides, lm.max_epochs)")
+        notes.append(f"{NOT_PLATEAUED} ({'; '.join(moving)}), so its rank may change with more epochs")
     if failed:
-        notes.append(f"diverged ({'; '.join(failed)}): the row holds the best epoch, where the failing training "
-                     f"left it, not what the method learns (docs/tying.md, \"REAL diverges in the demo\")")
+        notes.append(f"{DIVERGED} ({'; '.join(failed)}): the row holds its best epoch, not what the method learns")
     return "; ".join(notes)
+
+
+def unequal_epochs(trained: dict[str, int], block: str) -> dict[str, str]:
+    """Notes for rows compared with each other (`trained`: row -> the epochs its training ran, the
+    rows of one `block`) that ran another number of epochs than most of them (ties: the most
+    epochs): such a row is ranked against training of another length."""
+    if len(set(trained.values())) < 2:
+        return {}
+    usual = max(Counter(trained.values()).items(), key=lambda item: (item[1], item[0]))[0]
+    return {row: f"trained {epochs} epochs, the other {block} rows {usual}"
+            for row, epochs in trained.items() if epochs != usual}
+
+
+def footer(rows: list[dict]) -> list[str]:
+    """The lines under a table whose notes say a row had not plateaued or had diverged: where the
+    docs say more (once, not in every note)."""
+    notes = " ".join(row.get("note") or "" for row in rows)
+    return [line for phrase, line in ((NOT_PLATEAUED, SETTINGS), (f"{DIVERGED} (seed", DIVERGENCE)) if phrase in notes]

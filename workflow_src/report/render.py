@@ -20,7 +20,7 @@ import statistics
 from pathlib import Path
 
 from workflow_src import artefacts, layout, registry
-from workflow_src.atomic import read_lines
+from workflow_src.atomic import one_line_faults, read_lines
 from workflow_src.paper_records import Check
 from workflow_src.report import analysis, deviations, plateau, table_evidence
 from workflow_src.score import evidence, inference, significance
@@ -37,6 +37,11 @@ def report_label(artefact_id: str) -> str:
     sort puts them in order: "table 02" before "table 10"."""
     kind, number = re.fullmatch(r"([a-z]+)(\d+)", artefact_id).groups()
     return f"{kind} {int(number):02d}"
+
+
+def millions(count: float | None) -> str | None:
+    """A parameter count in millions, the unit the papers print |Θ| in, to 4 significant digits."""
+    return None if count is None else f"{count / 1e6:.4g}"
 
 
 def read_scores(jobs: list[artefacts.Job], search: str, metric: str) -> list[dict]:
@@ -59,9 +64,9 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
             columns += [f"{column.name} Δ"]
         if table.significance or table.significance_levels:
             columns += [f"{column.name} significance"]
-        columns += [f"{column.name} diff"]
+        columns += analysis.diff_column(ctx, column.name)
         if table.parameters:
-            columns += [f"{column.name} |Θ| paper", f"{column.name} |Θ| ours"]
+            columns += [f"{column.name} |Θ| paper (M)", f"{column.name} |Θ| ours (M)"]
     columns += ["seeds", "signature", "note"]
     rows, chosen, sentence_scores = [], {}, {}
     for row in layout.selected_rows(ctx, table):
@@ -90,14 +95,14 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
             signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
             seeds |= {j.seed for j in jobs}
             if table.parameters:
-                out[f"{column.name} |Θ| paper"] = row.paper.get(f"{column.name} |Θ|")
-                out[f"{column.name} |Θ| ours"] = analysis.read_metrics(jobs[0])[-1]["parameters"]
+                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(f"{column.name} |Θ|"))
+                out[f"{column.name} |Θ| ours (M)"] = millions(analysis.read_metrics(jobs[0])[-1]["parameters"])
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
         rows.append(out)
     footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
-              + "; diff = ours - paper."]
+              + ("." if ctx.synthetic else "; diff = ours - paper."), *analysis.diff_footer(ctx)]
     search = {row.experiment: row.search for row in table.rows}
     by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
                  if not ctx.status(column) and column.metric != "meteor"}
@@ -117,8 +122,8 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
                       "results/claims.md tests gains one-sided with the seeds resampled too; where the two answer a "
                       "pair differently at p < 0.05, the row's note gives the other test's p, and the claim says so.")
     if table.parameters:
-        footer.append("|Θ|: trainable parameters of our models (at the configured sizes; a shared matrix counts once) "
-                      "and the paper's (which it reports in millions).")
+        footer.append("|Θ| (M): trainable parameters in millions, the paper's unit (to 4 significant digits), ours at "
+                      "the configured sizes (a shared matrix counts once).")
     return columns, rows, footer, [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen)]
 
 
@@ -211,6 +216,7 @@ def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column:
             out[f"{column.name} significance"] = "".join(marks)
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True)
@@ -233,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
         cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
-    footer = [*footer, *deviations.footer(args.paper, args.artefact)]
+    footer = [*footer, *plateau.footer(rows), *deviations.footer(args.paper, args.artefact)]
     prefix = args.out_prefix
     evidence.write(prefix.with_suffix(".evidence.json"), cells)
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from workflow_src.atomic import read_lines, write_text
+from workflow_src.atomic import one_line_faults, read_lines, write_text
 from workflow_src.model.gpu import job_device
 from workflow_src.model.nmt_data import batch_indices, load_model, source_batch, target_batch
 
@@ -67,6 +67,7 @@ def neighbour_statistics(model, src_vocab, tgt_vocab, sources: list[str], target
     }
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)

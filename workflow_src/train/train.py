@@ -11,10 +11,13 @@ training pairs kept and dropped by the length limit; for a softmax model the tar
 development loss, `bigram_dev_loss`, which the first epoch must beat or the log warns; the output
 layer's diagnostics, `workflow_src.model.diagnostics`: the target table's crowding for a continuous
 model, the development tokens a margin loss no longer corrects, the joint layer's saturation; `best`:
-a new best development score; `early_stop`: `patience` epochs without one, so training stops) and,
-when training ends (after `max_epochs` or `patience` epochs without improvement), `model.pt`, the
-best model (a hard link to `best.pt`).
-A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over. Every
+a new best development score; `early_stop`: `patience` epochs without one, so training stops;
+`metrics.partial.jsonl` while training runs, replaced only when it ends) and, when training ends
+(after `max_epochs` or `patience` epochs without improvement), `model.pt`, the best model (a hard
+link to `best.pt`).
+A rerun with the same spec resumes from `checkpoint.pt`; with another spec it starts over; where
+it is unreadable, the log says so and a finished run is finished again from `metrics.jsonl` and
+`best.pt`, anything else trains from scratch (`workflow_src.train.checkpoints`). Every
 epoch's batch order and dropout masks are seeded from (seed, epoch), so a resumed run ends
 exactly where an uninterrupted one would. Once training ends, `checkpoint.pt` keeps only the
 history and a `finished` mark (no weights, no Adam state: twice the weights' size), so a rerun
@@ -27,7 +30,6 @@ With the spec's `data.max_len_unit: piece`, training pairs with a side of more t
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -40,7 +42,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from workflow_src.atomic import atomic_output, read_lines, write_lines
+from workflow_src.atomic import atomic_output, one_line_faults, read_lines
 from workflow_src.data.preprocess import postprocess
 from workflow_src.decode.decode import finish, translate
 from workflow_src.model import compilation, diagnostics, precision as precisions
@@ -49,17 +51,14 @@ from workflow_src.model.nmt_data import (batch_indices, encode_file, length_mult
                                          save_model, training_batch, training_pairs_within)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.score.score import bleu
-from workflow_src.train import static_step
+from workflow_src.train import checkpoints, static_step
 from workflow_src.train.bigram import bigram_loss
+from workflow_src.train.checkpoints import spec_hash
 
 
 # metrics.jsonl fields that measure wall-clock time (all others repeat exactly under the same spec)
 TIMING_FIELDS = frozenset({"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second",
                            "target_tokens_per_second"})
-
-
-def spec_hash(spec: dict) -> str:
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def log(message: str) -> None:
@@ -218,22 +217,18 @@ def train(spec: dict, args, device: torch.device) -> None:
     if static:
         static.check_sample(train_tgt)
     history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if saved.get("finished") and not best_path.exists():
-            log(f"{checkpoint_path}: finished, but {best_path} is gone; starting over")
-        elif saved["spec_hash"] == spec_hash(spec):
-            precisions.pin(saved, precision, checkpoint_path, spec.get("precision", "auto"), device, log)
-            history, best, stale = saved["history"], saved["best"], saved["stale"]
-            start_epoch, finished = saved["epoch"] + 1, saved.get("finished", False)
-            if finished:
-                log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
-            else:
-                model.load_state_dict(saved["model"])
-                optimiser.load_state_dict(saved["optimiser"])
-                log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+    saved = checkpoints.resume_point(out_dir, best_path, spec, lambda done: bool(done) and (
+        done[-1]["early_stop"] or done[-1]["epoch"] >= t["max_epochs"]), device, log)
+    if saved is not None:
+        precisions.pin(saved, precision, checkpoint_path, spec.get("precision", "auto"), device, log)
+        history, best, stale = saved["history"], saved.get("best", best), saved.get("stale", stale)
+        start_epoch, finished = saved["epoch"] + 1, saved.get("finished", False)
+        if finished:
+            log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
         else:
-            log(f"{checkpoint_path} belongs to another spec; starting over")
+            model.load_state_dict(saved["model"])
+            optimiser.load_state_dict(saved["optimiser"])
+            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
 
     selection = t["selection"]
     elapsed = history[-1]["train_seconds_total"] if history else 0.0
@@ -298,8 +293,8 @@ def train(spec: dict, args, device: torch.device) -> None:
                  "precision": precision}
         with atomic_output(checkpoint_path) as tmp:
             torch.save(saved, tmp)
-        write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
-    write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+        checkpoints.save_progress(out_dir, history)
+    checkpoints.save_history(out_dir, history)
     publish(best_path, out_dir / "model.pt")
     if not finished:
         mark_finished(checkpoint_path, saved)
@@ -307,6 +302,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     log(f"done: best epoch {best_epoch['epoch']} by development {selection} ({best_epoch['dev_bleu']} BLEU)")
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", type=json.loads, required=True, help="the resolved experiment spec (JSON)")

@@ -62,7 +62,9 @@ The spec (JSON); every key is required but those with a default:
 
 In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
-would), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (a line per epoch: epoch (counted
+would; unreadable, it is said in the log and `workflow_src.train.checkpoints` decides what to go on
+from), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (written when training ends, the
+history so far in `metrics.partial.jsonl` until then; a line per epoch: epoch (counted
 over sessions), session, lr, train_loss (the mean objective per token), train_perplexity,
 valid_perplexity, best, seconds, tokens_per_second, embedding_row_norm_max and
 embedding_row_norm_max_word: the largest ‖l_w‖ of L after the epoch and its word, which a runaway
@@ -92,7 +94,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from workflow_src.atomic import atomic_output, read_lines, write_lines, write_text
+from workflow_src.atomic import atomic_output, one_line_faults, read_lines, write_text
 from workflow_src.data.archives import CorpusError
 from workflow_src.data.vocab import count_words
 from workflow_src.model import compilation, precision as precisions
@@ -106,7 +108,9 @@ from workflow_src.train import static_step
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
-from workflow_src.train.train import log, mark_finished, publish, spec_hash
+from workflow_src.train import checkpoints
+from workflow_src.train.checkpoints import spec_hash
+from workflow_src.train.train import log, mark_finished, publish
 
 REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
             "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
@@ -326,21 +330,18 @@ def train(spec: dict, args, device: torch.device) -> None:
     static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision,
                                             normalise_embedding_rows if spec["unit_norm_embeddings"] else None) if graphs else None
     history, best, start_epoch, finished = [], float("inf"), 1, False
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if saved.get("finished") and not kept_path.exists():
-            log(f"{checkpoint_path}: finished, but {kept_path} is gone; starting over")
-        elif saved["spec_hash"] == spec_hash(spec):
-            precisions.pin(saved, precision, checkpoint_path, spec["precision"], device, log)
-            history, best, start_epoch = saved["history"], saved["best"], saved["epoch"] + 1
-            finished = saved.get("finished", False)
-            if finished:
-                log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
-            else:
-                model.load_state_dict(saved["model"])
-                log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+    saved = checkpoints.resume_point(out_dir, kept_path, spec, lambda done: bool(done) and (
+        done[-1].get("converged") or given_up(done) or done[-1]["epoch"] >= spec["sessions"] * spec["max_epochs"]),
+        device, log)
+    if saved is not None:
+        precisions.pin(saved, precision, checkpoint_path, spec["precision"], device, log)
+        history, best, start_epoch = saved["history"], saved.get("best", best), saved["epoch"] + 1
+        finished = saved.get("finished", False)
+        if finished:
+            log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
         else:
-            log(f"{checkpoint_path} belongs to another spec; starting over")
+            model.load_state_dict(saved["model"])
+            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
 
     for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
         if history and (history[-1].get("converged") or given_up(history)):
@@ -377,9 +378,9 @@ def train(spec: dict, args, device: torch.device) -> None:
                  "best": best, "precision": precision}
         with atomic_output(checkpoint_path) as tmp:
             torch.save(saved, tmp)
-        write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+        checkpoints.save_progress(out_dir, history)
 
-    write_lines(out_dir / "metrics.jsonl", (json.dumps(r) for r in history))
+    checkpoints.save_history(out_dir, history)
     model, _ = load_language_model(kept_path, device)
     kept_epoch = kept(spec, history)
     (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
@@ -424,6 +425,7 @@ def stopped(spec: dict, history: list[dict]) -> str:
     return f"the epoch cap: {spec['sessions']} x {spec['max_epochs']} epochs{suffix}"
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", type=json.loads, required=True, help="the experiment spec (JSON; keys above)")
