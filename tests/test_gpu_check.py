@@ -25,6 +25,7 @@ from workflow_src.gpu_check import compile_check, decoding, device as measured
 from workflow_src.gpu_check.__main__ import main
 from workflow_src.gpu_check.references import CHECK_BATCH, InProcess, decoding_reference
 from workflow_src.plan.jobs import LM_PATH, PlannedJob
+from workflow_src.train import graph_check
 
 check_families = importlib.import_module("workflow_src.gpu_check.families")  # the package's `families` is the function
 DEMO = REPO / "config.demo.yaml"
@@ -222,8 +223,35 @@ def test_the_compile_check_compiles_each_architecture_from_a_fresh_dynamo_state(
     # translation models, without input feeding, run nn.LSTM in teacher forcing and the step in greedy search
     assert not nmt.spec["model"]["input_feed"]
     assert graphs["lm"][0] >= 1 and graphs["lm"][1] == 0 and graphs["lm"][2] >= 1 and graphs["nmt"] == [0, 1, 0]
-    assert compile_check.modes("off", False, CPU) == [] and compile_check.modes("fuse", True, CPU) == ["fuse"]
-    assert compile_check.modes("graphs", False, torch.device("cuda")) == ["graphs"]
+    assert compile_check.modes("off", "configured", CPU) == [] and compile_check.modes("fuse", "all", CPU) == ["fuse"]
+    cuda = torch.device("cuda")
+    assert compile_check.modes("graphs", "configured", cuda) == ["graphs"] == compile_check.modes("off", "graphs", cuda)
+    assert compile_check.modes("fuse", "graphs", cuda) == ["fuse", "graphs"] and compile_check.modes("off", "graphs", CPU) == []
+
+
+def test_graphs_are_checked_against_eager_per_output_layer_with_the_training_step(monkeypatch, demo_families):
+    """`--compile graphs`: one item per architecture, output layer and sampling, each the whole
+    captured step against the eager one (train/graph_check.check; on the CPU uncaptured, as its own
+    tests run it): agreeing, timed, reported with its speed-up; a disagreement is one FAILED line."""
+    targets = compile_check.targets(demo_families, "graphs")
+    keys = {(t.architecture, t.output_layer, t.kind == "nmt" and t.spec.get("sample_share") is not None) for t in targets}
+    assert len(keys) == len(targets) > len(compile_check.targets(demo_families))
+    assert {f.output_layer for f in demo_families} == {t.output_layer for t in targets}
+    monkeypatch.setattr(compile_check, "GRAPH_STEPS", 3)
+    monkeypatch.setattr(graph_check, "LENGTHS", (5, 7, 9))
+    checked, calls, check = {}, [], graph_check.check
+    monkeypatch.setattr(graph_check, "check", lambda *a, **k: calls.append(a) or check(*a, **k, timed=2))
+    for family in (first(targets, kind="lm"), first(targets, kind="nmt")):
+        calls.clear()
+        entry, problems = compile_check.check(family, "graphs", "fp32", CPU)
+        phase = entry["phases"]["graphs against eager"]
+        assert problems == [] and phase["verdict"] == "passed" and calls[0][1] is family.spec
+        assert phase["loss_relative"] <= graph_check.LOSS_RELATIVE and phase["speedup"] > 0
+        checked[family.kind] = phase
+    monkeypatch.setattr(graph_check, "UPDATE_COSINE", 1.5)
+    _, problems = compile_check.check(first(targets, kind="lm"), "graphs", "fp32", CPU)
+    assert len(problems) == 1 and problems[0][0].startswith("graphs against eager over 3 steps: ")
+    assert compile_check.subject(first(targets, kind="nmt"), "graphs").startswith("train.compile graphs of NMT enc ")
 
 
 def test_a_failed_tolerance_exits_1_with_one_line_and_the_setting(monkeypatch, demo_families, tmp_path, capsys):

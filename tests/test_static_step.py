@@ -210,8 +210,7 @@ def test_the_static_language_model_segment_is_todays(monkeypatch):
         model = LSTMLanguageModel(fixed_step.VOCAB, 10, 2, 0.3, True)
         cpu = torch.device("cpu")
         optimiser = static_step.sgd(model.parameters(), 1.0, cpu) if graphs else torch.optim.SGD(model.parameters(), lr=1.0)
-        static = static_step.LanguageModelSteps(model, optimiser, objective, spec, cpu, "fp32",
-                                                train_lm.normalise_embedding_rows) if graphs else None
+        static = static_step.LanguageModelSteps(model, optimiser, objective, spec, cpu, "fp32") if graphs else None
         torch.manual_seed(4)
         sums = train_lm.train_epoch(model, data, spec, optimiser, objective, "fp32", static)
         results.append((sums, [p.detach().clone() for p in model.parameters()]))

@@ -8,7 +8,8 @@ from tests.conftest import REPO
 from tests.test_train import SPEC, data, metrics, run  # noqa: F401 (data is a fixture)
 from workflow_src.layout import resolve_spec, schedule_settings
 from workflow_src.papers import joint, vmf
-from workflow_src.train.train import learning_rate, loss_divisor
+from workflow_src.train.steps import loss_divisor
+from workflow_src.train.train import learning_rate
 
 
 def epochs(*dev_losses):

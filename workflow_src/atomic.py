@@ -144,3 +144,20 @@ METRICS = "one JSON record per training epoch, as workflow_src/train writes metr
 def read_metrics(path: str | os.PathLike) -> list[dict]:
     """A training run's metrics.jsonl (`read_records`)."""
     return read_records(path, METRICS)
+
+
+def read_config(value: str) -> dict:
+    """A config given as a JSON object, a JSON file, or a YAML file (PyYAML imported only then: a bare
+    GPU machine has none, and takes the JSON that `python -m workflow_src.gpu_check export-config` writes)."""
+    if value.lstrip().startswith("{"):
+        return json.loads(value)
+    path = Path(value)
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    try:
+        import yaml
+    except ImportError:
+        sys.exit(f"{path} is YAML and PyYAML is not installed here; on a machine with it run "
+                 f"`python -m workflow_src.gpu_check export-config {path} {path.with_suffix('.json')}` and pass "
+                 "the JSON file instead")
+    return yaml.safe_load(path.read_text())

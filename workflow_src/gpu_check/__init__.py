@@ -154,7 +154,7 @@ class Check:
     """One run of the check on `device` (see the module docstring)."""
 
     def __init__(self, config: dict, device: torch.device, out: Path, deadline: float | None = None,
-                 only: list[str] | None = None, every_compile_mode: bool = False, sharing_jobs: int | None = None,
+                 only: list[str] | None = None, compile_modes: str = "configured", sharing_jobs: int | None = None,
                  workers: int | None = None, log=print):
         self.config, self.device, self.clock, self.log = config, device, Clock(deadline), log
         self.lock = threading.Lock()  # the report is written by the run or, at the deadline, by its watchdog
@@ -165,7 +165,7 @@ class Check:
         self.full = fully_compared(self.found)
         self.jobs_per_device = config.get("gpu", {}).get("jobs_per_device", 1)
         self.sharing_jobs = sharing_jobs or (self.jobs_per_device if self.jobs_per_device > 1 else SHARING_WHEN_ALONE)
-        self.compile_modes = compile_check.modes(config["train"].get(compilation.KEY, "off"), every_compile_mode, device)
+        self.compile_modes = compile_check.modes(config["train"].get(compilation.KEY, "off"), compile_modes, device)
         self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
         environment = measured.environment(device)
         self.report = Report(out, {
@@ -213,9 +213,12 @@ class Check:
                         + ("" if self.jobs_per_device > 1 else f", so {SHARING_WHEN_ALONE}, what the plan recommends") +
                         ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
                         "over a profiled step alone (torch.profiler)." if cuda else "Not applicable on the CPU."),
-            "compile": ("Per architecture, in a fresh dynamo state: training at an epoch's shapes, then evaluation in the "
-                        "same state (as a job runs them: today both go through the one compiled decoder step or LM "
-                        "segment, `model.compilation`), then after a reset the compiled loss against eager."),
+            "compile": ("fuse: per architecture, in a fresh dynamo state, training at an epoch's shapes, then evaluation in "
+                        "the same state (as a job runs them: both go through the one compiled decoder step or LM segment, "
+                        "`model.compilation`), then after a reset the compiled loss against eager. graphs: per "
+                        "architecture, output layer and sampling, the whole training step captured per length bucket "
+                        f"against the eager step over {compile_check.GRAPH_STEPS} steps in fp32 without dropout (losses within "
+                        "the tolerance, the updates' cosine), then both timed in train.precision (train/graph_check.py)."),
         }
 
     # -- items --------------------------------------------------------------------------------------
@@ -298,8 +301,9 @@ class Check:
 
     def compiled(self, family: Family, mode: str) -> None:
         entry, problems = compile_check.check(family, mode, self.precision, self.device)
-        entry["verdict"] = self.report.check(f"train.compile {mode} of {family.architecture}", problems, ", ".join(
-            f"{name} {p['graphs']} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
+        entry["verdict"] = self.report.check(compile_check.subject(family, mode), problems, ", ".join(
+            f"{name}: {p['speedup']:.2f} x eager's speed" if "speedup" in p else
+            f"{name} {p.get('graphs')} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
         self.report.data["compile"].append(entry)
 
     # -- the run ------------------------------------------------------------------------------------
@@ -336,8 +340,8 @@ class Check:
         if self.cuda:
             chosen = representative(self.found)
             work.append(("sharing", f"sharing of {', '.join(f.name for f in chosen)}", functools.partial(self.sharing, chosen)))
-        work += [("compile", f"train.compile {mode} of {f.architecture}", functools.partial(self.compiled, f, mode))
-                 for mode in self.compile_modes for f in compile_check.targets(self.found)]
+        work += [("compile", compile_check.subject(f, mode), functools.partial(self.compiled, f, mode))
+                 for mode in self.compile_modes for f in compile_check.targets(self.found, mode)]
         position = [0]
         self.write("running")  # a valid report from the start
         watchdog = threading.Timer(max(0.0, self.clock.deadline - self.clock.elapsed()), self.stop_now,

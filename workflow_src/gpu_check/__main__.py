@@ -14,22 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from workflow_src.atomic import write_text
-
-
-def read_config(value: str) -> dict:
-    if value.lstrip().startswith("{"):
-        return json.loads(value)
-    path = Path(value)
-    if path.suffix == ".json":
-        return json.loads(path.read_text())
-    try:
-        import yaml
-    except ImportError:
-        sys.exit(f"gpu_check: {path} is YAML and PyYAML is not installed here; on a machine with it run "
-                 f"`python -m workflow_src.gpu_check export-config {path} {path.with_suffix('.json')}` and pass "
-                 "the JSON file instead")
-    return yaml.safe_load(path.read_text())
+from workflow_src.atomic import read_config, write_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for gpu_check.json and gpu_check.md")
     parser.add_argument("--deadline", type=float, help="seconds from the start: stop before them, with the report "
                                                        "naming what was not reached")
-    parser.add_argument("--compile", choices=("configured", "all"), default="configured",
-                        help="check train.compile's configured mode (nothing when it is off), or every mode")
+    parser.add_argument("--compile", choices=("configured", "graphs", "all"), default="configured",
+                        help="check train.compile's configured mode (nothing when it is off); that and graphs (the whole "
+                             "step captured, against eager); or every mode")
     parser.add_argument("--sharing-jobs", type=int, help="processes sharing the device in the sharing measurement "
                                                          "(default: gpu.jobs_per_device, or 3 where that is 1)")
     parser.add_argument("--families", nargs="*", help="only the families whose names contain one of these")
@@ -65,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     with job_device(config["train"]["device"]) as device:
         report = gpu_check.run(config, device, args.out, deadline=args.deadline, only=args.families,
-                               every_compile_mode=args.compile == "all", sharing_jobs=args.sharing_jobs,
+                               compile_modes=args.compile, sharing_jobs=args.sharing_jobs,
                                workers=args.workers, log=lambda line: print(line, flush=True))
     return 0 if report.data["passed"] else 1
 

@@ -31,28 +31,67 @@ from workflow_src.gpu_check.report import one_line, verdict
 from workflow_src.model import compilation
 from workflow_src.model.nmt_data import length_multiple
 from workflow_src.plan.benchmark import synchronize
+from workflow_src.train import graph_check
 
 BUCKETS = (1.0, 1.5, 0.5)  # training batches' lengths, in the family's length
 AGREEMENT = 1e-3  # the compiled loss's relative difference from the eager one, at most
 AVOID = "train.compile: off"
+GRAPH_STEPS = 50  # training steps of graphs against eager (issue 35: "agreement over 50 steps")
 
 
-def modes(setting: str, every: bool, device: torch.device) -> list[str]:
-    """The configured mode (none for `off`), or with `every` each mode the device can run."""
-    chosen = [m for m in compilation.MODES if m != "off"] if every else ([setting] if setting != "off" else [])
-    return [m for m in chosen if m != "graphs" or device.type == "cuda"]
+def modes(setting: str, which: str, device: torch.device) -> list[str]:
+    """The modes to check: `configured` the configured one (none for `off`); `graphs` that and
+    `graphs`; `all` every mode; each only where the device can run it."""
+    chosen = {"configured": [setting], "graphs": [setting, "graphs"], "all": list(compilation.MODES)}[which]
+    return [m for m in dict.fromkeys(chosen) if m != "off" and (m != "graphs" or device.type == "cuda")]
 
 
-def targets(found: list[Family]) -> list[Family]:
-    """One family per architecture whose training compiles anything (a language model without
-    dropout runs torch's nn.LSTM, which is not compiled): its smallest vocabulary."""
-    chosen: dict[str, Family] = {}
+def targets(found: list[Family], mode: str = "fuse") -> list[Family]:
+    """`fuse`: one family per architecture whose training compiles anything (a language model
+    without dropout runs torch's nn.LSTM, which is not compiled), its smallest vocabulary.
+    `graphs`: one per architecture, output layer and vocabulary sampling (the whole step is
+    captured, the sampled vocabulary drawn on the device), its smallest vocabulary."""
+    def key(family: Family):
+        if mode != "graphs":
+            return family.architecture
+        return family.architecture, family.output_layer, family.kind == "nmt" and family.spec.get("sample_share") is not None
+
+    chosen: dict = {}
     for family in found:
-        if family.kind == "nmt" or family.spec["dropout"] > 0:
-            best = chosen.get(family.architecture)
+        if mode == "graphs" or family.kind == "nmt" or family.spec["dropout"] > 0:
+            best = chosen.get(key(family))
             if best is None or (family.tgt_vocab, family.src_vocab) < (best.tgt_vocab, best.src_vocab):
-                chosen[family.architecture] = family
+                chosen[key(family)] = family
     return list(chosen.values())
+
+
+def subject(family: Family, mode: str) -> str:
+    """What a compile item checks, as its console line and the report name it."""
+    if mode != "graphs":
+        return f"train.compile {mode} of {family.architecture}"
+    return f"train.compile graphs of {family.architecture}, {family.output_layer}" + (
+        " sampled" if family.kind == "nmt" and family.spec.get("sample_share") is not None else "")
+
+
+def graphs_against_eager(family: Family, device: torch.device) -> tuple[dict, list[tuple[str, str]]]:
+    """`graphs` as training runs it: the whole step captured per length bucket
+    (`train.static_step`) against the eager step, over graph_check.check's steps (agreement in fp32
+    without dropout, then both timed in train.precision)."""
+    sizes = ({"vocabulary": family.tgt_vocab} if family.kind == "lm"
+             else {"src": family.src_vocab, "tgt": family.tgt_vocab, "dim": family.dim})
+    started = time.perf_counter()
+    try:
+        result = graph_check.check(family.kind, family.spec, sizes, device, steps=GRAPH_STEPS)
+    except Exception as error:  # a step that cannot be captured is this check's finding
+        return {"seconds": time.perf_counter() - started}, [(f"graphs against eager: {one_line(error)}", AVOID)]
+    phase = {"seconds": time.perf_counter() - started, "loss_relative": result["loss_max_relative"],
+             "update_cosine_min": result["update_cosine_min"], "step_seconds": result["graphs_step_seconds"],
+             "eager_step_seconds": result["eager_step_seconds"], "speedup": result["speedup"]}
+    problems = [] if result["passed"] else [(
+        f"graphs against eager over {result['steps']} steps: losses within {result['loss_max_relative']:.2e} "
+        f"(at most {graph_check.LOSS_RELATIVE:g}), updates' cosine at least {result['update_cosine_min']:.5f} "
+        f"(at least {graph_check.UPDATE_COSINE:g})", AVOID)]
+    return phase, problems
 
 
 def shapes(family: Family, device: torch.device) -> tuple[list[dict], list[dict]]:
@@ -86,6 +125,12 @@ def phase(run, device: torch.device) -> tuple[dict, list]:
 
 def check(family: Family, mode: str, precision: str, device: torch.device) -> tuple[dict, list[tuple[str, str]]]:
     """The phases' measures and [(problem, setting that avoids it)] of `family`'s architecture in `mode`."""
+    if mode == "graphs":
+        measured, problems = graphs_against_eager(family, device)
+        measured["verdict"] = verdict(problems)
+        free(device)
+        return ({"family": family.name, "architecture": family.architecture, "mode": mode,
+                 "phases": {"graphs against eager": measured}}, problems)
     target = dataclasses.replace(family, spec={**family.spec, compilation.KEY: mode})
     training_batches, evaluation_batches = shapes(target, device)
     torch._dynamo.reset()

@@ -213,7 +213,7 @@ def batch(family: Family, sentences: int, spread: bool, device: torch.device, se
 def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, device: torch.device):
     """(summed loss, divisor) of one training forward in `precision`, as train.py and train_lm.py
     take it: the divisor is the batch's columns (language models), its target tokens or, with
-    train.loss_normalisation `sentence`, its sentences (`train.loss_divisor`)."""
+    train.loss_normalisation `sentence`, its sentences (`steps.loss_divisor`)."""
     if family.kind == "lm":
         hidden = model.init_hidden(batch["inputs"].shape[1])
         with precisions.autocast(precision, device):
@@ -231,7 +231,7 @@ def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, 
 def training_step(family: Family, model: nn.Module, precision: str, device: torch.device):
     """`step(batch)`: one training step as the training jobs take it (forward in `precision`,
     backward of the loss over its divisor, clipping, the optimiser; language models with unit-norm
-    embeddings renormalise L after it, as train_lm.train_epoch). The one place the check builds the
+    embeddings renormalise L after it, as steps.train_epoch). The one place the check builds the
     step from: its speed, memory, sharing, profile and compile measurements all call it."""
     parameters = [p for p in model.parameters() if p.requires_grad]
     if family.kind == "lm":

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from workflow_src import layout
-from workflow_src.atomic import read_lines, write_text
+from workflow_src.atomic import read_config, read_lines, write_text
 from workflow_src.data.vocab import Vocab, count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -125,8 +125,6 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow_src.gpu_check.__main__ import read_config
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True)
     parser.add_argument("--pairs", type=Path, required=True, help="folder with src-train.txt and tgt-train.txt")

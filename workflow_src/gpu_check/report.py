@@ -140,8 +140,9 @@ def markdown(d: dict) -> str:
         lines += [d["compile"] + ".", ""]
     else:
         lines += table(["architecture (family)", "mode", "phase", "graphs compiled", "seconds", "loss relative to eager",
-                        "compiled step ms", "verdict"],
+                        "compiled step ms", "eager step ms", "speed-up", "verdict"],
                        [[f"{c['architecture']} ({c['family']})", c["mode"], phase, p.get("graphs"), cell(p.get("seconds"), 1, ".1f"),
-                         cell(p.get("loss_relative"), 1, ".2e"), cell(p.get("step_seconds"), 1000, ".1f"), p["verdict"]]
+                         cell(p.get("loss_relative"), 1, ".2e"), cell(p.get("step_seconds"), 1000, ".1f"),
+                         cell(p.get("eager_step_seconds"), 1000, ".1f"), cell(p.get("speedup"), 1, ".2f"), p["verdict"]]
                         for c in d["compile"] for phase, p in c["phases"].items()])
     return "\n".join(lines)

@@ -121,6 +121,12 @@ class LSTMLanguageModel(nn.Module):
         return logits, h, (hidden[0].detach(), hidden[1].detach())
 
 
+def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
+    """l_w <- l_w / ||l_w|| for every row of L (the spec's `unit_norm_embeddings`, after each update)."""
+    with torch.no_grad():
+        model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
+
+
 def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
     """The language model of a (resolved) training spec, `train_lm.resolve`'s."""
     return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],

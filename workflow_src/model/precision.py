@@ -12,7 +12,7 @@ Why no autocast around the recurrent layers: CUDA autocast's wrapper for cuDNN's
 to fp16 whatever dtype autocast was given, and nothing here scales the loss for fp16.
 
 Whatever the setting, the losses run in fp32 or wider: the model casts its outputs to fp32 at
-the loss boundary (`Seq2Seq.loss`, `train_lm.train_epoch`), log C_m runs in float64, and the
+the loss boundary (`Seq2Seq.loss`, `steps.train_epoch`), log C_m runs in float64, and the
 softmax normalisation (cross-entropy, log-softmax) takes fp32 logits.
 """
 

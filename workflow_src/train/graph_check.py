@@ -9,7 +9,7 @@ uncaptured, which is how tests/test_graph_check.py tests them).
 
 For each family, at the configured sizes, from one initialisation and the same random batches:
 
-    agreement  `steps` training steps in fp32 with dropout off, eager (train.py's `training_step`
+    agreement  `steps` training steps in fp32 with dropout off, eager (`steps.training_step`
                and Adam, or train_lm's segment) and captured (`static_step`): the largest relative
                difference of the two runs' losses, step by step, and the smallest cosine, over
                the parameter tensors, between the two runs' updates θ_steps - θ_0. A sampled
@@ -36,7 +36,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-import yaml
 
 from workflow_src import layout, lm_specs, registry
 from workflow_src.data.vocab import SPECIALS, Vocab
@@ -45,8 +44,10 @@ from workflow_src.model.lm import build_model
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.nmt_data import training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
-from workflow_src.train import static_step, train_lm
-from workflow_src.train.train import training_step
+from workflow_src.atomic import read_config, write_text
+from workflow_src.train import static_step
+from workflow_src.train.lm_spec import resolve as resolve_lm
+from workflow_src.train.steps import train_epoch, training_step
 
 LOSS_RELATIVE = 1e-3  # the largest relative difference of a step's loss, eager against graphs (fp32)
 UPDATE_COSINE = 0.99  # the smallest cosine of a parameter tensor's update, eager against graphs
@@ -147,7 +148,7 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
 # -- language models --------------------------------------------------------------------------------
 def language_model_runs(spec: dict, vocabulary: int, device: torch.device, steps: int, precision: str,
                         dropout: bool, graphs: bool, measure: int = 0) -> dict:
-    """One epoch of train_lm.train_epoch over `steps` segments (the last one shorter), eager or
+    """One epoch of steps.train_epoch over `steps` segments (the last one shorter), eager or
     captured: its mean objective is the one loss compared; then `measure` epochs of a single
     segment, timed (their two reads at the end included, on both sides)."""
     torch.manual_seed(0)
@@ -161,10 +162,10 @@ def language_model_runs(spec: dict, vocabulary: int, device: torch.device, steps
                  torch.optim.SGD(model.parameters(), lr=spec["lr"]))
     static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision) if graphs else None
     torch.manual_seed(2)
-    total, _, tokens = train_lm.train_epoch(model, data, spec, optimiser, objective, precision, static)
+    total, _, tokens = train_epoch(model, data, spec, optimiser, objective, precision, static)
     after = [p.detach().clone() for p in model.parameters()]
     segment = data[:spec["bptt"] + 1]
-    seconds = (median_step_seconds(lambda: train_lm.train_epoch(model, segment, spec, optimiser, objective, precision, static),
+    seconds = (median_step_seconds(lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static),
                                    device, measure) if measure else None)
     return {"losses": [total / tokens], "before": before, "after": after, "seconds": seconds}
 
@@ -198,7 +199,7 @@ def family(config: dict, experiment: str) -> tuple[str, str, dict, dict]:
     """(name, kind, resolved spec, sizes) of `dataset:pair:name` or `dataset:name`."""
     parts = experiment.split(":")
     if len(parts) == 2:
-        spec = train_lm.resolve(lm_specs.resolve_lm_spec(config, parts[0], parts[1], 1))
+        spec = resolve_lm(lm_specs.resolve_lm_spec(config, parts[0], parts[1], 1))
         return experiment, "lm", spec, {"vocabulary": LM_VOCABULARY}
     dataset, pair, name = parts
     e = registry.experiment(name)
@@ -213,7 +214,7 @@ def family(config: dict, experiment: str) -> tuple[str, str, dict, dict]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("experiments", nargs="*", default=list(DEFAULT_EXPERIMENTS))
-    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--config", default="config.yaml", help="config file (YAML or JSON) or a JSON object")
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--timed", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("graph_check.json"))
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     if not torch.cuda.is_available():
         raise SystemExit("graph_check: train.compile graphs captures CUDA graphs; torch sees no GPU here")
     device = torch.device("cuda")
-    config = yaml.safe_load(args.config.read_text())
+    config = read_config(args.config)
     report = {"device": torch.cuda.get_device_name(device), "torch": torch.__version__, "families": {}}
     print("| family | loss max relative | update cosine min | eager ms | graphs ms | speedup | passed |\n|---|---|---|---|---|---|---|")
     for experiment in args.experiments:
@@ -231,13 +232,13 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as error:  # a family that fails to capture is this check's finding
             result = {"passed": False, "error": f"{type(error).__name__}: {error}"}
         report["families"][name] = result
+        write_text(args.out, json.dumps(report, indent=1) + "\n")  # after each family: a timeout keeps the rest
         if "error" in result:
             print(f"| {name} | {result['error']} | | | | | no |", flush=True)
         else:
             print(f"| {name} | {result['loss_max_relative']:.2e} | {result['update_cosine_min']:.5f} | "
                   f"{result['eager_step_seconds'] * 1e3:.1f} | {result['graphs_step_seconds'] * 1e3:.1f} | "
                   f"{result['speedup']:.2f} | {'yes' if result['passed'] else 'NO'} |", flush=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
     if not all(r["passed"] for r in report["families"].values()):
         sys.exit(1)
 

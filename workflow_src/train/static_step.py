@@ -33,6 +33,7 @@ from workflow_src.layout import check_length_buckets
 from workflow_src.model import precision as precisions
 from workflow_src.model.graphs import Captured
 from workflow_src.model.joint import JointOutput, sample_vocabulary_static, static_sample_size
+from workflow_src.model.lm import normalise_embedding_rows
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.nmt_data import batch_indices, prefetched
 from workflow_src.model.precision import at_least_fp32
@@ -174,10 +175,11 @@ def lm_training_step(model, optimiser, objective: Callable, clip: float, ce_obje
 class LanguageModelSteps:
     """train_lm.py's training segment under `train.compile: graphs`: every segment `bptt` steps
     long (one captured graph), the last one padded with weight 0 (its final state, which nothing
-    reads, is the padding's). `after_update(model)` runs after each update (L's unit rows)."""
+    reads, is the padding's). L's rows are renormalised after each update where the spec says
+    `unit_norm_embeddings`, as the eager step (`steps.train_epoch`) does."""
 
-    def __init__(self, model, optimiser, objective: Callable, spec: dict, device: torch.device, precision: str,
-                 after_update: Callable | None = None):
+    def __init__(self, model, optimiser, objective: Callable, spec: dict, device: torch.device, precision: str):
+        after_update = normalise_embedding_rows if spec["unit_norm_embeddings"] else None
         self.bptt = spec["bptt"]
         self.weights: dict[tuple[int, int], torch.Tensor] = {}
         self.training = Captured(functools.partial(lm_training_step, model, optimiser, objective, spec["clip"],

@@ -53,6 +53,7 @@ from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.score.score import bleu
 from workflow_src.train import checkpoints, static_step
 from workflow_src.train.bigram import bigram_loss
+from workflow_src.train.steps import training_step
 from workflow_src.train.checkpoints import spec_hash
 
 
@@ -100,26 +101,6 @@ def learning_rate(history: list[dict], lr: float, decay: float | None, start: in
         if decaying and decay is not None:
             lr *= decay
     return lr
-
-
-def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
-    """What a batch's summed loss is divided by before backward (and so before clipping): its target
-    tokens, or its sentences (OpenNMT-py's default `-normalization sents`, the joint paper's code)."""
-    if normalisation not in ("token", "sentence"):
-        raise ValueError(f"train.loss_normalisation: {normalisation!r} is not token or sentence")
-    return tokens if normalisation == "token" else sentences
-
-
-def training_step(model, optimiser, batch, pad: int, precision: str, clip: float, normalisation: str):
-    """One eager training step on a `nmt_data.TrainingBatch`: forward in `precision`, backward of
-    the summed loss over its divisor, clipping, the optimiser. Returns (summed loss, target tokens)."""
-    with precisions.autocast(precision, batch.src.device):
-        loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, pad, batch.positions)
-    optimiser.zero_grad(set_to_none=True)
-    (loss / loss_divisor(normalisation, n, batch.sentences)).backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-    optimiser.step()
-    return loss, n
 
 
 def evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple: int = 1):

@@ -88,10 +88,8 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
 
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from workflow_src.atomic import atomic_output, one_line_faults, read_lines, write_text
@@ -99,12 +97,13 @@ from workflow_src.data.archives import CorpusError
 from workflow_src.data.vocab import count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
-from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, perplexity,
-                                   save_language_model)
-from workflow_src.model.lm_losses import OBJECTIVES, build_objective
+from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, normalise_embedding_rows,
+                                   perplexity, save_language_model)
+from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.losses import cross_entropy
-from workflow_src.model.precision import at_least_fp32
 from workflow_src.train import static_step
+from workflow_src.train.lm_spec import KEEP, resolve
+from workflow_src.train.steps import predicted_tokens, segments, train_epoch
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
@@ -112,46 +111,7 @@ from workflow_src.train import checkpoints
 from workflow_src.train.checkpoints import spec_hash
 from workflow_src.train.train import log, mark_finished, publish
 
-REQUIRED = ("experiment", "size", "layers", "dropout", "reuse_embedding", "loss", "loss_params", "lr",
-            "lr_decay", "decay_after", "clip", "bptt", "batch_size", "max_epochs", "seed", "device")
-DEFAULTS = {"eval_batch_size": 10, "init_range": None, "unit_norm_embeddings": False, "train_slice": None,
-            "sessions": 1, "keep": "best", "output_bias": True, "convergence": None,
-            "precision": "auto"}
-OPTIONAL = (compilation.KEY, "target_gradient")  # neither required nor defaulted: absent keeps the hash
 DIVERGED_EPOCHS = 2  # a run that has ended this many epochs diverged stops (`given_up`)
-KEEP = {  # the epoch model.pt holds: the one that minimises
-    "best": lambda record: record["valid_perplexity"],
-    "last": lambda record: -record["epoch"],
-    "lowest_train_loss": lambda record: record["train_loss"],  # Figure 1: "the minimum training loss"
-}
-
-
-def resolve(spec: dict) -> dict:
-    """The spec with its defaults, or a ValueError naming the missing or unknown key."""
-    missing = [key for key in REQUIRED if key not in spec]
-    unknown = sorted(set(spec) - set(REQUIRED) - set(DEFAULTS) - set(OPTIONAL))
-    if missing or unknown:
-        raise ValueError(f"language-model spec: missing keys {missing}, unknown keys {unknown}")
-    if not (isinstance(spec["size"], int) and spec["size"] > 0):
-        raise ValueError(f"language-model spec: size {spec['size']!r} is not a width (units per layer)")
-    if spec.get("keep", "best") not in KEEP:
-        raise ValueError(f"language-model spec: keep {spec['keep']!r} is not one of {', '.join(KEEP)}")
-    convergence = spec.get("convergence")
-    if convergence is not None and (set(convergence) != {"window", "tolerance", "plateau_decay"}
-                                    or convergence["window"] < 1 or not convergence["tolerance"] >= 0
-                                    or not 0 < convergence["plateau_decay"] <= 1):
-        raise ValueError(f"language-model spec: convergence {convergence!r} is not {{'window': epochs >= 1, "
-                         "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
-    if spec["loss"] not in OBJECTIVES:
-        raise ValueError(f"language-model spec: loss {spec['loss']!r} is not one of {sorted(OBJECTIVES)}")
-    if spec.get("target_gradient") and spec["loss"] != "augmented":
-        raise ValueError(f"language-model spec: target_gradient needs loss augmented, not {spec['loss']}")
-    names = OBJECTIVES[spec["loss"]][0]
-    if set(spec["loss_params"]) != set(names):
-        raise ValueError(f"language-model spec: loss {spec['loss']} takes loss_params {list(names)}, got {spec['loss_params']}")
-    return {**DEFAULTS, **spec}
-
-
 def training_loss_improvement(history: list[dict], window: int) -> float | None:
     """(min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i over the training losses
     L_1..L_e of `history`, k = `window`; None while e <= k."""
@@ -208,28 +168,11 @@ def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
     return stream[:length * batch_size].view(batch_size, length).t().contiguous()
 
 
-def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """(inputs, next-word targets) for each `bptt`-step segment of batchified data."""
-    for start in range(0, len(data) - 1, bptt):
-        end = min(start + bptt, len(data) - 1)
-        yield data[start:end], data[start + 1:end + 1]
-
-
-def predicted_tokens(data: torch.Tensor) -> int:
-    """N: every token of batchified data but each column's first is predicted."""
-    return (len(data) - 1) * data.shape[1]
-
-
 @torch.no_grad()
 def largest_embedding_row(model: LSTMLanguageModel) -> tuple[float, int]:
     """(max_w ‖l_w‖, its word id) over the rows of L: two scalar host reads, once an epoch."""
     norm, row = model.embedding.weight.norm(dim=1).max(dim=0)
     return norm.item(), row.item()
-
-
-def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
-    with torch.no_grad():
-        model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
 
 
 @torch.no_grad()
@@ -260,33 +203,9 @@ def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: s
     return perplexity(sum(b[0] for b in blocks), sum(b[1] for b in blocks)), blocks
 
 
-def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32",
-                static: static_step.LanguageModelSteps | None = None) -> tuple[float, float, int]:
-    """One pass over the batchified training data: the sums of the objective and of the CE over
-    its predicted tokens, and their number. The forward pass runs in `precision`, the objective
-    on fp32 logits. With `static` (train.compile graphs), each segment is its captured step."""
-    model.train()
-    hidden = model.init_hidden(data.shape[1])
-    total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
-    for inputs, targets in tqdm(list(segments(data, spec["bptt"])), desc="segments", file=sys.stderr,
-                                mininterval=10, leave=False):
-        if static is not None:
-            segment_total, segment_nll, hidden = static.step(inputs, targets, hidden)
-            total, nll = total + segment_total, nll + segment_nll
-            continue
-        with precisions.autocast(precision, data.device):
-            logits, _, hidden = model(inputs, hidden)
-        logits, targets = at_least_fp32(logits.flatten(0, 1)), targets.flatten()
-        per_token = objective(logits, targets, model.embedding.weight, model.output_bias)
-        optimiser.zero_grad(set_to_none=True)
-        (per_token.sum() / data.shape[1]).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), spec["clip"])
-        optimiser.step()
-        if spec["unit_norm_embeddings"]:
-            normalise_embedding_rows(model)
-        total = total + per_token.detach().double().sum()
-        nll = nll + (per_token if spec["loss"] == "ce" else cross_entropy(logits, targets)).detach().double().sum()
-    return total.item(), nll.item(), predicted_tokens(data)
+def segments_progress(segments: list):
+    """An epoch's segments with a progress bar in the job's log, every 10 s at most."""
+    return tqdm(segments, desc="segments", file=sys.stderr, mininterval=10, leave=False)
 
 
 def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
@@ -327,8 +246,7 @@ def train(spec: dict, args, device: torch.device) -> None:
     optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
                  torch.optim.SGD(model.parameters(), lr=spec["lr"]))
     objective = build_objective(spec)
-    static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision,
-                                            normalise_embedding_rows if spec["unit_norm_embeddings"] else None) if graphs else None
+    static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision) if graphs else None
     history, best, start_epoch, finished = [], float("inf"), 1, False
     saved = checkpoints.resume_point(out_dir, kept_path, spec, lambda done: bool(done) and (
         done[-1].get("converged") or given_up(done) or done[-1]["epoch"] >= spec["sessions"] * spec["max_epochs"]),
@@ -352,7 +270,8 @@ def train(spec: dict, args, device: torch.device) -> None:
             lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
         static_step.set_learning_rate(optimiser, lr)
         started = time.perf_counter()
-        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision, static)
+        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision, static,
+                                                          progress=segments_progress)
         seconds = time.perf_counter() - started
         valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
         improved, best = valid_perplexity < best, min(best, valid_perplexity)
