@@ -157,6 +157,18 @@ def configured_artefacts(config: dict) -> list[tuple[str, str]]:
     return [(paper, artefact_id) for paper, artefacts in config["papers"].items() for artefact_id in artefacts]
 
 
+def timed_training_jobs(config: dict) -> frozenset[Job]:
+    """The training jobs whose training time a configured artefact reports (convergence tables):
+    each holds a whole device (rules/common.smk), so that its time is its own."""
+    jobs = set()
+    for paper, artefact_id in configured_artefacts(config):
+        table = artefact(paper, artefact_id)
+        if isinstance(table, ConvergenceTable):
+            ctx = context(config, paper, artefact_id)
+            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
+    return frozenset(jobs)
+
+
 # A file of a translation model's folder (`model_dir`): dataset, pair, experiment, seed, file name.
 MODEL_FILE = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 
@@ -362,6 +374,22 @@ def training_group(experiment: Experiment) -> str:
     return experiment.lr_group or experiment.output_layer
 
 
+def by_group(train: dict, key: str) -> dict:
+    """Config `train.<key>`: training group (a key of train.lr) -> its value; ValueError naming
+    the key and any group that is not one."""
+    settings = train.get(key, {})
+    unknown = sorted(set(settings) - set(train.get("lr", {})))
+    if unknown:
+        raise ValueError(f"train.{key}: {', '.join(unknown)} not training groups (keys of train.lr)")
+    return settings
+
+
+def batch_size(train: dict, group: str) -> int:
+    """Sentences per batch of a training group: its `train.batch_size_by_group` entry, else
+    `train.batch_size` (the joint paper's released train.py trains on 96, joint ledger D21)."""
+    return by_group(train, "batch_size_by_group").get(group, train["batch_size"])
+
+
 def schedule(train: dict, name: str) -> dict:
     """max_epochs and patience of experiment `name` (a variant takes its base's): config `train`,
     its training group's `train.max_epochs_by_group`, or what `train.overrides` sets for it."""
@@ -369,13 +397,10 @@ def schedule(train: dict, name: str) -> dict:
     unknown = sorted(set(overrides) - set(all_experiments()))
     if unknown:
         raise ValueError(f"train.overrides: {', '.join(unknown)} not experiments of any paper")
-    by_group = train.get("max_epochs_by_group", {})
-    unknown = sorted(set(by_group) - set(train.get("lr", {})))
-    if unknown:
-        raise ValueError(f"train.max_epochs_by_group: {', '.join(unknown)} not training groups (keys of train.lr)")
+    max_epochs = by_group(train, "max_epochs_by_group")
     group = training_group(registry_experiment(name))
     return ({key: train[key] for key in ("max_epochs", "patience")}
-            | ({"max_epochs": by_group[group]} if group in by_group else {})
+            | ({"max_epochs": max_epochs[group]} if group in max_epochs else {})
             | overrides.get(name.partition("@")[0], {}))
 
 
@@ -400,7 +425,8 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "train": {
             "seed": seed,
             "lr": train["lr"][training_group(experiment)],
-            **{key: train[key] for key in ("batch_size", "selection", "clip")},
+            "batch_size": batch_size(train, training_group(experiment)),
+            **{key: train[key] for key in ("selection", "clip")},
             "init_scale": init_scale(train, experiment, model["hidden"]),
             **schedule(train, name),
             **schedule_settings(train, training_group(experiment)),
