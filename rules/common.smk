@@ -48,13 +48,7 @@ if workflow.nodes is None and "gpu" not in workflow.global_resources:
 @functools.cache
 def timed_training_jobs():
     """The training jobs whose training time a configured artefact reports (convergence tables)."""
-    jobs = set()
-    for paper, artefact_id in layout.configured_artefacts(config):
-        table = registry.artefact(paper, artefact_id)
-        if isinstance(table, artefacts.ConvergenceTable):
-            ctx = layout.context(config, paper, artefact_id)
-            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
-    return frozenset(jobs)
+    return layout.timed_training_jobs(config)
 
 
 def training_gpu_slots(wildcards):
