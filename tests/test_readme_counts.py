@@ -86,14 +86,18 @@ def test_readme_one_paper_counts_are_dry_runs(dry_runs):
 
 
 def test_readme_modelled_days_are_docs_plan_modelled():
-    one, = found(r"\*\*H100, modelled.*?; ([\d.]+) days one job at a time", MODELLED, "docs/plan_modelled.md")
-    recommended, shared = found(r"\*\*Recommended: `gpu.jobs_per_device: (\d+)`\*\* \(([\d.]+) days", MODELLED,
-                                "docs/plan_modelled.md")
+    number = r"([\d.]+(?:e[+-]\d+)?)"
+    one = found(rf"\| every job one at a time \| {number} \| {number} \|", MODELLED, "docs/plan_modelled.md")
+    recommended = found(rf"\| \*\*recommended\*\* `gpu.jobs_per_device` \| \*\*(\d+)\*\* \({number} days\) "
+                        rf"\| \*\*(\d+)\*\* \({number} days\) \|", MODELLED, "docs/plan_modelled.md")
     floor, = found(r"\*\*Floor: ([\d.]+) days\*\*", MODELLED, "docs/plan_modelled.md")
     line, = found(r"(\| full run \(`snakemake all`\) \|[^\n]*)", README, "README's timings table")
-    said = found(r"([\d.]+) days one job at a time, ([\d.]+) days with\s+`gpu.jobs_per_device: (\d+)`.*?"
-                 r"the floor is ([\d.]+) days", line, "README's full-run line")
-    assert said == (f"{float(one):.1f}", f"{float(shared):.1f}", recommended, f"{float(floor):.1f}"), said
+    said = found(r"eager ([\d.]+) days one job at a time, ([\d.]+) days with\s+`gpu.jobs_per_device: (\d+)`.*?"
+                 r"`train.compile: graphs` ([\d.]+) days one job at a time, ([\d.]+) days with\s+"
+                 r"`gpu.jobs_per_device: (\d+)`.*?the floor is ([\d.]+) days", line, "README's full-run line")
+    expected = (f"{float(one[0]):.1f}", f"{float(recommended[1]):.1f}", recommended[0], f"{float(one[1]):.1f}",
+                f"{float(recommended[3]):.1f}", recommended[2], f"{float(floor):.1f}")
+    assert said == expected, said
 
 
 def test_readme_demo_training_counts_are_the_demos_jobs():
