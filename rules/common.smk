@@ -4,15 +4,20 @@ import os
 import re
 import shlex
 
-from workflow_src import artefacts, layout, lm_specs, registry
+from workflow_src import artefacts, layout, lm_specs, registry, step_mode
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
 from workflow_src.report import render
 
+# A GPU has `gpu.jobs_per_device` slots (workflow_src/model/gpu.py; `--resources gpu=` counts slots),
+# but for a cluster executor (Snakemake's `nodes`: Slurm), which gives each `gpu` slot a GPU of its
+# own: one there, whatever the config says.
+JOBS_PER_DEVICE = 1 if workflow.nodes is not None else int(config.get("gpu", {}).get("jobs_per_device", 1))
+
 # Every rule runs `python -m workflow_src.<stage>.<tool>`; the package is found from the workflow
 # directory whatever the working directory (--directory) is.
 shell.prefix("set -euo pipefail; export PYTHONPATH=" + shlex.quote(workflow.basedir) + "${{PYTHONPATH:+:$PYTHONPATH}}; "
-             f"export REPRO_GPU_JOBS_PER_DEVICE={int(config.get('gpu', {}).get('jobs_per_device', 1))}; ")
+             f"export REPRO_GPU_JOBS_PER_DEVICE={JOBS_PER_DEVICE}; ")
 
 
 def limits(kind):
@@ -26,11 +31,9 @@ def limits(kind):
 
 # A training, decoding or benchmark job holds one of `--resources gpu=N` unless the config runs
 # it on the CPU (the demo), where the slot would only serialise jobs that share no device.
-# A GPU has `gpu.jobs_per_device` slots (workflow_src/model/gpu.py; `--resources gpu=` counts slots);
-# a job whose wall-clock time an artefact reports takes all of one device's, so that it runs alone
-# there: the benchmarks (vMF Tables 3-4 and Figure 1, joint Table 4, syn-margin Figure 2) and the
-# trainings timed by a convergence table (vMF Table 3).
-JOBS_PER_DEVICE = int(config.get("gpu", {}).get("jobs_per_device", 1))
+# A job whose wall-clock time an artefact reports takes all of one device's `JOBS_PER_DEVICE` slots,
+# so that it runs alone there: the benchmarks (vMF Tables 3-4 and Figure 1, joint Table 4, syn-margin
+# Figure 2) and the trainings timed by a convergence table (vMF Table 3).
 GPU_SLOTS = 0 if config["train"]["device"] == "cpu" else 1
 BENCHMARK_GPU_SLOTS = 0 if config["benchmarks"]["device"] == "cpu" else JOBS_PER_DEVICE
 PLAN_GPU_SLOTS = GPU_SLOTS and JOBS_PER_DEVICE  # the plan times steps on the training device, alone
@@ -48,13 +51,7 @@ if workflow.nodes is None and "gpu" not in workflow.global_resources:
 @functools.cache
 def timed_training_jobs():
     """The training jobs whose training time a configured artefact reports (convergence tables)."""
-    jobs = set()
-    for paper, artefact_id in layout.configured_artefacts(config):
-        table = registry.artefact(paper, artefact_id)
-        if isinstance(table, artefacts.ConvergenceTable):
-            ctx = layout.context(config, paper, artefact_id)
-            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
-    return frozenset(jobs)
+    return layout.timed_training_jobs(config)
 
 
 def training_gpu_slots(wildcards):
@@ -199,7 +196,7 @@ def benchmark_settings(**extra):
     """`workflow_src.plan.benchmark`'s --settings: config `benchmarks`, and from config `train` the
     precision and (only when on, so eager benchmarks keep their params) the compile setting a
     training job of this config runs with."""
-    return json.dumps({**config["benchmarks"], **extra, **layout.compile_spec_entry(config["train"]),
+    return json.dumps({**config["benchmarks"], **extra, **step_mode.compile_spec_entry(config["train"]),
                        "precision": config["train"].get("precision", "auto")})
 
 

@@ -250,7 +250,8 @@ def under_slurm_profile(tmp_path_factory) -> dict:
 def test_a_cluster_run_keeps_no_local_gpu_limit_and_a_local_run_keeps_one_gpu(under_slurm_profile, tmp_path):
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     assert under_slurm_profile["gpu"] == profile["jobs"]  # the profile's SITE value, as many as `jobs`
-    assert workflow_as_run(tmp_path, "all", "--cores", "8")["gpu"] == 1  # safe on a one-GPU box
+    one_device = yaml.safe_load((REPO / "config.yaml").read_text())["gpu"]["jobs_per_device"]
+    assert workflow_as_run(tmp_path, "all", "--cores", "8")["gpu"] == one_device  # safe on a one-GPU box: its slots
     assert workflow_as_run(tmp_path, "all", "--cores", "8", "--resources", "gpu=4")["gpu"] == 4
 
 

@@ -30,12 +30,21 @@ def test_shipped_configs_are_valid(name):
     (lambda c: c.pop("papers"), "(top level): 'papers' is required"),
     (lambda c: c["train"].update(compile=False), "train.compile: False is not one of 'off', 'fuse', 'graphs'"),  # a bare off
     (lambda c: c["train"].update(length_buckets=[0, 8]), "train.length_buckets.0: 0: expected minimum 1"),
+    (lambda c: c["train"]["batch_size_by_group"].update(jont=96),
+     "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained"),
 ])
 def test_each_mistake_names_its_key(change, message):
     config = copy.deepcopy(FULL)
     change(config)
     found = problems(config, SCHEMA)
     assert found and found[0].startswith(message), found
+
+
+def test_a_misspelt_training_group_is_one_line():
+    config = copy.deepcopy(FULL)
+    config["train"]["batch_size_by_group"] = {"jont": 96}
+    assert problems(config, SCHEMA) == [
+        "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained"]
 
 
 def test_command_line_strings_take_the_schema_types():

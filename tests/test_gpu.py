@@ -1,6 +1,7 @@
 """One device per GPU job on a multi-GPU machine, tested with simulated device counts."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -101,8 +102,8 @@ def test_jobs_behind_reported_times_ask_for_a_whole_device(tmp_path):
 
     config = tmp_path / "config.yaml"
     text = (REPO / "config.yaml").read_text()
-    assert "  jobs_per_device: 1\n" in text
-    config.write_text(text.replace("  jobs_per_device: 1\n", "  jobs_per_device: 3\n"))
+    assert len(re.findall(r"\n  jobs_per_device: \d+\n", text)) == 1
+    config.write_text(re.sub(r"\n  jobs_per_device: \d+\n", "\n  jobs_per_device: 3\n", text))
     timed, untimed = (f"results/models/iwslt16/fr-en/{e}/seed1/model.pt" for e in ("word2word-ce", "word2emb-word2vec-l2"))
     out = snakemake(tmp_path, timed, untimed, "results/benchmarks/vmf/table4.json", "--configfile", str(config),
                     "-n", "-p", "--cores", "4", "--resources", "gpu=3").stdout

@@ -93,6 +93,14 @@ def test_a_bare_machine_run_says_passed_or_failed_on_every_line(json_config, dem
         assert entry["speed"]["memory"] == "not measured on the CPU" and entry["speed"]["step_seconds"] > 0
         assert entry["speed"]["syncs_per_step"] == "not applicable (CPU)"
         assert list(entry["correctness"]) == ["fp32"] and entry["verdict"] == "passed"
+    # the plan's fit (plan/fit.py) reads the report's step times with their precision and length
+    from workflow_src.plan.fit import measured_steps
+
+    read = {m.name: m for m in measured_steps(report)}
+    assert set(read) == {f.name for f in chosen}
+    for f in chosen:
+        assert (read[f.name].precision, read[f.name].length) == ("fp32", f.length)
+        assert read[f.name].experiment == f.job.experiment and read[f.name].target_tokens == f.tokens_per_step
     beam = chosen[1]
     assert set(report["decoding"][beam.name]) == {"greedy", f"beam{beam.beam}"}
     markdown = (tmp_path / "out" / "gpu_check.md").read_text()

@@ -18,7 +18,10 @@ def load(name: str) -> dict:
 
 
 TIMING = plan.Timing(step=0.5, forward=0.1, decode=0.2, counts={
-    "step": plan.Counts(3e12, 10_000, 6.7e9), "forward": plan.Counts(1e12, 3000), "decode": plan.Counts(5e11, 20_000, 0, 3)})
+    "step": plan.Counts(3e12, 10_000, 6.7e9, operators=9_000, views=4_000),
+    "forward": plan.Counts(1e12, 3000, operators=3000), "decode": plan.Counts(5e11, 20_000, 0, 3, operators=20_000)})
+# A cost model of round numbers (the plan's own is fitted: tests/test_plan_fit.py)
+MODEL = plan.CostModel(plan.H100, host_operator=8e-6, host_view=2e-6, kernel=2.5e-6, recurrent_kernel=5e-6, achieved=0.3)
 
 
 def test_translation_job_seconds_multiply_steps_epochs_and_sets():
@@ -53,17 +56,20 @@ def test_language_model_seconds_follow_its_schedule_and_slice():
 
 
 def test_modelled_h100_time_is_the_larger_of_the_host_and_the_busy_device():
-    memory = 6.7e9 / plan.H100_HBM_BYTES_PER_SECOND  # 2 ms of optimiser traffic
-    busy = 3e12 / (plan.ACHIEVED_FRACTION * plan.H100_PEAK_FLOPS["bf16"]) + memory + 10_000 * plan.KERNEL_SECONDS
-    assert TIMING.modelled_device("step", "bf16") == pytest.approx(busy)
-    assert TIMING.modelled("step", "bf16") == pytest.approx(max(busy, 10_000 * plan.HOST_SECONDS))
-    assert TIMING.floor("step", "bf16") == pytest.approx(3e12 / (0.4 * plan.H100_PEAK_FLOPS["bf16"]) + memory)
+    peak, hbm = plan.H100.peak_flops, plan.H100.hbm_bytes_per_second
+    memory = 6.7e9 / hbm  # 2 ms of optimiser traffic
+    busy = 3e12 / (0.3 * peak["bf16"]) + memory + 10_000 * 2.5e-6
+    host = 9_000 * 8e-6 + 4_000 * 2e-6  # operators and views
+    assert TIMING.modelled_device("step", "bf16", MODEL) == pytest.approx(busy)
+    assert TIMING.host_seconds("step", MODEL) == pytest.approx(host)
+    assert TIMING.modelled("step", "bf16", MODEL) == pytest.approx(max(busy, host))
+    assert TIMING.floor("step", "bf16", MODEL) == pytest.approx(3e12 / (0.4 * peak["bf16"]) + memory)
     # decode: 20,000 kernels and few FLOPs, host-bound, and its 3 syncs drain the queue
-    assert TIMING.modelled("decode", "bf16") == pytest.approx(
-        20_000 * plan.HOST_SECONDS + 3 * (plan.HOST_SECONDS + plan.KERNEL_SECONDS))
-    assert TIMING.launch_bound("decode", "bf16") and not TIMING.launch_bound("step", "fp32")
+    assert TIMING.modelled("decode", "bf16", MODEL) == pytest.approx(20_000 * 8e-6 + 3 * (8e-6 + 2.5e-6))
+    assert TIMING.launch_bound("decode", "bf16", MODEL) and not TIMING.launch_bound("step", "fp32", MODEL)
     # fp32's lower peak makes the step device-bound
-    assert TIMING.modelled("step", "fp32") == TIMING.modelled_device("step", "fp32") > TIMING.modelled("step", "bf16")
+    assert (TIMING.modelled("step", "fp32", MODEL) == TIMING.modelled_device("step", "fp32", MODEL)
+            > TIMING.modelled("step", "bf16", MODEL))
     assert plan.modelled_precision({"train": {"precision": "auto"}}) == "bf16"  # auto on CUDA
     assert plan.modelled_precision({"train": {}}) == "bf16"
     assert plan.modelled_precision({"train": {"precision": "fp32"}}) == "fp32"
@@ -80,6 +86,18 @@ def test_jobs_sharing_a_device_are_bound_by_its_busy_time():
     rows = [{"h100_modelled_hours": 24.0 * 4, "h100_busy_hours": 24.0}] * 3
     days = plan.h100_days_by_jobs_per_device(rows + [{"note": "no size"}])
     assert days[1] == 12.0 and days[2] == 8.0 and days[4] == 4.0 and days[8] == 4.0
+
+
+def test_an_exclusive_job_holds_a_whole_device():
+    """A training whose time an artefact reports runs alone on its device: sharing gains nothing on it."""
+    alone, busy = [4.0, 4.0, 4.0], [1.0, 1.0, 1.0]
+    assert plan.modelled_wall_hours(alone, busy, 1, 3, [True, False, False]) == 4.0 + 4.0  # then the two side by side
+    assert plan.modelled_wall_hours(alone, busy, 1, 3, [True, True, True]) == 12.0
+    assert plan.modelled_wall_hours(alone, busy, 1, 1, [True, False, False]) == 12.0  # one at a time anyway
+    assert plan.modelled_wall_hours(alone, busy, 3, 1, [True, True, False]) == pytest.approx(8 / 3 + 4.0)
+    assert plan.modelled_wall_hours([9.0, 1.0], [1.0, 1.0], 4, 2, [True, False]) == 9.0  # the longest held device
+    jobs = plan.planned_jobs({**load("config.yaml"), "papers": {"vmf": {"table3": {"seeds": {"iwslt16": [1, 2]}}}}})
+    assert jobs and all(job.exclusive for job in jobs)  # vMF Table 3 reports its trainings' time
 
 
 @pytest.mark.parametrize("packed", [False, True])
@@ -138,11 +156,11 @@ def test_family_rows_give_target_tokens_per_second():
     lm = plan.lm_family(config, plan.PlannedJob("lm", "ptb", "lm", "lm-medium-vd", 1),
                         plan.Corpus(1000, 1, 10, 10, 10_000, "hand-made"))
     counted = plan.Timing(None, None, None, TIMING.counts)  # --model-only
-    rows = {row["target_tokens_per_step"]: row for row in plan.family_rows(config, {nmt: TIMING, lm: counted})}
+    rows = {row["target_tokens_per_step"]: row for row in plan.family_rows(config, {nmt: TIMING, lm: counted}, MODEL)}
     translation, language_model = rows[64 * 26], rows[20 * 35]
     assert translation["tokens_per_second"] == pytest.approx(64 * 26 / 0.5)
     assert translation["h100_tokens_per_second_modelled"] == pytest.approx(
-        64 * 26 / TIMING.modelled("step", "bf16"))
+        64 * 26 / TIMING.modelled("step", "bf16", MODEL))
     assert language_model["tokens_per_second"] is None and language_model["step_kernels"] == 10_000
 
 
@@ -156,8 +174,9 @@ def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
     config = {"papers": {"vmf": {"table1": {}, "table3": {}}, "synmargin": {"table1": {}}}, "gpu": {"jobs_per_device": 2}}
     rows = [
         {"artefacts": "vmf/table1 vmf/table3 synmargin/table1", "device_hours": 2.0, "h100_modelled_hours": 0.2,
-         "h100_busy_hours": 0.1},
-        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1, "h100_busy_hours": 0.1},
+         "h100_busy_hours": 0.1, "h100_graphs_modelled_hours": 0.1, "h100_graphs_busy_hours": 0.1},
+        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1, "h100_busy_hours": 0.1,
+         "h100_graphs_modelled_hours": 0.05, "h100_graphs_busy_hours": 0.05},
         {"artefacts": "synmargin/table1", "note": "no size"},
     ]
     summary = {(r["level"], r["paper"], r["artefact"]): r for r in plan.summary_rows(config, rows)}
@@ -168,6 +187,9 @@ def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
     assert total["jobs"] == 3 and total["device_hours"] == 3.0 and total["h100_modelled_hours"] == pytest.approx(0.3)
     assert total["wall_hours_gpu1"] == 2.0  # two jobs per device: both at once
     assert total["h100_busy_hours"] == pytest.approx(0.2) and total["h100_wall_hours_gpu1"] == pytest.approx(0.2)
+    # as graphs: device-bound, so two jobs per device take their summed busy time
+    assert total["h100_graphs_modelled_hours"] == pytest.approx(0.15)
+    assert total["h100_graphs_wall_hours_gpu1"] == pytest.approx(0.15)
     config["gpu"]["jobs_per_device"] = 1
     assert plan.summary_rows(config, rows)[-1]["wall_hours_gpu1"] == 3.0
     assert plan.summary_rows(config, rows)[-1]["h100_wall_hours_gpu1"] == pytest.approx(0.3)
@@ -428,8 +450,8 @@ def test_jobs_sharing_a_device_take_the_slowdown_the_gpu_check_measured():
     assert sharing_slowdown(checked, 4) is None and sharing_slowdown(None, 2) is None
     assert sharing_slowdown({"step_seconds": {}, "jobs_per_device": "not applicable (CPU)"}, 2) is None
     config = {"gpu": {"jobs_per_device": 2}, "papers": {}}
-    rows = [{"artefacts": "", "h100_modelled_hours": 1.0, "h100_busy_hours": 0.5, "device_hours": hours}
-            for hours in (3.0, 2.0, 2.0, 1.0)]
+    rows = [{"artefacts": "", "h100_modelled_hours": 1.0, "h100_busy_hours": 0.5, "h100_graphs_modelled_hours": 0.5,
+             "h100_graphs_busy_hours": 0.5, "device_hours": hours} for hours in (3.0, 2.0, 2.0, 1.0)]
     measured = summary_rows(config, rows, 1.6)[-1]
     assert measured["wall_hours_gpu1"] == pytest.approx(wall_hours([4.8, 3.2, 3.2, 1.6], 2))
     assert summary_rows(config, rows, None)[-1]["wall_hours_gpu1"] == pytest.approx(wall_hours([3.0, 2.0, 2.0, 1.0], 2))

@@ -6,7 +6,8 @@ import yaml
 
 from tests.conftest import REPO
 from tests.test_train import SPEC, data, metrics, run  # noqa: F401 (data is a fixture)
-from workflow_src.layout import resolve_spec, schedule_settings
+from workflow_src.layout import batch_size, resolve_spec, schedule_settings
+from workflow_src.train.train import spec_hash
 from workflow_src.papers import joint, vmf
 from workflow_src.train.steps import loss_divisor
 from workflow_src.train.train import learning_rate
@@ -123,3 +124,41 @@ def test_joint_space_scales_with_the_width_only_when_asked():
         assert d_j(name, 512, True) == d_j(name, 64, False) == paper_dim
         assert d_j(name, 64, True) == toy_dim
     assert d_j(joint.name("32k", "nmt"), 64, True) is None
+
+
+# Spec hashes before train.batch_size_by_group existed (commit f3374e4): the demo's jobs, and config.yaml's
+# outside the joint paper, must keep them (the key enters a spec only as the batch size it resolves to)
+HASHES = {
+    ("config.demo.yaml", "wmt17", "de-en", "bpe32k-joint512"): "60170cce1fde218f",
+    ("config.demo.yaml", "wmt17", "de-en", "bpe128k-nmt"): "00fbb9078705fd6b",
+    ("config.demo.yaml", "iwslt16", "fr-en", "word2word-ce"): "e64f1218de52adc0",
+    ("config.demo.yaml", "iwslt16", "fr-en", "word2emb-fasttext-tied-nllvmf_reg1reg2"): "c3a4c8fbff412e1d",
+    ("config.demo.yaml", "iwslt16", "fr-en", "word2word-fasttext-tied-ce"): "5053015fc0b224b8",
+    ("config.yaml", "iwslt16", "fr-en", "word2word-ce"): "dff046edea544a8c",
+    ("config.yaml", "iwslt16", "fr-en", "word2emb-fasttext-tied-nllvmf_reg1reg2"): "39864999d574ec9a",
+    ("config.yaml", "iwslt16", "fr-en", "word2word-fasttext-tied-ce"): "0a401f76eaa5cf11",
+}
+
+
+def test_the_joint_paper_trains_on_batches_of_96_as_its_released_code():
+    """config.yaml: the joint paper's models at 96 sentences a batch (idiap/joint-embedding-nmt
+    train.py:90, ledger D21), every other model at 64; the demo keeps 64 for all, its specs unchanged."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    for bpe in ("32k", "128k"):
+        for form in ("nmt", "tied", "joint512"):
+            assert resolve_spec(config, "wmt17", "de-en", f"bpe{bpe}-{form}", 1)["train"]["batch_size"] == 96
+    assert resolve_spec(config, "wmt17", "de-en", "bpe32k-nmt-layers3", 1)["train"]["batch_size"] == 96
+    for name in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2", "word2word-fasttext-tied-ce"):
+        assert resolve_spec(config, "iwslt16", "fr-en", name, 1)["train"]["batch_size"] == 64
+    entry = next(d for d in joint.DEVIATIONS if d.id == "D21")
+    assert entry.state == "faithful" and entry.setting == "train.batch_size_by_group"
+    for (name, dataset, pair, experiment), expected in HASHES.items():
+        spec = resolve_spec(yaml.safe_load((REPO / name).read_text()), dataset, pair, experiment, 1)
+        assert spec_hash(spec) == expected, (name, experiment)
+
+
+def test_a_batch_size_for_a_group_that_is_not_one_is_named():
+    train = {"lr": {"softmax": 1e-3, "joint": 1e-3}, "batch_size": 64, "batch_size_by_group": {"joint": 96}}
+    assert batch_size(train, "joint") == 96 and batch_size(train, "softmax") == 64
+    with pytest.raises(ValueError, match=r"^train.batch_size_by_group: continuous not training groups \(keys of train.lr\)$"):
+        batch_size({**train, "batch_size_by_group": {"continuous": 96}}, "joint")

@@ -26,40 +26,9 @@ from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTa
                                     RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
                                     SubspaceSweep, Throughput)
 from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment, paper_module
+from workflow_src.step_mode import compile_spec_entry, length_buckets_entry
 
 RESULTS = "results"
-
-
-COMPILE_KEY = "compile"  # config train.compile (`model/compilation.py`); in a spec only when it is not `off`
-
-
-def compile_spec_entry(train: dict) -> dict:
-    """What config `train` adds to a job's spec: {"compile": setting}, or nothing for `off`
-    (so the specs, hashes and Snakemake params of eager jobs stay what they were)."""
-    setting = train.get(COMPILE_KEY, "off")
-    return {} if setting == "off" else {COMPILE_KEY: setting}
-
-
-LENGTH_BUCKETS_KEY = "length_buckets"  # config train.length_buckets (`model/static_batches.py`); in a spec only with graphs
-
-
-def check_length_buckets(buckets) -> list[int]:
-    """`buckets` if they are rising positive whole numbers, else a ValueError naming the key."""
-    if not (isinstance(buckets, list) and buckets and all(type(b) is int and b > 0 for b in buckets)
-            and buckets == sorted(set(buckets))):
-        raise ValueError(f"train.{LENGTH_BUCKETS_KEY}: {buckets!r} is not a rising list of positive lengths")
-    return buckets
-
-
-def length_buckets_entry(train: dict) -> dict:
-    """What config `train` adds to a translation job's spec for `train.compile: graphs`: the
-    lengths its batches' S and T are padded up to; nothing for the other settings (their specs,
-    hashes and params stay what they were)."""
-    if train.get(COMPILE_KEY, "off") != "graphs":
-        return {}
-    if LENGTH_BUCKETS_KEY not in train:
-        raise ValueError(f"train.{LENGTH_BUCKETS_KEY}: train.compile graphs needs the lengths that batches are padded up to")
-    return {LENGTH_BUCKETS_KEY: check_length_buckets(train[LENGTH_BUCKETS_KEY])}
 
 
 def data_dir(dataset: str, pair: str) -> str:
@@ -177,6 +146,18 @@ def benchmark_path(paper: str, artefact_id: str) -> str:
 
 def configured_artefacts(config: dict) -> list[tuple[str, str]]:
     return [(paper, artefact_id) for paper, artefacts in config["papers"].items() for artefact_id in artefacts]
+
+
+def timed_training_jobs(config: dict) -> frozenset[Job]:
+    """The training jobs whose training time a configured artefact reports (convergence tables):
+    each holds a whole device (rules/common.smk), so that its time is its own."""
+    jobs = set()
+    for paper, artefact_id in configured_artefacts(config):
+        table = artefact(paper, artefact_id)
+        if isinstance(table, ConvergenceTable):
+            ctx = context(config, paper, artefact_id)
+            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
+    return frozenset(jobs)
 
 
 # A file of a translation model's folder (`model_dir`): dataset, pair, experiment, seed, file name.
@@ -395,6 +376,22 @@ def training_group(experiment: Experiment) -> str:
     return experiment.lr_group or experiment.output_layer
 
 
+def by_group(train: dict, key: str) -> dict:
+    """Config `train.<key>`: training group (a key of train.lr) -> its value; ValueError naming
+    the key and any group that is not one."""
+    settings = train.get(key, {})
+    unknown = sorted(set(settings) - set(train.get("lr", {})))
+    if unknown:
+        raise ValueError(f"train.{key}: {', '.join(unknown)} not training groups (keys of train.lr)")
+    return settings
+
+
+def batch_size(train: dict, group: str) -> int:
+    """Sentences per batch of a training group: its `train.batch_size_by_group` entry, else
+    `train.batch_size` (the joint paper's released train.py trains on 96, joint ledger D21)."""
+    return by_group(train, "batch_size_by_group").get(group, train["batch_size"])
+
+
 def schedule(train: dict, name: str) -> dict:
     """max_epochs and patience of experiment `name` (a variant takes its base's): config `train`,
     its training group's `train.max_epochs_by_group`, or what `train.overrides` sets for it."""
@@ -402,13 +399,10 @@ def schedule(train: dict, name: str) -> dict:
     unknown = sorted(set(overrides) - set(all_experiments()))
     if unknown:
         raise ValueError(f"train.overrides: {', '.join(unknown)} not experiments of any paper")
-    by_group = train.get("max_epochs_by_group", {})
-    unknown = sorted(set(by_group) - set(train.get("lr", {})))
-    if unknown:
-        raise ValueError(f"train.max_epochs_by_group: {', '.join(unknown)} not training groups (keys of train.lr)")
+    max_epochs = by_group(train, "max_epochs_by_group")
     group = training_group(registry_experiment(name))
     return ({key: train[key] for key in ("max_epochs", "patience")}
-            | ({"max_epochs": by_group[group]} if group in by_group else {})
+            | ({"max_epochs": max_epochs[group]} if group in max_epochs else {})
             | overrides.get(name.partition("@")[0], {}))
 
 
@@ -434,7 +428,8 @@ def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) ->
         "train": {
             "seed": seed,
             "lr": train["lr"][training_group(experiment)],
-            **{key: train[key] for key in ("batch_size", "selection", "clip")},
+            "batch_size": batch_size(train, training_group(experiment)),
+            **{key: train[key] for key in ("selection", "clip")},
             "init_scale": init_scale(train, experiment, model["hidden"]),
             **schedule(train, name),
             **schedule_settings(train, training_group(experiment)),

@@ -5,7 +5,7 @@ paper's settings for its size and corpus, and what config `lm` sets.
 from __future__ import annotations
 
 from workflow_src.artefacts import Corpus
-from workflow_src.layout import compile_spec_entry
+from workflow_src.step_mode import compile_spec_entry
 from workflow_src.registry import language_model, language_model_paper, language_models
 
 LM_OVERRIDABLE = ("max_epochs", "lr_decay", "decay_after")

@@ -165,7 +165,8 @@ def measure(family: Family, precision: str, device: torch.device, jobs_per_devic
         free(device)
         return ({"memory": f"out of memory: {str(error).splitlines()[0]}"},
                 [(f"out of memory at train.batch_size {family.batch_size}", f"train.batch_size below {family.batch_size}")])
-    entry = {"step_seconds": seconds, "target_tokens_per_step": family.tokens_per_step,
+    entry = {"step_seconds": seconds, "precision": precision, "length": family.length,
+             "target_tokens_per_step": family.tokens_per_step,
              "tokens_per_second": family.tokens_per_step / seconds, "syncs_per_step": syncs,
              "memory": "not measured on the CPU"}
     problems = []

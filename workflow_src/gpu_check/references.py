@@ -47,7 +47,8 @@ def decoding_reference(family: Family, check_every: int) -> dict:
 def modelled_step(config: dict, family: Family) -> dict:
     """The plan's modelled H100 seconds of one training step of the family (`plan.steps`, counted on
     the CPU as CUDA runs it, in the precision a CUDA job takes), as the plan's families table has them."""
-    from workflow_src.plan import steps
+    from workflow_src.plan import fit, steps
+    from workflow_src.plan.costmodel import H100
     from workflow_src.plan.timing import modelled_precision
 
     precision = modelled_precision(config)
@@ -56,9 +57,11 @@ def modelled_step(config: dict, family: Family) -> dict:
         timing = steps.time_lm(as_on_cuda, family.job, family.key, CPU, model_only=True)
     else:
         timing = steps.count_nmt(as_on_cuda, family.job, family.key, CPU)
-    return {"precision": precision, "alone_seconds": timing.modelled("step", precision),
-            "busy_seconds": timing.modelled_device("step", precision), "host_seconds": timing.host_seconds("step"),
-            "bound": "launch" if timing.launch_bound("step", precision) else "device"}
+    model = fit.load()[2].on(H100)
+    return {"precision": precision, "alone_seconds": timing.modelled("step", precision, model),
+            "busy_seconds": timing.modelled_device("step", precision, model),
+            "host_seconds": timing.host_seconds("step", model),
+            "bound": "launch" if timing.launch_bound("step", precision, model) else "device"}
 
 
 # -- where they run -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ captures the eager operators and `fuse` stays a mode of its own.
 Dropout inside a compiled decoder step draws from inductor's own random stream, and a `graphs`
 step draws over padded shapes, so either is repeatable but not equal to the eager run; that is
 why the setting joins the training spec (and its hash) when it is not `off`. With `off` nothing
-changes and the spec is what it was (`layout.compile_spec_entry`): fp32 CPU results are
+changes and the spec is what it was (`step_mode.compile_spec_entry`): fp32 CPU results are
 bit-for-bit unchanged.
 """
 
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workflow_src.layout import COMPILE_KEY as KEY  # config train.compile; the spec's entry is `layout.compile_spec_entry`
+from workflow_src.step_mode import COMPILE_KEY as KEY  # config train.compile; the spec's entry is `step_mode.compile_spec_entry`
 
 if TYPE_CHECKING:
     import torch

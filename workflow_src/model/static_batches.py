@@ -20,7 +20,7 @@ import dataclasses
 import torch
 
 from workflow_src.data.vocab import Vocab
-from workflow_src.layout import LENGTH_BUCKETS_KEY as KEY
+from workflow_src.step_mode import LENGTH_BUCKETS_KEY as KEY
 
 
 def bucket(length: int, buckets: list[int]) -> int:

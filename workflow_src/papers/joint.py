@@ -293,11 +293,13 @@ DEVIATIONS = (
               "output is cut only where a model repeats itself, so such output can score a little higher than under "
               "a 100-piece limit; a sentence whose translation needs more than 2 × its length + 10 pieces is cut",
               "workflow_src/decode/decode.py:translate", BLEU_ARTEFACTS),
-    Deviation("D21", "batch size", "silent; the released train.py trains on batches of 96 sentences (`-batch_size 96`)",
-              "64 sentences, every translation model of the pipeline (the vMF paper's Table 7)", "one batch size "
-              "for every translation model; the cost plan models it", "1.5 times as many steps per epoch, each on "
-              "two thirds of the sentences: a noisier gradient and, at a constant rate, faster progress per epoch",
-              "train.batch_size", ("table1", *BLEU_ARTEFACTS)),
+    Deviation("D21", "batch size", "silent; the released train.py trains and validates on batches of 96 sentences "
+              "(`-batch_size 96`, idiap/joint-embedding-nmt train.py:90)",
+              "96 sentences for every model of this paper (`train.batch_size_by_group: {joint: 96}`; the other papers' "
+              "models 64, the vMF paper's Table 7); the demo trains these at 64 too, the batch its rates were chosen at",
+              "the released code's value; what remains is the demo's 64", "none at full scale; in the demo 1.5 times as "
+              "many steps per epoch as at 96, each on two thirds of the sentences",
+              "train.batch_size_by_group", ("table1", *BLEU_ARTEFACTS), "faithful"),
     Deviation("D22", "initialisation", "silent; the released train.py draws every parameter from U(-0.1, 0.1) "
               "(`-param_init 0.1`) at 512 units", "U(-0.1, 0.1) (`train.init_scale`); with "
               "`train.scale_init_to_width` (off in config.yaml) U(-s, s), s = 0.1 √(512 / hidden), so that toy "

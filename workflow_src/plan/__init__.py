@@ -16,24 +16,35 @@ close the prediction came).
     which. Writes `<prefix>.csv` (device-hours per table, per paper and in total, wall hours for
     `--resources gpu=N`), `<prefix>.jobs.csv` (every job), `<prefix>.families.csv` (each family's
     step: seconds, target tokens per second, FLOPs, kernels) and `<prefix>.md` (with the assumptions).
-    Beside the measured hours, an H100 estimate from a model, never measured:
+    Beside the measured hours, an H100 estimate from a model fitted to what a GPU measured
+    (`fit`: a GPU check's step times against the plan's counts of the same steps), eager and with
+    each step, forward and decoding step replayed as a CUDA graph (`train.compile: graphs`):
 
-        busy_H100  = FLOPs / (ACHIEVED_FRACTION · peak[precision]) + bytes / HBM + kernels · KERNEL_SECONDS
-        alone_H100 = max(kernels · HOST_SECONDS, busy_H100) + syncs · (HOST_SECONDS + KERNEL_SECONDS)
+        busy_H100  = FLOPs / (achieved · peak[precision]) + bytes / HBM + kernels' latency
+        host_H100  = operators · host_operator + views · host_view     (graphs: a replay and a batch's copies)
+        alone_H100 = max(host, busy) + syncs · (host_operator + kernel)
         wall on N H100s, J jobs each = max(Σ busy / N, LPT of the alone times on N · J slots)
+                                       (+ the exclusive jobs, each holding a device)
 
-    with the FLOPs, kernels, host syncs and optimiser bytes of one step counted while it is timed.
+    with the FLOPs, kernels, operators, views, host syncs and optimiser bytes of one step counted
+    while it is timed (costmodel.py, fit.py).
 
-Modules, imported one way (cost -> report -> tables -> steps -> timing -> counting, jobs):
-    jobs      the planned jobs, their corpus sizes and families
-    counting  FLOPs, kernels, syncs and optimiser bytes of one call, padding, extrapolation
-    timing    measuring on the device, the H100 model, a job's seconds, wall hours
-    steps     the step, forward and decode of a family, timed or counted
-    tables    CSV rows: jobs, summary, families;  report: the Markdown;  compare: plan vs actual
-    cost      the plan and the command line (`python -m workflow_src.plan`)
+Modules, imported one way (cost -> report -> tables -> fit, steps -> timing -> costmodel -> counting, jobs):
+    jobs       the planned jobs, their corpus sizes and families
+    counting   FLOPs, kernels, operators, views, syncs and optimiser bytes of one call, padding, extrapolation
+    costmodel  a device's documented peaks, and seconds from counts: host and GPU, eager and as graphs
+    fit        the cost model fitted to a GPU check's step times (docs/gpu_check/h200_2026-11-26_steps.json)
+    timing     measuring on the device, a job's seconds, wall hours
+    steps      the step, forward and decode of a family, timed or counted
+    tables     CSV rows: jobs, summary, families;  report: the Markdown;  compare: plan vs actual
+    cost       the plan and the command line (`python -m workflow_src.plan`)
     `--model-only` counts without timing, on the CPU: the H100 model of the full configuration in
     minutes (`snakemake results/plan_modelled.md`), with the floor (FLOPs at 40% of the peak plus
-    the optimiser's memory traffic at HBM bandwidth) and a recommended `gpu.jobs_per_device`.
+    the optimiser's memory traffic at HBM bandwidth) and the recommended `gpu.jobs_per_device` and
+    `threads.train`, eager and as graphs.
+
+`python -m workflow_src.plan count-measured --config CONFIG.json --measured STEPS.json --out COUNTS.json`
+    the plan's counts of the steps a GPU check timed (`fit.count_measured`), for the fit.
 
 `python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md, .html)
     beside each trained job's predicted seconds, the seconds its metrics.jsonl records
@@ -43,11 +54,11 @@ Modules, imported one way (cost -> report -> tables -> steps -> timing -> counti
 
 from workflow_src.plan.compare import compare, within_factor  # noqa: F401
 from workflow_src.plan.cost import plan  # noqa: F401
+from workflow_src.plan.costmodel import H100, H200, CostModel, Device  # noqa: F401
 from workflow_src.plan.counting import RECURRENT_KERNELS_PER_STEP, Counts, dropout_as_cuda  # noqa: F401
 from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family, metrics_file, nmt_family,
                                     parallel_corpus, planned_jobs)
 from workflow_src.plan.steps import COUNTING_BATCH, count_nmt, time_lm, time_nmt  # noqa: F401
 from workflow_src.plan.tables import family_rows, h100_days_by_jobs_per_device, summary_rows  # noqa: F401
-from workflow_src.plan.timing import (ACHIEVED_FRACTION, H100_HBM_BYTES_PER_SECOND, H100_PEAK_FLOPS, HOST_SECONDS,
-                                      KERNEL_SECONDS, Timing, job_seconds, measure, modelled_precision,
+from workflow_src.plan.timing import (Timing, job_seconds, measure, modelled_precision,  # noqa: F401
                                       modelled_wall_hours, wall_hours)

@@ -40,7 +40,8 @@ import numpy as np
 import torch
 
 from workflow_src.atomic import write_text
-from workflow_src.layout import compile_spec_entry, resolve_spec
+from workflow_src.layout import resolve_spec
+from workflow_src.step_mode import compile_spec_entry
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
 from workflow_src.model.seq2seq import Seq2Seq

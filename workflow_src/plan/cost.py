@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
 from workflow_src.atomic import write_text
-from workflow_src.plan import jobs as planned, steps
+from workflow_src.plan import fit, jobs as planned, steps
 from workflow_src.plan.compare import write_comparison
+from workflow_src.plan.costmodel import H100
 from workflow_src.plan.report import markdown
 from workflow_src.plan.tables import (FAMILY_COLUMNS, JOB_COLUMNS, SUMMARY_COLUMNS, family_rows, job_rows, seconds_cell,
                                       summary_rows, to_csv)
 from workflow_src.plan.timing import modelled_precision, sharing_slowdown
 
 
-def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False, gpu_check: Path | None = None) -> None:
+def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False, gpu_check: Path | None = None,
+         measured: Path = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
     """Write `<prefix>.csv`, `.jobs.csv`, `.families.csv` and `.md`. `model_only`: count each family
     on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing.
     `gpu_check`: the GPU check's JSON, whose measured slowdown of jobs sharing a device scales the
-    wall hours (read when it exists: a plan made before the check, or without it, says so)."""
+    wall hours (read when it exists: a plan made before the check, or without it, says so).
+    `measured`, `counted`: the GPU step times the H100 model is fitted to and the plan's counts of
+    those steps (`fit`)."""
+    write(config, families_timed(config, threads, model_only), out_prefix, model_only, gpu_check, measured, counted)
+
+
+@dataclasses.dataclass
+class Families:
+    """The planned jobs, their corpora and families, each family's timing, and the device."""
+
+    jobs: list
+    corpora: dict
+    families: dict
+    timings: dict
+    device_name: str
+
+
+def families_timed(config: dict, threads: int, model_only: bool) -> Families:
+    """Every job's family timed (or, `model_only`, counted as on CUDA) once."""
     import torch
 
     from workflow_src.plan import benchmark
@@ -57,17 +78,27 @@ def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False,
             counts = timing.counts["step"]
             print(f"{planned.family_label(family)}: step {seconds_cell(timing.step)} s, {counts.flops / 1e9:.1f} GFLOP, "
                   f"{counts.kernels} kernels, {counts.syncs} syncs", flush=True)
-    rows = job_rows(config, jobs, corpora, families, timings_by_family)
+    return Families(jobs, corpora, families, timings_by_family, device_name)
+
+
+def write(config: dict, timed: Families, out_prefix: Path, model_only: bool = False, gpu_check: Path | None = None,
+          measured: Path = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
+    """The plan's files from its families' timings (`plan`)."""
+    report, measured_counts, fitted = fit.load(measured, counted)
+    model = fitted.on(H100)
+    timings_by_family = {family: steps.as_graphs(config, family, timing) for family, timing in timed.timings.items()}
+    rows = job_rows(config, timed.jobs, timed.corpora, timed.families, timings_by_family, model)
     checked = json.loads(gpu_check.read_text()) if gpu_check is not None and gpu_check.exists() else None
     slowdown = sharing_slowdown(checked, config.get("gpu", {}).get("jobs_per_device", 1))
     summary = summary_rows(config, rows, slowdown)
     write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
     write_text(out_prefix.with_suffix(".families.csv"),
-               to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, rows)))
+               to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, model, rows)))
     write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
-                                                      [{**row, "device": device_name} for row in summary]))
+                                                      [{**row, "device": timed.device_name} for row in summary]))
+    fitting = fit.Fitting(report, measured_counts, fitted, model)
     write_text(out_prefix.with_suffix(".md"),
-               markdown(config, device_name, summary, rows, families, timings_by_family, model_only, slowdown))
+               markdown(config, timed.device_name, summary, rows, timings_by_family, fitting, model_only, slowdown))
 
 
 def read_config(value: str) -> dict:
@@ -88,12 +119,23 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device")
     p.add_argument("--model-only", action="store_true",
                    help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone")
+    p.add_argument("--fit-to", type=Path, default=fit.MEASURED,
+                   help="a GPU check's step times to fit the H100 model to (default the H200's, docs/gpu_check/)")
+    p.add_argument("--fit-counts", type=Path, default=fit.COUNTED,
+                   help="the plan's counts of those steps (python -m workflow_src.plan count-measured)")
+    m = commands.add_parser("count-measured")
+    m.add_argument("--config", type=read_config, required=True, help="the config the GPU check measured")
+    m.add_argument("--measured", type=Path, default=fit.MEASURED)
+    m.add_argument("--out", type=Path, default=fit.COUNTED)
     c = commands.add_parser("compare")
     c.add_argument("--jobs", type=Path, required=True, help="the plan's <prefix>.jobs.csv")
     c.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "plan":
-        plan(args.config, args.out_prefix, args.threads, args.model_only, args.gpu_check)
+        plan(args.config, args.out_prefix, args.threads, args.model_only, args.gpu_check, args.fit_to, args.fit_counts)
+    elif args.command == "count-measured":
+        counts = fit.count_measured(args.config, fit.read(args.measured))
+        fit.write_counts(counts, args.measured, args.out)
     else:
         total = write_comparison(args.jobs, args.out_prefix)
         print(f"actual / predicted: {total['actual / predicted']}")

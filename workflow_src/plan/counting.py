@@ -33,12 +33,17 @@ CLIPPING_ACCESSES = 3  # clip_grad_norm_: the norm reads each gradient, the scal
 
 @dataclasses.dataclass(frozen=True)
 class Counts:
-    """The cost of one call: FLOPs, kernels, bytes of optimiser and clipping traffic, host syncs."""
+    """The cost of one call: FLOPs, kernels, bytes of optimiser and clipping traffic, host syncs,
+    and what the host dispatches: operators (a fused LSTM layer one, however many kernels it runs)
+    and views (no kernel, but a dispatch all the same)."""
 
     flops: float = 0.0
     kernels: int = 0
     bytes: float = 0.0
     syncs: int = 0
+    operators: int = 0
+    views: int = 0
+    recurrent_kernels: int = 0  # of `kernels`, those the fused LSTM layers run
 
 
 def extrapolate(small: Counts, large: Counts, b1: int, b2: int, batch: int) -> Counts:
@@ -154,13 +159,16 @@ def count(function, as_cuda: bool) -> Counts:
     from torch.utils.flop_counter import FlopCounterMode
 
     class Operators(TorchDispatchMode):
-        kernels, syncs, recurrent_flops = 0, 0, 0.0
+        kernels, syncs, recurrent_flops, operators, views, recurrent_kernels = 0, 0, 0.0, 0, 0, 0
         host: set = set()  # storages a CUDA run keeps on the host (a packed sequence's batch sizes)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.views += func.is_view
+            self.operators += not func.is_view
             if (cost := recurrent_layer_cost(func, args, kwargs)) is not None:
                 self.recurrent_flops += cost[0]
                 self.kernels += cost[1]
+                self.recurrent_kernels += cost[1]
             else:
                 self.kernels += 0 if func.is_view else 1
             out = func(*args, **(kwargs or {}))
@@ -179,7 +187,8 @@ def count(function, as_cuda: bool) -> Counts:
         flops = stack.enter_context(FlopCounterMode(display=False))
         operators = stack.enter_context(Operators())
         function()
-    return Counts(flops.get_total_flops() + operators.recurrent_flops, operators.kernels, 0.0, operators.syncs)
+    return Counts(flops.get_total_flops() + operators.recurrent_flops, operators.kernels, 0.0, operators.syncs,
+                  operators.operators, operators.views, operators.recurrent_kernels)
 
 
 def padded_width(length: int, multiple: int) -> int:

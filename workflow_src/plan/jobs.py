@@ -26,6 +26,7 @@ class PlannedJob:
     seed: int
     artefacts: set[tuple[str, str]] = dataclasses.field(default_factory=set)
     searches: set[str] = dataclasses.field(default_factory=set)
+    exclusive: bool = False  # its training time is reported: it holds a whole device (layout.timed_training_jobs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +62,9 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
             job.artefacts.add((paper, artefact_id))
             if kind == "nmt" and (s := SEARCH.search(name)):
                 job.searches.add(s.group(1))
+    timed = layout.timed_training_jobs(config)
+    for job in jobs.values():
+        job.exclusive = artefacts.Job(job.dataset, job.pair, job.experiment, job.seed) in timed
     return list(jobs.values())
 
 
@@ -116,7 +120,7 @@ def lm_corpus(config: dict, dataset: str) -> Corpus | None:
 # -- families --------------------------------------------------------------------------------------
 def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
     """What a training step's cost depends on: the resolved spec but names, seeds, rates and loss
-    weights, the vocabulary sizes, and the sentence length."""
+    weights, the batch size, the vocabulary sizes, and the sentence length."""
     spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
     e = registry.experiment(job.experiment)
     sizes = layout.vocab_sizes(config["datasets"][job.dataset], e)
@@ -125,6 +129,7 @@ def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
     dim = config["embeddings"][e.embeddings]["dim"] if e.embeddings else None
     ignored = {"experiment", "loss_params", "tgt_lang", "train", "vocab", "data", "device", "lr_group", "bpe", "embeddings"}
     shape = {key: value for key, value in spec.items() if key not in ignored}  # embeddings: their size, `dim`
+    shape["batch_size"] = spec["train"]["batch_size"]
     return ("nmt", json.dumps(shape, sort_keys=True), src, tgt, dim, round(corpus.length))
 
 
@@ -146,6 +151,7 @@ def family_label(family: tuple) -> str:
     form = s["output_form"] or s["output_layer"]
     extras = "".join(f" {k}={s[k]}" for k in ("negative", "joint_dim", "sample_share") if s.get(k))
     return (f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']} {form}/{s['loss']}"
-            f"{' tied' if s['tied'] else ''}{extras} V {src}->{tgt}{f' m={dim}' if dim else ''} length {length}")
+            f"{' tied' if s['tied'] else ''}{extras} V {src}->{tgt}{f' m={dim}' if dim else ''} batch {s['batch_size']} "
+            f"length {length}")
 
 

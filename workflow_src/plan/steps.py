@@ -10,6 +10,7 @@ is counted at COUNTING_BATCH and twice that and its FLOPs extrapolated to `train
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from workflow_src import layout, lm_specs
@@ -19,6 +20,33 @@ from workflow_src.plan.jobs import PlannedJob
 from workflow_src.plan.timing import LENGTH_SPREAD, PARTS, STEPS, WARMUP, Timing, timings
 
 COUNTING_BATCH = 2  # --model-only counts translation models at this batch and twice it (their FLOPs are affine in it)
+GRAPH_GRANULE = 8  # without train.length_buckets, graphs pad S and T to multiples of it (nmt_data.length_multiple's)
+
+
+def bucket_width(length: float, buckets: list[int]) -> float:
+    """The mean width of batches of about `length` units padded up to the smallest of `buckets`
+    at least their length: length + (b_i - b_(i-1) - 1) / 2, b_i the bucket holding `length`
+    (every length between the buckets alike, as `counting.padded_width` for a granule)."""
+    above = [b for b in sorted(buckets) if b >= length]
+    if not above:
+        return float(length)
+    below = [b for b in buckets if b < above[0]]
+    return length + (above[0] - max(below, default=0) - 1) / 2
+
+
+def as_graphs(config: dict, family: tuple, timing: Timing) -> Timing:
+    """A family's timing with the shapes of its replayed graphs: a translation step padded to the
+    length buckets (config `train.length_buckets`; absent, multiples of `GRAPH_GRANULE`), a decode
+    replayed once per target position."""
+    kind, *_, length = family
+    if kind == "lm":  # a segment's shape is fixed: one replay per step and per forward
+        return timing
+    buckets = config["train"].get("length_buckets")
+    width = bucket_width(length, buckets) if buckets else length + (GRAPH_GRANULE - 1) / 2
+    from workflow_src.model import nmt_data
+
+    counted = counting.padded_width(length, nmt_data.length_multiple(config["train"]))  # as the eager count
+    return dataclasses.replace(timing, width_ratio=width / counted, decode_steps=length)
 
 
 def spread(length: int) -> list[int]:
@@ -34,9 +62,12 @@ def repeats(model_only: bool) -> dict:
     return {name: (WARMUP, STEPS) for name in PARTS}
 
 
-def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: bool = False) -> Timing:
+def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: bool = False,
+             batch: int | None = None, shapes: list[tuple[int, int]] | None = None) -> Timing:
     """A `job`-shaped model (untrained, random batches of the family's length), as train.py builds it
-    (compiled as config `train.compile` says); counted as on CUDA with `model_only`."""
+    (compiled as config `train.compile` says); counted as on CUDA with `model_only`. `batch`: its
+    sentences (default the job's `train.batch_size`); `shapes`: (width, real units per row) of
+    its batches in turn (default the family's length, padded as below)."""
     import torch
 
     from workflow_src.model import compilation, nmt_data
@@ -53,13 +84,13 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     compilation.apply(model, spec, device)
     trained = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.Adam(trained, lr=1e-4, fused=device.type in ("cuda", "cpu"))
-    batch = config["train"]["batch_size"]
+    batch = batch or spec["train"]["batch_size"]
     on = torch.device("cuda") if model_only else device
     multiple = nmt_data.length_multiple(spec)
     # (width, real units per row): counted at the mean length (padded as its mean batch is), timed
     # at the spread of lengths (each padded up to the granule)
-    shapes = [(counting.padded_width(length, multiple), length)]
-    shapes += [(counting.ceil_to(n, multiple), n) for n in spread(length)[1:]]
+    shapes = shapes or ([(counting.padded_width(length, multiple), length)]
+                        + [(counting.ceil_to(n, multiple), n) for n in spread(length)[1:]])
 
     def make(width: int, n: int):
         positions = (torch.arange(batch)[:, None] * width + torch.arange(n)[None, :]).flatten()
@@ -99,16 +130,16 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
                    counting.optimiser_bytes(optimiser, trained))
 
 
-def count_nmt(config: dict, job: PlannedJob, family: tuple, device) -> Timing:
+def count_nmt(config: dict, job: PlannedJob, family: tuple, device, batch: int | None = None,
+              shapes: list[tuple[int, int]] | None = None) -> Timing:
     """A translation family counted (not timed) at COUNTING_BATCH and twice it, its FLOPs
-    extrapolated to `train.batch_size` (every part, as the plan's decodes are counted at it too)."""
-    counted = {}
-    for b in (COUNTING_BATCH, 2 * COUNTING_BATCH):
-        sized = {**config, "train": {**config["train"], "batch_size": b}}
-        counted[b] = time_nmt(sized, job, family, device, model_only=True)
-    small, large = counted[COUNTING_BATCH], counted[2 * COUNTING_BATCH]
+    extrapolated to `batch` (default the job's `train.batch_size`; every part, as the plan's
+    decodes are counted at it too). `shapes`: as `time_nmt`'s."""
+    batch = batch or layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)["train"]["batch_size"]
+    small, large = (time_nmt(config, job, family, device, model_only=True, batch=b, shapes=shapes)
+                    for b in (COUNTING_BATCH, 2 * COUNTING_BATCH))
     counts = {part: counting.extrapolate(small.counts[part], large.counts[part], COUNTING_BATCH,
-                                         2 * COUNTING_BATCH, config["train"]["batch_size"]) for part in PARTS}
+                                         2 * COUNTING_BATCH, batch) for part in PARTS}
     return Timing(None, None, None, counts)
 
 
@@ -118,12 +149,13 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     import torch
 
     from workflow_src.model import compilation
-    from workflow_src.train import train_lm
+    from workflow_src.model.lm import build_model
     from workflow_src.model.lm_losses import build_objective
+    from workflow_src.train import lm_spec, steps as training
 
     vocabulary = family[2]
-    spec = train_lm.resolve(lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
-    model = train_lm.build_model(spec, vocabulary).to(device)
+    spec = lm_spec.resolve(lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
+    model = build_model(spec, vocabulary).to(device)
     compilation.apply(model, spec, device)
     optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
     objective = build_objective(spec)
@@ -131,7 +163,7 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
     precision = precisions.resolve(spec["precision"], device)
     precisions.configure(precision)
-    functions = {"step": lambda: train_lm.train_epoch(model, segment, spec, optimiser, objective, precision),
-                 "forward": lambda: train_lm.evaluate(model, held_out, spec["bptt"], precision),
+    functions = {"step": lambda: training.train_epoch(model, segment, spec, optimiser, objective, precision),
+                 "forward": lambda: training.evaluate(model, held_out, spec["bptt"], precision),
                  "decode": lambda: None}
     return timings(functions, repeats(model_only), device, counting.optimiser_bytes(optimiser, model.parameters()))

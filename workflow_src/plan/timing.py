@@ -1,17 +1,7 @@
-"""Seconds: a step measured on the training device, the H100 model of its counts, a job's seconds
-from its family's step, and wall hours of many jobs on a few GPUs.
-
-The H100 model (modelled, never measured), per step, forward or decode:
-
-    flop    = FLOPs / (ACHIEVED_FRACTION · peak[precision])
-    memory  = bytes / HBM bandwidth                 (the optimiser's and clipping's traffic)
-    busy    = flop + memory + kernels · KERNEL_SECONDS              (the GPU)
-    host    = kernels · HOST_SECONDS                                (eager PyTorch issuing them)
-    alone   = max(host, busy) + syncs · (HOST_SECONDS + KERNEL_SECONDS)
-              (the host queues kernels ahead, but not past a sync: the queue drains and refills)
-    floor   = FLOPs / (FLOOR_FRACTION · peak) + bytes / HBM bandwidth   (no launches, no host)
-
-A part is launch-bound when host > busy, else device-bound.
+"""Seconds: a step measured on the training device, the modelled H100 seconds of its counts
+(`costmodel.CostModel`, eager or as CUDA graphs), a job's seconds from its family's step, and
+wall hours of many jobs on a few GPUs. A part is launch-bound when the host is slower than the
+GPU, else device-bound.
 """
 
 from __future__ import annotations
@@ -22,16 +12,11 @@ import statistics
 import time
 
 from workflow_src import layout, lm_specs, registry
+from workflow_src.plan.costmodel import CostModel, as_graphs
 from workflow_src.plan.counting import Counts, count
 from workflow_src.plan.jobs import Corpus, PlannedJob
 
 GPU_COUNTS = (1, 2, 4, 8)
-H100_PEAK_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}  # SXM, dense (NVIDIA's datasheet)
-H100_HBM_BYTES_PER_SECOND = 3.35e12  # SXM, HBM3 (NVIDIA's datasheet)
-ACHIEVED_FRACTION = 0.3  # of the peak, for matrix products of batch 64 x 1024 (an assumption)
-FLOOR_FRACTION = 0.4  # the floor's share of the peak (issue 21's definition of the floor)
-HOST_SECONDS = 8e-6  # per tensor operator, on the host: eager PyTorch's dispatch and launch (an assumption)
-KERNEL_SECONDS = 2.5e-6  # per kernel, on the GPU: a small kernel's launch latency and run (an assumption)
 JOBS_PER_DEVICE_CHOICES = (1, 2, 3, 4, 6, 8)  # the modelled H100 table of gpu.jobs_per_device
 # Batches are bucketed by length, so their shapes vary from step to step: each part is timed once at
 # each of these multiples of the mean length (the mean of their times: the cost at the mean length,
@@ -45,41 +30,54 @@ PARTS = ("step", "forward", "decode")
 @dataclasses.dataclass(frozen=True)
 class Timing:
     """Seconds of one training step, one validation forward and one greedy decode of a batch,
-    with the counts of each (for the modelled H100 time)."""
+    with the counts of each (for the modelled seconds). Replayed as graphs, FLOPs and kernels
+    grow by `width_ratio` (the bucket-padded width over the counted one) and a decode is
+    `decode_steps` replays, one per target position."""
 
     step: float | None  # None: counted only (--model-only)
     forward: float | None
     decode: float | None
     counts: dict  # "step" | "forward" | "decode" -> Counts
+    width_ratio: float = 1.0
+    decode_steps: int = 1
 
-    def flop_seconds(self, part: str, precision: str, fraction: float = ACHIEVED_FRACTION) -> float:
-        return self.counts[part].flops / (fraction * H100_PEAK_FLOPS[precision])
+    def counted(self, part: str, mode: str = "eager") -> Counts:
+        if mode == "eager":
+            return self.counts[part]
+        return as_graphs(self.counts[part], self.width_ratio, keep_syncs=part == "decode")
 
-    def memory_seconds(self, part: str) -> float:
-        return self.counts[part].bytes / H100_HBM_BYTES_PER_SECOND
+    def replays(self, part: str, mode: str) -> int | None:
+        return None if mode == "eager" else (self.decode_steps if part == "decode" else 1)
 
-    def latency_seconds(self, part: str) -> float:
-        return self.counts[part].kernels * KERNEL_SECONDS
+    def flop_seconds(self, part: str, precision: str, model: CostModel, mode: str = "eager") -> float:
+        return model.flop_seconds(self.counted(part, mode), precision)
 
-    def host_seconds(self, part: str) -> float:
-        return self.counts[part].kernels * HOST_SECONDS
+    def memory_seconds(self, part: str, model: CostModel, mode: str = "eager") -> float:
+        return model.memory_seconds(self.counted(part, mode))
 
-    def modelled_device(self, part: str, precision: str) -> float:
-        """The H100's busy seconds: FLOPs / (fraction · peak) + bytes / bandwidth + kernels · KERNEL_SECONDS."""
-        return self.flop_seconds(part, precision) + self.memory_seconds(part) + self.latency_seconds(part)
+    def latency_seconds(self, part: str, model: CostModel, mode: str = "eager") -> float:
+        return model.latency_seconds(self.counted(part, mode))
 
-    def modelled(self, part: str, precision: str) -> float:
-        """A job's seconds alone on an H100: max(host, device), the host queueing kernels ahead,
-        plus a drained and refilled queue at each sync."""
-        return (max(self.host_seconds(part), self.modelled_device(part, precision))
-                + self.counts[part].syncs * (HOST_SECONDS + KERNEL_SECONDS))
+    def recurrent_seconds(self, part: str, model: CostModel, mode: str = "eager") -> float:
+        return model.recurrent_seconds(self.counted(part, mode))
 
-    def launch_bound(self, part: str, precision: str) -> bool:
-        return self.host_seconds(part) > self.modelled_device(part, precision)
+    def host_seconds(self, part: str, model: CostModel, mode: str = "eager") -> float:
+        return model.host(self.counted(part, mode), self.replays(part, mode))
 
-    def floor(self, part: str, precision: str) -> float:
+    def modelled_device(self, part: str, precision: str, model: CostModel, mode: str = "eager") -> float:
+        """The GPU's busy seconds."""
+        return model.busy(self.counted(part, mode), precision)
+
+    def modelled(self, part: str, precision: str, model: CostModel, mode: str = "eager") -> float:
+        """A job's seconds alone on the modelled device."""
+        return model.alone(self.counted(part, mode), precision, self.replays(part, mode))
+
+    def launch_bound(self, part: str, precision: str, model: CostModel, mode: str = "eager") -> bool:
+        return self.host_seconds(part, model, mode) > self.modelled_device(part, precision, model, mode)
+
+    def floor(self, part: str, precision: str, model: CostModel) -> float:
         """FLOPs at FLOOR_FRACTION of the peak plus the memory traffic at HBM bandwidth."""
-        return self.flop_seconds(part, precision, FLOOR_FRACTION) + self.memory_seconds(part)
+        return model.floor(self.counts[part], precision)
 
 
 def modelled_precision(config: dict) -> str:
@@ -145,9 +143,10 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
                 "validation": seconds("forward") * held_out(corpus.dev) * epochs,
                 "decoding": seconds("forward") * (held_out(corpus.dev) + held_out(corpus.test))}  # the final scores
     t = config["train"]
-    steps = math.ceil(corpus.train / t["batch_size"])
+    batch = layout.batch_size(t, layout.training_group(registry.experiment(job.experiment)))
+    steps = math.ceil(corpus.train / batch)
     epochs = layout.schedule(t, job.experiment)["max_epochs"]  # train.overrides included
-    validation = (seconds("forward") * math.ceil(corpus.dev / t["batch_size"])
+    validation = (seconds("forward") * math.ceil(corpus.dev / batch)
                   + seconds("decode") * math.ceil(corpus.dev / DEV_DECODE_BATCH))
     decoding = sum(seconds("decode") * beam_width(s) * math.ceil(corpus.test / config["decode"]["batch_size"])
                    for s in sorted(job.searches))
@@ -185,11 +184,20 @@ def wall_hours(durations: list[float], slots: int) -> float:
     return max(loads)
 
 
-def modelled_wall_hours(alone: list[float], busy: list[float], gpus: int, per_device: int) -> float:
-    """Modelled H100 wall hours of jobs sharing `gpus` devices, `per_device` at a time:
+def modelled_wall_hours(alone: list[float], busy: list[float], gpus: int, per_device: int,
+                        exclusive: list[bool] | None = None) -> float:
+    """Modelled wall hours of jobs on `gpus` devices, `per_device` at a time, but the `exclusive`
+    ones (trainings whose time an artefact reports), which hold a whole device:
 
-        max(Σ busy / gpus, LPT makespan of the jobs' alone hours on gpus · per_device slots)
+        held   = Σ alone of the exclusive jobs
+        shared = max(Σ busy / gpus, LPT makespan of the other jobs' alone hours on gpus · per_device slots)
+        wall   = max(held / gpus + shared, the longest exclusive job)
 
     jobs run at their own (host-bound) speed until the devices' busy time is the bound (the busy
     times of jobs sharing a device add up: their kernels are not assumed to overlap)."""
-    return max(sum(busy) / gpus, wall_hours(alone, gpus * per_device))
+    exclusive = exclusive or [False] * len(alone)
+    held = [a for a, e in zip(alone, exclusive) if e]
+    shared_alone = [a for a, e in zip(alone, exclusive) if not e]
+    shared_busy = [b for b, e in zip(busy, exclusive) if not e]
+    shared = max(sum(shared_busy) / gpus, wall_hours(shared_alone, gpus * per_device)) if shared_alone else 0.0
+    return max(sum(held) / gpus + shared, max(held, default=0.0))

@@ -29,7 +29,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from workflow_src.layout import check_length_buckets
+from workflow_src.step_mode import check_length_buckets
 from workflow_src.model import precision as precisions
 from workflow_src.model.graphs import Captured
 from workflow_src.model.joint import JointOutput, sample_vocabulary_static, static_sample_size

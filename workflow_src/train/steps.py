@@ -15,7 +15,7 @@ from typing import Iterator
 import torch
 
 from workflow_src.model import precision as precisions
-from workflow_src.model.lm import normalise_embedding_rows
+from workflow_src.model.lm import normalise_embedding_rows, perplexity
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.precision import at_least_fp32
 from workflow_src.train import static_step
@@ -80,3 +80,22 @@ def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32"
         total = total + per_token.detach().double().sum()
         nll = nll + (per_token if spec["loss"] == "ce" else cross_entropy(logits, targets)).detach().double().sum()
     return total.item(), nll.item(), predicted_tokens(data)
+
+
+def token_nll(model, data: torch.Tensor, bptt: int, precision: str = "fp32") -> torch.Tensor:
+    """-log p(w_t | w_<t) in nats (float64, on the data's device: no host read) of every predicted
+    token of batchified data, each column read from a zero state, in the order of the text:
+    column by column (each a contiguous stretch of it), each but its first token."""
+    model.eval()
+    hidden = model.init_hidden(data.shape[1])
+    nll = []
+    for inputs, targets in segments(data, bptt):
+        with precisions.autocast(precision, data.device):
+            logits, _, hidden = model(inputs, hidden)
+        nll.append(cross_entropy(logits.flatten(0, 1), targets.flatten()).double().view(targets.shape))
+    return torch.cat(nll).t().flatten()
+
+
+def evaluate(model, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
+    """Perplexity of batchified data, each column read from a zero state."""
+    return perplexity(token_nll(model, data, bptt, precision).sum().item(), predicted_tokens(data))

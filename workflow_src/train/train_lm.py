@@ -100,10 +100,9 @@ from workflow_src.model.gpu import job_device
 from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, normalise_embedding_rows,
                                    perplexity, save_language_model)
 from workflow_src.model.lm_losses import build_objective
-from workflow_src.model.losses import cross_entropy
 from workflow_src.train import static_step
 from workflow_src.train.lm_spec import KEEP, resolve
-from workflow_src.train.steps import predicted_tokens, segments, train_epoch
+from workflow_src.train.steps import evaluate, predicted_tokens, token_nll, train_epoch
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
@@ -176,25 +175,6 @@ def largest_embedding_row(model: LSTMLanguageModel) -> tuple[float, int]:
 
 
 @torch.no_grad()
-def token_nll(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> torch.Tensor:
-    """-log p(w_t | w_<t) in nats (float64, on the data's device: no host read) of every predicted
-    token of batchified data, each column read from a zero state, in the order of the text:
-    column by column (each a contiguous stretch of it), each but its first token."""
-    model.eval()
-    hidden = model.init_hidden(data.shape[1])
-    nll = []
-    for inputs, targets in segments(data, bptt):
-        with precisions.autocast(precision, data.device):
-            logits, _, hidden = model(inputs, hidden)
-        nll.append(cross_entropy(logits.flatten(0, 1), targets.flatten()).double().view(targets.shape))
-    return torch.cat(nll).t().flatten()
-
-
-def evaluate(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str = "fp32") -> float:
-    """Perplexity of batchified data, each column read from a zero state."""
-    return perplexity(token_nll(model, data, bptt, precision).sum().item(), predicted_tokens(data))
-
-
 def scored(model: LSTMLanguageModel, data: torch.Tensor, bptt: int, precision: str) -> tuple[float, list[list[float]]]:
     """(perplexity, [NLL sum in nats, tokens] per block of `evidence.BLOCK_TOKENS` predicted tokens
     in the order of the text), the perplexity exp(sum of the blocks' NLL / sum of their tokens)."""
