@@ -354,6 +354,26 @@ def test_the_modelled_step_and_its_ratio_come_from_the_plan(demo_config, demo_fa
     assert entry["modelled"] == modelled and entry["measured_over_modelled"] == pytest.approx(3.0)
 
 
+def test_the_modelled_steps_are_counted_where_only_a_bare_gpu_machines_packages_are(json_config, demo_families, tmp_path):
+    """The plan's modelled step of a language model and a translation model, in a process where
+    tqdm, sacremoses and PyYAML cannot be imported (the LM's count once imported train_lm)."""
+    chosen = [first(demo_families, kind="lm").name, first(demo_families, kind="nmt").name]
+    code = (f"import sys, json\nfor name in {ABSENT_THERE!r}:\n    sys.modules[name] = None\n"
+            "from workflow_src.atomic import read_config\n"
+            "from workflow_src.gpu_check.families import families\n"
+            "from workflow_src.gpu_check.references import modelled_step\n"
+            f"config = read_config({str(json_config)!r})\n"
+            f"found = {{f.name: f for f in families(config)}}\n"
+            f"print(json.dumps({{name: modelled_step(config, found[name]) for name in {chosen!r}}}))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    modelled = json.loads(result.stdout.splitlines()[-1])
+    for name in chosen:
+        assert modelled[name]["alone_seconds"] >= modelled[name]["busy_seconds"] > 0, (name, modelled[name])
+
+
 def test_cudas_measures_are_reported_and_sharing_is_what_the_plan_reads(monkeypatch, demo_config, demo_families, tmp_path):
     """What only CUDA measures (peak memory, the sharing processes, the profiler's busy share), given
     by stand-ins on the CPU: the lines and the report carry them, and the plan's wall hours read the
