@@ -134,3 +134,19 @@ def test_every_rule_runs_a_tool_of_its_stage_package():
         module = command.partition("{")[0].rstrip(".")
         assert module in MODULES or f"{module}.__main__" in MODULES, f"{command}: {module} is not a module"
         assert stage(module) != "base", f"{command} runs no stage's tool"
+
+
+def test_building_the_workflows_dag_imports_neither_torch_nor_scipy():
+    """Every snakemake call (each dry run of the suite's, each user's) parses the Snakefile and
+    builds its DAG: the workflow_src imports of Snakefile and rules/*.smk, those in functions
+    too, load no torch (3 s) and no scipy (1.4 s)."""
+    import subprocess
+    import sys
+
+    sources = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
+    imports = sorted({line.strip() for path in sources for line in path.read_text().splitlines()
+                      if line.strip().startswith(("from workflow_src", "import workflow_src"))})
+    assert len(imports) >= 8 and "from workflow_src import plan" in imports
+    code = "\n".join([*imports, "import sys", "print(sorted({'torch', 'scipy'} & set(sys.modules)))"])
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]", imports

@@ -14,7 +14,6 @@ import dataclasses
 import itertools
 
 from workflow_src import layout, lm_specs
-from workflow_src.model import precision as precisions
 from workflow_src.plan import counting
 from workflow_src.plan.jobs import PlannedJob
 from workflow_src.plan.timing import LENGTH_SPREAD, PARTS, STEPS, WARMUP, Timing, timings
@@ -70,7 +69,7 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     its batches in turn (default the family's length, padded as below)."""
     import torch
 
-    from workflow_src.model import compilation, nmt_data
+    from workflow_src.model import compilation, nmt_data, precision as precisions
     from workflow_src.plan.benchmark import BOS, EOS, PAD
     from workflow_src.model.seq2seq import finished_check_interval, Seq2Seq
 
@@ -148,7 +147,7 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     (compiled as config `train.compile` says)."""
     import torch
 
-    from workflow_src.model import compilation
+    from workflow_src.model import compilation, precision as precisions
     from workflow_src.model.lm import build_model
     from workflow_src.model.lm_losses import build_objective
     from workflow_src.train import lm_spec, steps as training

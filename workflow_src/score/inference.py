@@ -24,7 +24,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import stats
 
 from workflow_src.paper_records import Check
 from workflow_src.score import evidence, meteor, significance
@@ -202,6 +201,8 @@ def one_sided_p(excess: float, se: float, df: float) -> float:
     """p of "the true difference exceeds 0", given the estimate `excess` with standard error `se`."""
     if se == 0:
         return 0.0 if excess > 0 else 1.0
+    from scipy import stats  # here, not at the top: the workflow's DAG imports this module
+
     return float(stats.t.sf(excess / se, df))
 
 
@@ -269,6 +270,8 @@ def power(gap: float, se: float | None) -> float | None:
         return None
     if se == 0:
         return 1.0 if gap > 0 else 0.0
+    from scipy import stats
+
     return float(stats.norm.cdf(gap / se - stats.norm.ppf(1 - ALPHA)))
 
 
