@@ -112,7 +112,9 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
 
 
 def test_bad_config_key_is_named(tmp_path):
-    config = (REPO / "config.yaml").read_text().replace("  batch_size: 64\n  max_epochs", "  batch_sise: 64\n  max_epochs", 1)
+    text = (REPO / "config.yaml").read_text()
+    config = text.replace("\ntrain:\n", "\ntrain:\n  batch_sise: 64\n", 1)
+    assert config != text
     (tmp_path / "bad.yaml").write_text(config)
     result = snakemake(tmp_path, "--configfile", str(tmp_path / "bad.yaml"), "-n", "all", check=False)
     assert result.returncode != 0
