@@ -507,7 +507,7 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
 
 def run_lm(label: str, spec: dict) -> dict:
     """train_lm.train_epoch (backward a no-op: forward, objective, clipping and the optimiser's
-    step over no gradients) over one and over three segments, and train_lm.evaluate."""
+    step over no gradients) over one and over three segments, and steps.evaluate."""
     from workflow_src.model import precision as precisions
     from workflow_src.train import static_step, train_lm
 

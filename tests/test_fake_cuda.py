@@ -208,7 +208,7 @@ def test_lm_epoch_reads_the_host_once_per_epoch(results, family):
         epoch = result[f"train_epoch_{segments}"]
         assert sites(epoch["reads"]) == {"workflow_src/train/steps.py:train_epoch": 2}, segments
         assert epoch["returned"] == ["float", "float", "int"]
-    assert sites(result["evaluate"]["reads"]) == {"workflow_src/train/train_lm.py:evaluate": 1}
+    assert sites(result["evaluate"]["reads"]) == {"workflow_src/train/steps.py:evaluate": 1}
 
 
 @pytest.mark.parametrize("family", LM)
