@@ -265,7 +265,7 @@ DEVIATIONS = (
               "(fewer than 10) are dropped, and each column's first token is context only",
               "a batch of 10 evaluates several times faster than one column", "10 cold starts and at most 19 "
               "unscored tokens in PTB's 82K test tokens: perplexity higher by a small fraction of a point",
-              "workflow_src/train/train_lm.py:evaluate", PERPLEXITY_ARTEFACTS),
+              "workflow_src/train/steps.py:evaluate", PERPLEXITY_ARTEFACTS),
     Deviation("D16", "AL's target ỹ in training", "silent: ỹ = softmax(Lᵀu/τ) is computed from the current L (§3), "
               "and Eq. 3.4 differentiates J_aug with respect to W h only", "ỹ held constant: no gradient reaches L "
               "through it (L learns from J_aug where it makes W h: through W under RE, and through the inputs)",
