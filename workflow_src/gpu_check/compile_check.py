@@ -30,7 +30,7 @@ from workflow_src.gpu_check.measures import SharedDraws, relative
 from workflow_src.gpu_check.report import one_line, verdict
 from workflow_src.model import compilation
 from workflow_src.model.nmt_data import length_multiple
-from workflow_src.plan.benchmark import synchronize
+from workflow_src.model.timing import synchronize
 from workflow_src.train import graph_check
 
 BUCKETS = (1.0, 1.5, 0.5)  # training batches' lengths, in the family's length

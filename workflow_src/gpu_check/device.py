@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import statistics
-import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +15,8 @@ import torch
 
 from workflow_src.gpu_check.families import Family, batch, build, training_step
 from workflow_src.model import compilation, precision as precisions
-from workflow_src.plan.benchmark import device_name, synchronize
+from workflow_src.model.timing import median_seconds, synchronize
+from workflow_src.plan.benchmark import device_name
 
 WARMUP, STEPS = 2, 3  # untimed, then timed steps of each speed measurement (the median is kept)
 SYNC_STEPS = 2  # steps watched for host syncs (CUDA)
@@ -69,16 +68,7 @@ def free(device: torch.device) -> None:
 # -- one training step --------------------------------------------------------------------------------
 def step_seconds(step, device: torch.device, warmup: int = WARMUP, steps: int = STEPS) -> float:
     """The median seconds of `step()` over `steps` calls after `warmup` calls, the device synchronised."""
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(steps):
-        synchronize(device)
-        started = time.perf_counter()
-        step()
-        synchronize(device)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return median_seconds(step, device, steps, warmup)
 
 
 def syncs_per_step(step, device: torch.device, steps: int = SYNC_STEPS) -> float:

@@ -12,7 +12,7 @@ import torch
 
 from workflow_src.gpu_check.device import WARMUP, free, full_size_step, step_seconds
 from workflow_src.gpu_check.families import Family
-from workflow_src.plan.benchmark import synchronize
+from workflow_src.model.timing import synchronize
 
 
 def _worker(found: list[Family], precision: str, barrier, results) -> None:

@@ -45,17 +45,13 @@ from workflow_src.step_mode import compile_spec_entry
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
 from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.model.timing import synchronize
 from workflow_src.model.vmf import log_cm
 from workflow_src.registry import experiment as registry_experiment
 
 PAD, BOS, EOS = 0, 2, 3
 REPEATS = 5  # timed repeats of every training-step timing, at least
 REPEATED = ("output-layers", "throughput", "sampling")  # the kinds timed in repeats (`step_times`)
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def build(experiment: str, settings: dict, device: torch.device, **spec_changes) -> Seq2Seq:

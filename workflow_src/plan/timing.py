@@ -94,7 +94,7 @@ def modelled_precision(config: dict) -> str:
 def measure(function, warmup: int, steps: int, device=None) -> tuple[float | None, Counts]:
     """Mean seconds of `function()` over `steps` calls after `warmup` calls (None: no call timed),
     and the counts of one more call (`counting.count`; off CUDA, counted as CUDA runs it)."""
-    from workflow_src.plan.benchmark import synchronize
+    from workflow_src.model.timing import synchronize
 
     for _ in range(warmup):
         function()

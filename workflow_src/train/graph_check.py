@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -44,6 +42,7 @@ from workflow_src.model.lm import build_model
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.nmt_data import training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
+from workflow_src.model.timing import median_seconds
 from workflow_src.atomic import read_config, write_text
 from workflow_src.train import static_step
 from workflow_src.train.lm_spec import resolve as resolve_lm
@@ -56,11 +55,6 @@ LM_VOCABULARY = 10_000  # PTB's
 DEFAULT_EXPERIMENTS = ("wmt17:de-en:bpe32k-tied", "wmt17:de-en:bpe32k-joint512", "wmt17:en-fi:bpe32k-joint2048",
                        "wmt17:en-fi:bpe128k-nmt", "iwslt16:fr-en:word2word-ce",
                        "iwslt16:fr-en:word2emb-fasttext-nllvmf_reg1reg2", "ptb:lm-small-vd", "ptb:lm-small-re")
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
@@ -83,17 +77,6 @@ def update_cosine(before: list[torch.Tensor], eager: list[torch.Tensor], graphs:
 
 def relative(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-12)
-
-
-def median_step_seconds(step, device: torch.device, timed: int) -> float:
-    times = []
-    for _ in range(timed):
-        synchronize(device)
-        started = time.perf_counter()
-        step()
-        synchronize(device)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 # -- translation ------------------------------------------------------------------------------------
@@ -141,7 +124,7 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
     torch.manual_seed(2)
     losses = [float(step(prepared[i % len(prepared)]).detach()) for i in range(steps)]
     after = [p.detach().clone() for p in trained]
-    seconds = median_step_seconds(lambda: step(prepared[0]), device, measure) if measure else None
+    seconds = median_seconds(lambda: step(prepared[0]), device, measure) if measure else None
     return {"losses": losses, "before": before, "after": after, "seconds": seconds}
 
 
@@ -165,7 +148,7 @@ def language_model_runs(spec: dict, vocabulary: int, device: torch.device, steps
     total, _, tokens = train_epoch(model, data, spec, optimiser, objective, precision, static)
     after = [p.detach().clone() for p in model.parameters()]
     segment = data[:spec["bptt"] + 1]
-    seconds = (median_step_seconds(lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static),
+    seconds = (median_seconds(lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static),
                                    device, measure) if measure else None)
     return {"losses": [total / tokens], "before": before, "after": after, "seconds": seconds}
 
