@@ -1,6 +1,6 @@
 """The Markdown tables of a page as GitHub renders them (markdown-it-py, CommonMark with GFM tables),
 for the tests of every page that holds one (tests/test_pages.py, and the demo's pages in
-tests/test_workflow.py)."""
+tests/test_demo.py)."""
 
 import re
 

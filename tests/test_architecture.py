@@ -150,3 +150,13 @@ def test_building_the_workflows_dag_imports_neither_torch_nor_scipy():
     code = "\n".join([*imports, "import sys", "print(sorted({'torch', 'scipy'} & set(sys.modules)))"])
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", imports
+
+
+def test_claims_and_ledger_stay_out_of_the_rendering_code():
+    """The claims and the ledger write through workflow_src.tables, never through the renderers:
+    no import runs claims -> render -> analysis -> layout (the papers' side of that old circle is
+    test_papers_are_data_reached_through_the_registry's: a paper imports only the registry's types)."""
+    rendering = {"workflow_src.report.render", "workflow_src.report.analysis", "workflow_src.report.figures",
+                 "workflow_src.layout"}
+    for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
+        assert not IMPORTS[f"workflow_src.{module}"] & rendering, module

@@ -411,9 +411,10 @@ def test_the_tool_writes_every_claim_with_its_data_note(tmp_path):
     assert "not built in this run" in rows[0]["decided by"]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("configfile", ["config.yaml", "config.demo.yaml"])
 def test_claims_and_ledgers_are_in_the_dag_of_all(configfile, tmp_path, full_config_outputs):
-    from tests.test_workflow import planned_outputs
+    from tests.conftest import planned_outputs
 
     config = yaml.safe_load((REPO / configfile).read_text())
     planned = full_config_outputs if configfile == "config.yaml" else planned_outputs(tmp_path, REPO / configfile)

@@ -22,13 +22,10 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
-from tests.conftest import REPO
-from tests.test_workflow import SNAKEMAKE
+from tests.conftest import REPO, SNAKEMAKE, assert_same_weights, processes_in_group, training_metrics
 from workflow_src import layout
-from workflow_src.train.train import TIMING_FIELDS
 
 MODEL = layout.model_dir("iwslt16", "fr-en", "word2word-ce", 1)
 SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
@@ -69,15 +66,9 @@ def run(workdir: Path, config: dict, *args: str, env=None) -> str:
     return out
 
 
-def metrics(model_dir: Path) -> list[dict]:
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_FIELDS}
-            for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
-
-
 def assert_same_model(a: Path, b: Path) -> None:
-    assert metrics(a) == metrics(b)
-    weights_a, weights_b = (torch.load(d / "model.pt", weights_only=False)["state_dict"] for d in (a, b))
-    assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+    assert training_metrics(a) == training_metrics(b)
+    assert_same_weights(a, b)
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +91,13 @@ def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(referenc
     # Kill the moment epoch 1's checkpoint appears: epoch 2 then has about 1.5 s to go here, and
     # a fixed sleep first raced it on a faster machine (the first run finished before the kill).
     wait_for(tmp_path / MODEL / "checkpoint.pt", process, poll=0.02)
-    killed = subprocess.run(["pkill", "-KILL", "-f", f"workflow_src.train.train .*{MODEL}"], check=False).returncode == 0
+    training = processes_in_group(process.pid, "workflow_src.train.train")  # this run's, no other
+    for pid in training:
+        os.kill(pid, signal.SIGKILL)
+    killed = bool(training)
     out, _ = process.communicate(timeout=1800)
     assert process.returncode == 0, out[-4000:]
-    assert killed and "resuming after epoch 1" in (tmp_path / f"logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
+    assert killed and "resuming after epoch 1" in (tmp_path / "logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
     assert_same_model(tmp_path / MODEL, reference / MODEL)
 
 

@@ -8,8 +8,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, snakemake
 from workflow_src.config_check import ConfigError, coerce, problems, validate
 
 SCHEMA = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text())

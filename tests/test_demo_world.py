@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, real_fixture
-from tests.test_iwslt import iwslt_spec
+from tests.conftest import REPO, iwslt_spec, real_fixture
 from workflow_src.data import demo_language, demo_world
 from workflow_src.data.demo_language import World, WorldSize
 from workflow_src.data.lm_data import member_lines

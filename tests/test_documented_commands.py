@@ -10,8 +10,7 @@ import subprocess
 import pytest
 from snakemake.cli import get_argument_parser
 
-from tests.conftest import REPO
-from tests.test_workflow import SNAKEMAKE
+from tests.conftest import REPO, SNAKEMAKE
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)

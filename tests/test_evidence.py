@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from tests.test_lm import hand_set_model
+from tests.conftest import hand_set_model
 from workflow_src import artefacts, layout, registry
 from workflow_src.artefacts import Context
 from workflow_src.plan import benchmark

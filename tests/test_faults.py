@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from tests.conftest import LM_SPEC, TRANSLATION_SPEC
 from workflow_src.atomic import FileFault, read_metrics
 from workflow_src.data.embeddings import read_vec, write_vec
 from workflow_src.data.vocab import Vocab
 from workflow_src.decode import decode, lm_predict
-from tests import test_train, test_train_lm
 from workflow_src.model.lm import build_model, load_language_model, save_language_model
 from workflow_src.model.nmt_data import load_model, save_model
 from workflow_src.model.seq2seq import Seq2Seq
@@ -36,11 +36,11 @@ def write_torch(path, value):
 
 def write_translation_model(path):
     vocab = Vocab([f"w{i}" for i in range(30)])
-    save_model(path, Seq2Seq(test_train.SPEC, len(vocab), len(vocab), vocab.pad), test_train.SPEC, vocab, vocab)
+    save_model(path, Seq2Seq(TRANSLATION_SPEC, len(vocab), len(vocab), vocab.pad), TRANSLATION_SPEC, vocab, vocab)
 
 
 def write_language_model(path):
-    spec = resolve(test_train_lm.SPEC)
+    spec = resolve(LM_SPEC)
     save_language_model(path, build_model(spec, 30), spec, [f"w{i}" for i in range(30)], 1)
 
 

@@ -6,7 +6,9 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import REPO
+import pytest
+
+from tests.conftest import REPO, snakemake
 
 HOLD = """
 import os, sys, time
@@ -95,10 +97,10 @@ def test_a_bad_slot_setting_is_named(tmp_path):
     assert "REPRO_GPU_JOBS_PER_DEVICE='zero'" in err
 
 
+@pytest.mark.workflow
 def test_jobs_behind_reported_times_ask_for_a_whole_device(tmp_path):
     """With gpu.jobs_per_device 3, a training job timed by vMF Table 3 and a benchmark ask
     Snakemake for 3 slots and tell the job so (REPRO_GPU_SLOTS); another training asks for 1."""
-    from tests.test_workflow import snakemake
 
     config = tmp_path / "config.yaml"
     text = (REPO / "config.yaml").read_text()
@@ -204,10 +206,10 @@ def test_the_cpu_is_used_where_asked_or_no_slot_is_held(monkeypatch):
         assert device.type == "cpu"
 
 
+@pytest.mark.workflow
 def test_the_training_rules_tell_the_job_its_slots(tmp_path):
     """Both training rules pass their gpu resource on (REPRO_GPU_SLOTS), which is how the job knows
     it holds a GPU: 1 with train.device auto, 0 with cpu (the demo)."""
-    from tests.test_workflow import snakemake
 
     targets = ("results/models/iwslt16/fr-en/word2emb-word2vec-l2/seed1/model.pt", "results/lm/ptb/lm-small-vd/seed1/model.pt")
     for device, slots in (("auto", "1"), ("cpu", "0")):

@@ -166,6 +166,7 @@ def test_the_clock_starts_an_item_only_where_its_estimate_fits(monkeypatch):
     assert not clock.fits("family")
 
 
+@pytest.mark.workflow
 def test_the_checks_families_are_every_training_family_of_the_dry_run(full_config_outputs):
     """Every distinct family of `snakemake -n all`'s trainings (config.yaml) is checked, once:
     its largest models included, which a check by family name never built."""
@@ -440,6 +441,7 @@ def test_device_script_trains_on_real_pairs(tmp_path):
     assert checked["passed"] and checked["deadline_seconds"] > 0
 
 
+@pytest.mark.workflow
 def test_rerunning_the_check_outdates_no_model(tmp_path):
     """Dry runs of the demo: a finished model does not wait for, or retrain after, the check."""
     model = "results/models/iwslt16/fr-en/word2word-ce/seed1/model.pt"

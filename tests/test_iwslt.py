@@ -7,20 +7,12 @@ import tarfile
 
 import pytest
 
-from tests.conftest import real_fixture
+from tests.conftest import BUNDLE_MEMBER, iwslt_spec, real_fixture
 from workflow_src.data import demo_language, demo_world, iwslt
 from workflow_src.data.archives import CorpusError, Undecodable
 from workflow_src.data.iwslt import (ArchiveSet, extract_evaluation_set, extract_train, needed_patterns,
                                      parse_mteval_xml, train_tags_lines)
 
-BUNDLE_MEMBER = "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz"
-
-
-def iwslt_spec(root, pairs, dev_sets, test_sets):
-    """The demo's `--iwslt` JSON for a mirror under root."""
-    return {"pairs": pairs, "dev_sets": dev_sets, "test_sets": test_sets, "bundle": str(root / "2016-01.tgz"),
-            "bundle_member": BUNDLE_MEMBER, "trnted": str(root / "2017-01-trnted/texts/{src}/{tgt}/{src}-{tgt}.tgz"),
-            "ted_test": str(root / "2017-01-ted-test/texts/{src}/{tgt}/{src}-{tgt}.tgz")}
 
 
 def archive_specs(spec, src, tgt):

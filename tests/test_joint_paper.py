@@ -8,9 +8,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, unpinned
-from tests.test_train import SPEC, data, metrics, run  # noqa: F401  (data: the training fixture)
-from tests.test_workflow import read_csv, snakemake
+from tests.conftest import REPO, TRANSLATION_SPEC, read_csv, run_training, snakemake, training_metrics, unpinned
 from workflow_src import artefacts, layout, registry
 from workflow_src.data import demo_language, demo_world
 from workflow_src.data.sources import local_path
@@ -67,8 +65,8 @@ def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
 
 @pytest.mark.parametrize("form", ["nmt", "tied", "bilinear", "output", "context", "joint"])
 def test_each_form_shares_the_decoders_input_embedding(form):
-    spec = {**SPEC, "output_form": form, "joint_dim": 24 if form == "joint" else None, "sample_share": None,
-            "model": {**SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
+    spec = {**TRANSLATION_SPEC, "output_form": form, "joint_dim": 24 if form == "joint" else None, "sample_share": None,
+            "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
     model = Seq2Seq(spec, 30, 40, pad=1)
     assert isinstance(model.output, JointOutput) and model.output.variant == form
     assert (model.output.word_vectors is model.decoder.embed.weight) == (form != "nmt")
@@ -81,11 +79,11 @@ def test_each_form_shares_the_decoders_input_embedding(form):
 
 
 def test_a_joint_model_with_sampled_training_learns(data, tmp_path):
-    spec = {**SPEC, "output_form": "joint", "joint_dim": 48, "sample_share": 0.5,
-            "model": {**SPEC["model"], "hidden": 64, "tgt_embedding": 32, "input_feed": False}}
-    result = run(data, tmp_path, {**spec, "train": {**SPEC["train"], "max_epochs": 10, "lr": 0.01}})
+    spec = {**TRANSLATION_SPEC, "output_form": "joint", "joint_dim": 48, "sample_share": 0.5,
+            "model": {**TRANSLATION_SPEC["model"], "hidden": 64, "tgt_embedding": 32, "input_feed": False}}
+    result = run_training(data, tmp_path, {**spec, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 10, "lr": 0.01}})
     assert result.returncode == 0, result.stderr
-    history = metrics(tmp_path)
+    history = training_metrics(tmp_path)
     assert history[-1]["dev_loss"] < history[0]["dev_loss"]  # the full softmax, though training sampled
     assert max(m["dev_bleu"] for m in history) > 10.0  # 20 after 10 epochs; 6 epochs left it at about 2, too close to call
     model, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
@@ -128,8 +126,8 @@ def test_nearest_representations_by_cosine_leave_out_the_query_and_specials():
     from workflow_src.score.representations import nearest, representations
     vectors = torch.tensor([[1.0, 0.0], [0.9, 0.1], [1.0, 0.05], [0.0, 1.0], [-1.0, 0.0]])
     assert [i for i, _ in nearest(vectors, 0, 3, excluded=[1])] == [2, 3, 4]
-    spec = {**SPEC, "output_form": "joint", "joint_dim": 7, "sample_share": None,
-            "model": {**SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
+    spec = {**TRANSLATION_SPEC, "output_form": "joint", "joint_dim": 7, "sample_share": None,
+            "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
     torch.manual_seed(0)
     model = Seq2Seq(spec, 30, 12, pad=0)
     itos = ["<pad>", "<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(7)] + ["▁w7"]
@@ -184,6 +182,7 @@ def joint_run(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.workflow
 def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joint_run):
     table2 = read_csv(joint_run / "results/joint/table2.csv")
     assert [r["Model"] for r in table2] == ["NMT", "NMT-tied", "NMT-joint"]
@@ -213,6 +212,7 @@ def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joi
     assert f"{spec['parameters'] / 1e6:.4g}" == table5[0]["De→En |Θ| ours (M)"]  # in millions, as the paper
 
 
+@pytest.mark.workflow
 def test_joint_table1_table4_and_figure2(joint_run):
     rows = read_csv(joint_run / "results/joint/table1.csv")
     assert [r["query"] for r in rows][::5] == ["wan", "pec", "zebra"] and len(rows) == 15
@@ -228,6 +228,7 @@ def test_joint_table1_table4_and_figure2(joint_run):
     assert "▁" not in hypotheses and "@@" not in hypotheses  # de-BPE'd
 
 
+@pytest.mark.workflow
 def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
     assert (joint_run / "results/joint/figure3.png").stat().st_size > 10000
     for pair in ("en-de", "de-en"):
@@ -242,6 +243,7 @@ def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
         assert result["parameters"]["delta"] == 0 and result["parameters"]["alpha"] == joint.METEOR_PARAMETERS[pair[-2:]][0]
 
 
+@pytest.mark.workflow
 def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
     """`all` builds the joint ledger and the claims; Table 2's footer cites the ledger's entries for it."""
     from workflow_src.report import claims as claims_page

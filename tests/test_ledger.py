@@ -134,15 +134,3 @@ def test_the_papers_docs_list_their_ledger_and_claims(paper):
         assert f"- {d.id} {d.topic} ({d.state}): `{d.setting}`" in page, f"docs/{paper}.md does not list {d.id}"
     for c in claims.paper_claims(paper):
         assert f"- {c.id} {c.statement}" in page, f"docs/{paper}.md does not list claim {c.id}"
-
-
-def test_claims_and_ledger_stay_out_of_the_rendering_code():
-    """The claims and the ledger write through workflow_src.tables, never through the renderers:
-    no import runs claims -> render -> analysis -> layout (the papers' side of that old circle is
-    tests/test_architecture.py's: a paper imports only the registry's types)."""
-    from tests.test_architecture import IMPORTS
-
-    rendering = {"workflow_src.report.render", "workflow_src.report.analysis", "workflow_src.report.figures",
-                 "workflow_src.layout"}
-    for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
-        assert not IMPORTS[f"workflow_src.{module}"] & rendering, module

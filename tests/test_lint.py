@@ -2,8 +2,7 @@
 
 import pytest
 
-from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, snakemake
 
 
 @pytest.mark.parametrize("config", ["config.yaml", "config.demo.yaml"])

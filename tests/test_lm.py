@@ -9,6 +9,7 @@ import pytest
 import torch
 from scipy.special import log_softmax, rel_entr
 
+from tests.conftest import hand_set_model
 from workflow_src.model.lm import LSTMLanguageModel, perplexity, unrolled_lstm
 from workflow_src.model.lm_losses import augmented_loss, augmented_total_loss, beta_mixed_loss, build_objective
 from workflow_src.model.losses import cross_entropy
@@ -112,20 +113,6 @@ def test_carried_state_continues_the_sequence_and_is_detached():
     second, _, _ = model(tokens[3:], carried)
     torch.testing.assert_close(torch.cat([first, second]), whole)
     assert not carried[0].requires_grad and not carried[1].requires_grad
-
-
-def hand_set_model(weights: list[float], biases: list[float]) -> LSTMLanguageModel:
-    """One unit, every weight zero but layer 2's g and o biases (1 and 0.5) and the output layer
-    (weights and biases per word), in float64."""
-    model = LSTMLanguageModel(vocab_size=len(weights), size=1).double()
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.zero_()
-        model.rnn.bias_ih_l1[2] = 1.0  # g
-        model.rnn.bias_hh_l1[3] = 0.5  # o
-        model.decoder.weight[:, 0] = torch.tensor(weights, dtype=torch.float64)
-        model.decoder.bias[:] = torch.tensor(biases, dtype=torch.float64)
-    return model
 
 
 def test_perplexity_of_a_hand_set_model():

@@ -8,8 +8,7 @@ import re
 import pytest
 import yaml
 
-from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, snakemake
 from workflow_src import layout, plan
 
 
@@ -234,6 +233,7 @@ def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypat
     assert plan.parallel_corpus(load("config.demo.yaml"), "iwslt16", "de-en") is None  # the demo waits for its data
 
 
+@pytest.mark.workflow
 def test_registry_jobs_match_the_full_dag(full_config_outputs):
     """The plan's trainings are exactly the models `snakemake -n all` builds."""
     jobs = plan.planned_jobs(load("config.yaml"))
@@ -269,6 +269,7 @@ def test_a_tiny_family_is_timed_on_the_cpu():
     assert lm_timing.step > 0 and lm_timing.counts["step"].flops > lm_timing.counts["forward"].flops > 0
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("config", ["config.yaml", "config.demo.yaml"])
 def test_the_plan_is_in_the_dry_run_of_all(config, tmp_path):
     result = snakemake(tmp_path, "--configfile", str(REPO / config), "--cores", "2", "-n", "all")
@@ -278,6 +279,7 @@ def test_the_plan_is_in_the_dry_run_of_all(config, tmp_path):
     assert "plan_modelled" not in planned  # on request only
 
 
+@pytest.mark.workflow
 def test_the_modelled_plan_runs_on_request_without_data_or_a_gpu(tmp_path):
     result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "2", "-n",
                        "results/plan_modelled.md")

@@ -11,8 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.conftest import REPO
-from tests.test_workflow import SNAKEMAKE
+from tests.conftest import REPO, SNAKEMAKE
 from workflow_src.data import statistics
 from workflow_src.plan import jobs as planned
 from workflow_src.plan.cost import read_config

@@ -19,7 +19,6 @@ import gzip
 import hashlib
 import html
 import http.server
-import io
 import json
 import shutil
 import tarfile
@@ -31,9 +30,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, real_fixture
-from tests.test_download import DRIVE_ID, drive_confirmation
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, pack_tgz, real_fixture, snakemake
+from tests.google_drive import DRIVE_ID, drive_confirmation
 from workflow_src.data import demo_language, demo_world
 
 IWSLT17 = {"de-en.tgz": "e3f5b2a075a2da1a395c8b60bf1e9be1", "en-de.tgz": "b68e7097b179491f6c466ef41ad72b9b"}
@@ -46,15 +44,6 @@ NEL = "\u0085"  # NEXT LINE: a line break to str.splitlines(), a character insid
 
 def md5(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
-
-
-def pack_tgz(path: Path, members: dict[str, bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
 
 
 def wmt_sources(root: str) -> dict:

@@ -4,128 +4,67 @@ finished run keeps no optimiser state and does not train again, the length limit
 import json
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
-from tests.conftest import REPO, kill_in_second_epoch
-from workflow_src.data.demo_language import World, WorldSize
-from workflow_src.data.embeddings import normalise, target_table, write_vec
-from workflow_src.data.vocab import count_words
-from workflow_src.train.train import TIMING_FIELDS
-
-SPEC = {
-    "experiment": "tiny", "source_unit": "word", "target_unit": "word", "output_layer": "softmax", "loss": "ce",
-    "loss_params": {}, "embeddings": None, "tied": False, "tgt_lang": "en", "device": "cpu",
-    "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 32, "src_embedding": 16, "tgt_embedding": 16, "dropout": 0.2},
-    "vocab": {"src_size": 300, "tgt_size": 300},
-    "data": {"max_len": 50, "max_len_unit": "word"},
-    "train": {"seed": 7, "lr": 0.005, "batch_size": 4, "max_epochs": 3, "patience": 5, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
-}
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    world = World(["fr", "en"], WorldSize(nouns=40, verbs=10, adjectives=5, names=5, two_clause_rate=0, pp_rate=0), seed=5)
-    for split, n in (("train", 400), ("dev", 30)):
-        sentences = world.parallel(["fr", "en"], n, split)
-        for lang in ("fr", "en"):
-            (root / f"{split}.{lang}").write_text("".join(s[lang].rstrip(".") + " .\n" for s in sentences))
-    for lang in ("fr", "en"):
-        counts = count_words((root / f"train.{lang}").read_text().splitlines())
-        (root / f"{lang}.tsv").write_text("".join(f"{w}\t{c}\n" for w, c in counts))
-    counts = count_words((root / "train.en").read_text().splitlines())
-    words = ["</s>"] + [w for w, _ in counts] + ["extra"]
-    vectors = np.random.default_rng(0).standard_normal((len(words), 12))
-    table_words, table, _ = target_table(words, normalise(vectors), counts, 300, seed=0)
-    write_vec(root / "table.vec", table_words, table)
-    return root
-
-
-def command(data: Path, out: Path, spec: dict) -> list[str]:
-    args = [sys.executable, "-m", "workflow_src.train.train", "--spec", json.dumps(spec), "--out-dir", str(out),
-            "--train-src", str(data / "train.fr"), "--train-tgt", str(data / "train.en"),
-            "--dev-src", str(data / "dev.fr"), "--dev-tgt", str(data / "dev.en"), "--dev-src-words", str(data / "dev.fr"),
-            "--dev-ref", str(data / "dev.en"), "--src-vocab", str(data / "fr.tsv")]
-    table = spec["output_layer"] == "continuous" or spec["tied"]
-    return args + (["--tgt-table", str(data / "table.vec")] if table else ["--tgt-vocab", str(data / "en.tsv")])
-
-
-def run(data, out, spec, **kwargs):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(command(data, out, spec), env=env, capture_output=True, text=True, **kwargs)
-
-
-def metrics(out: Path) -> list[dict]:
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_FIELDS}
-            for line in (out / "metrics.jsonl").read_text().splitlines()]
-
-
-def assert_same_model(a: Path, b: Path):
-    sa, sb = (torch.load(p / "model.pt", weights_only=False)["state_dict"] for p in (a, b))
-    assert sa.keys() == sb.keys()
-    for key in sa:
-        assert torch.equal(sa[key], sb[key]), key
+from tests.conftest import (REPO, TRANSLATION_SPEC, assert_same_weights, kill_in_second_epoch, run_training, training_command,
+                            training_metrics)
 
 
 def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
     whole = tmp_path / "whole"
-    result = run(data, whole, SPEC)
+    result = run_training(data, whole, TRANSLATION_SPEC)
     assert result.returncode == 0, result.stderr
     interrupted = tmp_path / "interrupted"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    kill_in_second_epoch(command(data, interrupted, SPEC), interrupted, env)
-    result = run(data, interrupted, SPEC)
+    kill_in_second_epoch(training_command(data, interrupted, TRANSLATION_SPEC), interrupted, env)
+    result = run_training(data, interrupted, TRANSLATION_SPEC)
     assert result.returncode == 0, result.stderr
     assert "resuming after epoch" in result.stderr
-    assert metrics(interrupted) == metrics(whole)
-    assert_same_model(interrupted, whole)
+    assert training_metrics(interrupted) == training_metrics(whole)
+    assert_same_weights(interrupted, whole)
     embed, output = (sum(v.numel() for k, v in torch.load(whole / "model.pt", weights_only=False)["state_dict"].items()
                          if k.startswith(prefix)) for prefix in ("decoder.embed.", "output."))
-    assert metrics(whole)[-1]["layer_parameters"] == {"input": embed, "output": output}  # vMF Table 4's counts
+    assert training_metrics(whole)[-1]["layer_parameters"] == {"input": embed, "output": output}  # vMF Table 4's counts
     stale = 0  # epochs since the best development score: `patience` of them fire the early stop
-    for record in metrics(whole):
+    for record in training_metrics(whole):
         stale = 0 if record["best"] else stale + 1
-        assert record["early_stop"] == (stale >= SPEC["train"]["patience"])
-    assert len(metrics(whole)) == SPEC["train"]["max_epochs"] or metrics(whole)[-1]["early_stop"]
-    assert not any(record["early_stop"] for record in metrics(whole)[:-1])
+        assert record["early_stop"] == (stale >= TRANSLATION_SPEC["train"]["patience"])
+    assert len(training_metrics(whole)) == TRANSLATION_SPEC["train"]["max_epochs"] or training_metrics(whole)[-1]["early_stop"]
+    assert not any(record["early_stop"] for record in training_metrics(whole)[:-1])
 
 
 def test_a_changed_spec_starts_over(data, tmp_path):
     out = tmp_path / "m"
-    assert run(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 1}}).returncode == 0
-    result = run(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}})
+    assert run_training(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}}).returncode == 0
+    result = run_training(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 2}})
     assert result.returncode == 0 and "belongs to another spec; starting over" in result.stderr
-    assert [m["epoch"] for m in metrics(out)] == [1, 2]
+    assert [m["epoch"] for m in training_metrics(out)] == [1, 2]
 
 
 def test_a_finished_run_keeps_no_optimiser_state_and_a_rerun_does_not_train(data, tmp_path):
     out = tmp_path / "m"
-    spec = {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}}
-    assert run(data, out, spec).returncode == 0
+    spec = {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 2}}
+    assert run_training(data, out, spec).returncode == 0
     checkpoint = torch.load(out / "checkpoint.pt", weights_only=False)
     assert checkpoint["finished"] and "optimiser" not in checkpoint and "model" not in checkpoint
     assert [r["epoch"] for r in checkpoint["history"]] == [1, 2]
     assert (out / "model.pt").stat().st_size > 10 * (out / "checkpoint.pt").stat().st_size
-    before, weights = metrics(out), torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    before, weights = training_metrics(out), torch.load(out / "model.pt", weights_only=False)["state_dict"]
     for output in ("model.pt", "metrics.jsonl"):  # as Snakemake removes a job's outputs before it reruns it
         (out / output).unlink()
-    result = run(data, out, spec)
+    result = run_training(data, out, spec)
     assert result.returncode == 0, result.stderr
     assert "training finished after epoch 2; not training again" in result.stderr
     assert '"train_loss"' not in result.stderr and "resuming" not in result.stderr
-    assert metrics(out) == before
+    assert training_metrics(out) == before
     again = torch.load(out / "model.pt", weights_only=False)["state_dict"]
     assert all(torch.equal(again[key], weights[key]) for key in weights)
     (out / "best.pt").unlink()  # nothing to write model.pt from: train again
-    result = run(data, out, spec)
+    result = run_training(data, out, spec)
     assert result.returncode == 0 and "best.pt is gone; starting over" in result.stderr
-    assert metrics(out) == before
+    assert training_metrics(out) == before
 
 
 def test_a_resume_in_another_precision_stops_naming_train_precision(data, tmp_path, capsys):
@@ -135,7 +74,7 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(data, tmp_pa
     from workflow_src.train import train
 
     out = tmp_path / "m"
-    args = command(data, out, {**SPEC, "train": {**SPEC["train"], "max_epochs": 1}})[3:]
+    args = training_command(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}})[3:]
     train.main(args)
     checkpoint = out / "checkpoint.pt"
     saved = torch.load(checkpoint, weights_only=False)
@@ -160,25 +99,25 @@ def test_a_piece_length_limit_drops_the_longer_training_pairs(data, tmp_path):
     too_long = sum(1 for s, t in pairs if max(len(s.split()), len(t.split())) > max_len)
     assert 0 < too_long < len(pairs)
     out = tmp_path / "m"
-    result = run(data, out, {**SPEC, "data": {"max_len": max_len, "max_len_unit": "piece"},
-                             "train": {**SPEC["train"], "max_epochs": 1}})
+    result = run_training(data, out, {**TRANSLATION_SPEC, "data": {"max_len": max_len, "max_len_unit": "piece"},
+                             "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}})
     assert result.returncode == 0, result.stderr
     assert f"{len(pairs) - too_long} training pairs ({too_long} dropped: a side over 6 units, max_len_unit piece)" in result.stderr
-    [line] = metrics(out)
+    [line] = training_metrics(out)
     assert (line["train_pairs"], line["train_pairs_too_long"]) == (len(pairs) - too_long, too_long)
 
 
 @pytest.mark.parametrize("output_layer", ["softmax", "continuous"])
 def test_both_output_layers_learn(data, tmp_path, output_layer):
-    spec = dict(SPEC)
+    spec = dict(TRANSLATION_SPEC)
     if output_layer == "continuous":
         spec.update(target_unit="emb", output_layer="continuous", loss="nllvmf",
                     loss_params={"lambda1": 0.02, "lambda2": 0.1}, embeddings="fasttext", tied=True)
-    spec["model"] = {**SPEC["model"], "hidden": 64, "input_feed": False}
+    spec["model"] = {**TRANSLATION_SPEC["model"], "hidden": 64, "input_feed": False}
     out = tmp_path / output_layer
-    result = run(data, out, {**spec, "train": {**SPEC["train"], "max_epochs": 6, "lr": 0.01}})
+    result = run_training(data, out, {**spec, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 6, "lr": 0.01}})
     assert result.returncode == 0, result.stderr
-    history = metrics(out)
+    history = training_metrics(out)
     assert history[-1]["train_loss"] < history[0]["train_loss"]
     assert history[-1]["dev_loss"] < history[0]["dev_loss"]
     assert max(m["dev_bleu"] for m in history) > 2.0  # it translates a little after seconds on 400 sentences
@@ -192,7 +131,7 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
     from workflow_src.train.train import initialise
 
     table = torch.nn.functional.normalize(torch.randn(30, 12), dim=-1)
-    spec = {**SPEC, "embeddings": "fasttext", "tied": tied}
+    spec = {**TRANSLATION_SPEC, "embeddings": "fasttext", "tied": tied}
     model = Seq2Seq(spec, 40, 30, 0, table)
     initialise(model, 0.1)
     assert torch.equal(model.output.word_vectors.detach(), table)
@@ -405,11 +344,11 @@ def test_the_first_epoch_is_checked_against_the_target_bigram(data, tmp_path):
     shutil.copytree(data, longer)
     for side in ("fr", "en"):
         (longer / f"train.{side}").write_text((data / f"train.{side}").read_text() * 3)
-    one_epoch = {**SPEC["train"], "max_epochs": 1, "lr": 0.02}
-    learned = run(longer, tmp_path / "learned", {**SPEC, "train": one_epoch})
-    frozen = run(data, tmp_path / "frozen", {**SPEC, "train": {**one_epoch, "lr": 1e-7}})
+    one_epoch = {**TRANSLATION_SPEC["train"], "max_epochs": 1, "lr": 0.02}
+    learned = run_training(longer, tmp_path / "learned", {**TRANSLATION_SPEC, "train": one_epoch})
+    frozen = run_training(data, tmp_path / "frozen", {**TRANSLATION_SPEC, "train": {**one_epoch, "lr": 1e-7}})
     assert learned.returncode == frozen.returncode == 0, learned.stderr + frozen.stderr
-    (good,), (bad,) = metrics(tmp_path / "learned"), metrics(tmp_path / "frozen")
+    (good,), (bad,) = training_metrics(tmp_path / "learned"), training_metrics(tmp_path / "frozen")
     assert good["bigram_dev_loss"] > 0 and bad["bigram_dev_loss"] > 0
     assert good["dev_loss"] < good["bigram_dev_loss"] and bad["bigram_dev_loss"] < bad["dev_loss"]
     assert "WARNING: tiny (seed 7) has not learned from the source after its first epoch" in frozen.stderr
@@ -424,13 +363,13 @@ def test_an_unreadable_checkpoint_is_said_and_loses_nothing_a_finished_run_made(
     leaves metrics.jsonl the finished run's until it has finished, also when it is killed
     (tests/test_faults.py: the decision to train from scratch, and its line)."""
     out = tmp_path / "m"
-    spec = {**SPEC, "train": {**SPEC["train"], "max_epochs": 2}}
-    assert run(data, out, spec).returncode == 0
+    spec = {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 2}}
+    assert run_training(data, out, spec).returncode == 0
     history, weights = (out / "metrics.jsonl").read_text(), torch.load(out / "model.pt", weights_only=False)["state_dict"]
     checkpoint = out / "checkpoint.pt"
     checkpoint.write_bytes(checkpoint.read_bytes()[:checkpoint.stat().st_size // 2])
     (out / "model.pt").unlink()
-    result = run(data, out, spec)
+    result = run_training(data, out, spec)
     assert result.returncode == 0, result.stderr
     assert f"{checkpoint}: unreadable (RuntimeError: PytorchStreamReader failed reading zip archive" in result.stderr
     assert "not training again" in result.stderr and '"train_loss"' not in result.stderr
@@ -439,6 +378,6 @@ def test_an_unreadable_checkpoint_is_said_and_loses_nothing_a_finished_run_made(
     assert all(torch.equal(again[key], weights[key]) for key in weights)
     for name in ("best.pt", "model.pt", "checkpoint.pt"):
         (out / name).unlink()
-    kill_in_second_epoch(command(data, out, spec), out, {**os.environ, "PYTHONPATH": str(REPO)})
+    kill_in_second_epoch(training_command(data, out, spec), out, {**os.environ, "PYTHONPATH": str(REPO)})
     assert (out / "metrics.jsonl").read_text() == history
     assert len((out / "metrics.partial.jsonl").read_text().splitlines()) == 1  # the killed rerun's first epoch

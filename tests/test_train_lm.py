@@ -12,8 +12,7 @@ import sys
 import pytest
 import torch
 
-from tests.conftest import REPO, kill_in_second_epoch
-from tests.test_lm import hand_set_model
+from tests.conftest import LM_SPEC, REPO, hand_set_model, kill_in_second_epoch
 from workflow_src.decode import lm_predict
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.lm_losses import augmented_loss
@@ -26,11 +25,6 @@ from workflow_src.train.train_lm import (EOS, batchify, build_model, build_objec
 
 SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
 VOCABULARY = 14  # the 13 words above and <eos>
-SPEC = {"experiment": "tiny", "size": 12, "layers": 2, "dropout": 0.3, "reuse_embedding": False,
-        "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.9,
-        "decay_after": 2, "clip": 5.0, "bptt": 10, "batch_size": 8, "max_epochs": 4, "seed": 3, "device": "cpu"}
-
-
 def write_corpus(root, train_sentences):
     rng = random.Random(0)
     for split, n in (("train", train_sentences), ("valid", 60), ("test", 60)):
@@ -56,7 +50,7 @@ def metrics(out):
 
 @pytest.mark.parametrize("loss, reuse_embedding", [("ce", False), ("augmented", True)])
 def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
-    spec = {**SPEC, "loss": loss, "loss_params": SPEC["loss_params"] if loss == "augmented" else {},
+    spec = {**LM_SPEC, "loss": loss, "loss_params": LM_SPEC["loss_params"] if loss == "augmented" else {},
             "reuse_embedding": reuse_embedding, "dropout": 0.0, "size": 10, "batch_size": 4, "max_epochs": 6}
     train_lm.main(arguments(corpus, tmp_path, spec))
     history = metrics(tmp_path)
@@ -77,7 +71,7 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
 
 def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias():
     """J_tot = J(W h + b) + γτ J_aug(W h) (Eqs. 3.1, 3.3), summed over a training epoch (lr 0: no update)."""
-    spec = resolve({**SPEC, "dropout": 0.0, "lr": 0.0})
+    spec = resolve({**LM_SPEC, "dropout": 0.0, "lr": 0.0})
     torch.manual_seed(0)
     model = build_model(spec, VOCABULARY)
     with torch.no_grad():
@@ -100,7 +94,7 @@ def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias()
 
 def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
     corpus = write_corpus(tmp_path, 1000)  # epochs of most of a second, to be killed in
-    spec = {**SPEC, "max_epochs": 3}
+    spec = {**LM_SPEC, "max_epochs": 3}
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     command = [sys.executable, "-m", "workflow_src.train.train_lm"]
     whole, interrupted = tmp_path / "whole", tmp_path / "interrupted"
@@ -117,7 +111,7 @@ def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
 
 
 def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(corpus, tmp_path, capsys):
-    spec = {**SPEC, "max_epochs": 2}
+    spec = {**LM_SPEC, "max_epochs": 2}
     train_lm.main(arguments(corpus, tmp_path, spec))
     checkpoint = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     assert checkpoint["finished"] and "model" not in checkpoint and [r["epoch"] for r in checkpoint["history"]] == [1, 2]
@@ -133,7 +127,7 @@ def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(c
 
 
 def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_path, capsys):
-    spec = {**SPEC, "max_epochs": 1}
+    spec = {**LM_SPEC, "max_epochs": 1}
     train_lm.main(arguments(corpus, tmp_path, spec))
     checkpoint = tmp_path / "checkpoint.pt"
     saved = torch.load(checkpoint, weights_only=False)
@@ -185,7 +179,7 @@ def test_a_word_outside_the_training_vocabulary_fails_naming_file_and_line(corpu
     valid = tmp_path / "valid.txt"
     valid.write_text("the cat sees the ball\nthe zebra sees the ball\n")
     with pytest.raises(SystemExit) as failure:
-        train_lm.main(arguments(corpus, tmp_path / "out", SPEC, valid=valid))
+        train_lm.main(arguments(corpus, tmp_path / "out", LM_SPEC, valid=valid))
     assert failure.value.code == 1
     assert f"{valid}, line 2: 'zebra' is not in the training vocabulary" in capsys.readouterr().err
     assert not (tmp_path / "out" / "checkpoint.pt").exists()
@@ -193,20 +187,20 @@ def test_a_word_outside_the_training_vocabulary_fails_naming_file_and_line(corpu
 
 def test_a_wrong_spec_key_is_named():
     with pytest.raises(ValueError, match=r"missing keys \['clip'\], unknown keys \['clipping'\]"):
-        resolve({**{k: v for k, v in SPEC.items() if k != "clip"}, "clipping": 5})
+        resolve({**{k: v for k, v in LM_SPEC.items() if k != "clip"}, "clipping": 5})
     with pytest.raises(ValueError, match="takes loss_params"):
-        resolve({**SPEC, "loss": "beta"})
+        resolve({**LM_SPEC, "loss": "beta"})
 
 
 def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path):
     stream = torch.arange(1000)
-    spec = resolve({**SPEC, "train_slice": {"length": 300, "start": None}})
+    spec = resolve({**LM_SPEC, "train_slice": {"length": 300, "start": None}})
     chosen = training_stream(spec, stream)
     assert len(chosen) == 300 and torch.equal(chosen, torch.arange(chosen[0], chosen[0] + 300))
     assert torch.equal(training_stream(spec, stream), chosen)  # drawn from the seed
     assert torch.equal(training_stream({**spec, "train_slice": {"length": 300, "start": 7}}, stream), torch.arange(7, 307))
 
-    spec = {**SPEC, "loss": "beta", "loss_params": {"beta": 1.0, "tau": 10.0}, "dropout": 0.0, "max_epochs": 2,
+    spec = {**LM_SPEC, "loss": "beta", "loss_params": {"beta": 1.0, "tau": 10.0}, "dropout": 0.0, "max_epochs": 2,
             "unit_norm_embeddings": True, "train_slice": {"length": 2000, "start": None}}
     train_lm.main(arguments(corpus, tmp_path, spec))
     model, _ = load_language_model(tmp_path / "model.pt", torch.device("cpu"))
@@ -217,7 +211,7 @@ def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path
 def test_a_second_session_restarts_the_schedule_from_the_final_weights_and_keep_last_keeps_the_last(corpus, tmp_path):
     """Footnote 4: the schedule runs again from where the first session ended; Figure 1's models
     are measured as training leaves them, however their validation perplexity went."""
-    spec = {**SPEC, "dropout": 0.0, "max_epochs": 2, "decay_after": 1, "sessions": 2, "keep": "last"}
+    spec = {**LM_SPEC, "dropout": 0.0, "max_epochs": 2, "decay_after": 1, "sessions": 2, "keep": "last"}
     train_lm.main(arguments(corpus, tmp_path / "two", spec))
     history = metrics(tmp_path / "two")
     assert [(m["epoch"], m["session"]) for m in history] == [(1, 1), (2, 1), (3, 2), (4, 2)]
@@ -234,7 +228,7 @@ def test_a_second_session_restarts_the_schedule_from_the_final_weights_and_keep_
     train_lm.main(arguments(corpus, tmp_path / "one", {**spec, "sessions": 1}))
     assert metrics(tmp_path / "one") == history[:2]
     with pytest.raises(ValueError, match="keep 'first' is not one of best, last, lowest_train_loss"):
-        resolve({**SPEC, "keep": "first"})
+        resolve({**LM_SPEC, "keep": "first"})
 
 
 def test_training_loss_improvement_and_plateaus_follow_their_definitions():
@@ -250,7 +244,7 @@ def test_training_loss_improvement_and_plateaus_follow_their_definitions():
 def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the_lowest_training_loss(corpus, tmp_path):
     """Figure 1: b = 0, trained until the training loss stops improving (max_epochs a cap), the
     rate halved after each epoch that did not improve on the best, the lowest-loss epoch measured."""
-    spec = {**SPEC, "dropout": 0.0, "max_epochs": 12, "decay_after": 0, "lr_decay": 1.0, "output_bias": False,
+    spec = {**LM_SPEC, "dropout": 0.0, "max_epochs": 12, "decay_after": 0, "lr_decay": 1.0, "output_bias": False,
             "keep": "lowest_train_loss", "convergence": {"window": 2, "tolerance": 0.05, "plateau_decay": 0.5}}
     train_lm.main(arguments(corpus, tmp_path, spec))
     history = metrics(tmp_path)
@@ -272,12 +266,12 @@ def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the
     assert json.loads((tmp_path / "capped" / "perplexity.json").read_text())["stopped"] == \
         "the epoch cap: 1 x 3 epochs without converging" or metrics(tmp_path / "capped")[-1]["converged"]
     with pytest.raises(ValueError, match="convergence"):
-        resolve({**SPEC, "convergence": {"window": 2}})
+        resolve({**LM_SPEC, "convergence": {"window": 2}})
 
 
 def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
     itos = ["the", "cat", "sees", "a", "mouse", EOS]
-    spec = resolve({**SPEC, "size": 6})
+    spec = resolve({**LM_SPEC, "size": 6})
     torch.manual_seed(0)
     model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
     save_language_model(tmp_path / "model.pt", model, spec, itos, epoch=1)
@@ -312,7 +306,7 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
 def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp_path):
     itos = ["the", "cat", "sees", "<unk>", EOS]
     torch.manual_seed(0)
-    save_language_model(tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**SPEC, "size": 6}), itos, 1)
+    save_language_model(tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**LM_SPEC, "size": 6}), itos, 1)
     phrases = tmp_path / "phrases.txt"
     phrases.write_text("the zebra sees\tgnus\nthe <unk> sees\t<unk>\n")
     lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "p.json")])
@@ -327,7 +321,7 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     itos = ["the", "cat", "sees", "a", "mouse", EOS]
     torch.manual_seed(0)
     model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
-    save_language_model(tmp_path / "model.pt", model, resolve({**SPEC, "size": 6}), itos, 1)
+    save_language_model(tmp_path / "model.pt", model, resolve({**LM_SPEC, "size": 6}), itos, 1)
     context = ["the cat sees a mouse", "a mouse sees the cat", "the cat sees the mouse"]
     (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
     (tmp_path / "phrases.txt").write_text("the cat sees\tthe mouse\nmouse mouse\tcat\n")
@@ -354,7 +348,7 @@ def test_a_diverging_run_stops_after_two_diverged_epochs_and_says_why(corpus, tm
     """A rate growing 4-fold an epoch after the third blows the tiny model up once it has learned;
     training stops once two epochs in a row end above 1.5 times the best validation perplexity,
     keeps the best epoch, and perplexity.json says why."""
-    spec = {**SPEC, "lr": 1.0, "lr_decay": 4.0, "decay_after": 3, "clip": 1000.0, "dropout": 0.0, "max_epochs": 12}
+    spec = {**LM_SPEC, "lr": 1.0, "lr_decay": 4.0, "decay_after": 3, "clip": 1000.0, "dropout": 0.0, "max_epochs": 12}
     train_lm.main(arguments(corpus, tmp_path, spec))
     history = metrics(tmp_path)
     best = min(history, key=lambda m: m["valid_perplexity"])
@@ -369,7 +363,7 @@ def test_an_unreadable_checkpoint_is_said_and_a_finished_run_is_kept_or_trained_
     deletes outputs it reruns (metrics.jsonl it keeps: rules/lm.smk): the rerun names the
     checkpoint and scores kept.pt again without training. With kept.pt truncated too, it trains
     from scratch, says so, and ends where the first run did."""
-    spec = {**SPEC, "max_epochs": 2}
+    spec = {**LM_SPEC, "max_epochs": 2}
     train_lm.main(arguments(corpus, tmp_path, spec))
     before, history = (tmp_path / "perplexity.json").read_text(), (tmp_path / "metrics.jsonl").read_text()
     checkpoint = tmp_path / "checkpoint.pt"

@@ -4,8 +4,7 @@
 import pytest
 import yaml
 
-from tests.conftest import REPO
-from tests.test_train import SPEC, data, metrics, run  # noqa: F401 (data is a fixture)
+from tests.conftest import REPO, TRANSLATION_SPEC, run_training, training_metrics
 from workflow_src.layout import batch_size, resolve_spec, schedule_settings
 from workflow_src.train.train import spec_hash
 from workflow_src.papers import joint, vmf
@@ -69,11 +68,11 @@ def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
     assert "lr_decay_on_rise" not in schedule_settings({"lr_decay_on_rise": {"continuous": True}}, "continuous")
 
 
-def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):  # noqa: F811
-    spec = {**SPEC, "train": {**SPEC["train"], "lr_decay": 0.5, "lr_decay_start": 1, "loss_normalisation": "sentence"}}
-    result = run(data, tmp_path, spec)
+def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):
+    spec = {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "lr_decay": 0.5, "lr_decay_start": 1, "loss_normalisation": "sentence"}}
+    result = run_training(data, tmp_path, spec)
     assert result.returncode == 0, result.stderr
-    assert [record["lr"] for record in metrics(tmp_path)] == [0.005, 0.0025, 0.00125]
+    assert [record["lr"] for record in training_metrics(tmp_path)] == [0.005, 0.0025, 0.00125]
 
 
 def test_a_groups_max_epochs_yields_to_an_experiments_override_and_names_unknown_groups():

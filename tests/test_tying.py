@@ -1,7 +1,6 @@
 """The tying paper's tables and figure, end to end on samples of the real PTB and WikiText-2 (in
 their real archive layouts, through a local mirror), with toy model sizes."""
 
-import csv
 import json
 import re
 import zipfile
@@ -10,9 +9,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, real_fixture, unpinned
-from tests.test_real_data import pack_tgz
-from tests.test_workflow import snakemake
+from tests.conftest import REPO, pack_tgz, read_csv, real_fixture, snakemake, unpinned
 from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data.lm_partition import partition
 from workflow_src.papers import tying
@@ -62,11 +59,6 @@ def tying_run(tmp_path_factory):
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
-
-
-def read_csv(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def test_table1_has_a_cell_wherever_the_paper_has_one(tying_run):
