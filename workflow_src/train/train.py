@@ -181,16 +181,14 @@ def load_corpora(spec: dict, args) -> Corpora:
                    dev_ref)
 
 
-def build_steps(job: loop.Job, data: Corpora, reference: dict) -> Steps:
+def build_steps(job: loop.Job, data: Corpora) -> Steps:
     """The model, initialised from the spec's seed, on the device and compiled as the spec says,
-    and its optimiser (Adam); a continuous model's table crowding joins the `reference` fields."""
+    and its optimiser (Adam)."""
     spec, device, t = job.spec, job.device, job.spec["train"]
     torch.manual_seed(t["seed"])
     model = Seq2Seq(spec, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
     initialise(model, t["init_scale"])
     model.to(device)
-    if spec["output_layer"] == "continuous":
-        reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
@@ -200,6 +198,15 @@ def build_steps(job: loop.Job, data: Corpora, reference: dict) -> Steps:
     if static:
         static.check_sample(data.train_tgt)
     return Steps(model, optimiser, static, length_multiple(spec))
+
+
+def reference_fields(spec: dict, data: Corpora, model: Seq2Seq) -> dict:
+    """The fields every epoch's record repeats: the bigram's development loss (softmax), the
+    target table's crowding (continuous)."""
+    reference = bigram_reference(spec, data.train_tgt, data.dev_tgt, data.tgt_vocab)
+    if spec["output_layer"] == "continuous":
+        reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
+    return reference
 
 
 def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: float) -> dict:
@@ -302,8 +309,8 @@ def train(spec: dict, args, device: torch.device) -> None:
     t = spec["train"]
     job = loop.begin(spec, spec.get("precision", "auto"), args.out_dir, "best.pt", args.threads, device)
     data = load_corpora(spec, args)
-    reference = bigram_reference(spec, data.train_tgt, data.dev_tgt, data.tgt_vocab)
-    steps = build_steps(job, data, reference)
+    steps = build_steps(job, data)
+    reference = reference_fields(spec, data, steps.model)
     run = loop.resume(job, loop.Run(-math.inf, stale=0), t["max_epochs"], early_stopped, steps.model, steps.optimiser)
     elapsed = run.history[-1]["train_seconds_total"] if run.history else 0.0
     for epoch in loop.epochs(run, t["max_epochs"], t["seed"], early_stopped):
