@@ -85,7 +85,8 @@ def resume(job: Job, run: Run, last_epoch: int, stop: Stop, model, optimiser=Non
         return run
     precisions.pin(saved, job.precision, job.checkpoint, job.requested, job.device, log)
     stale = None if run.stale is None else saved.get("stale", run.stale)
-    run = Run(saved.get("best", run.best), stale, saved["history"], saved["epoch"] + 1, saved.get("finished", False), saved)
+    run = Run(saved.get("best", run.best), stale, saved["history"], saved["epoch"] + 1, saved.get("finished", False),
+              saved)
     if run.finished:
         log(f"{job.checkpoint}: training finished after epoch {saved['epoch']}; not training again")
     else:

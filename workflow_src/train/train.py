@@ -192,9 +192,10 @@ def build_steps(job: loop.Job, data: Corpora) -> Steps:
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
-    optimiser = static_step.adam(trained, t["lr"], device) if graphs else torch.optim.Adam(trained, lr=t["lr"], fused=True)
-    static = (static_step.TranslationSteps(model, optimiser, spec, device, job.precision, data.src_vocab, data.tgt_vocab)
-              if graphs else None)
+    optimiser = (static_step.adam(trained, t["lr"], device) if graphs else
+                 torch.optim.Adam(trained, lr=t["lr"], fused=True))
+    static = (static_step.TranslationSteps(model, optimiser, spec, device, job.precision, data.src_vocab,
+                                           data.tgt_vocab) if graphs else None)
     if static:
         static.check_sample(data.train_tgt)
     return Steps(model, optimiser, static, length_multiple(spec))
@@ -243,8 +244,8 @@ def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
                           job.precision, steps.multiple))
     layer = layer_diagnostics(model, spec, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size,
                               job.device, job.precision, steps.multiple)
-    dev_bleu = development_bleu(model, spec, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words, data.dev_ref,
-                                spec["tgt_lang"], job.device)
+    dev_bleu = development_bleu(model, spec, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words,
+                                data.dev_ref, spec["tgt_lang"], job.device)
     return {"dev_loss": dev_loss, "dev_bleu": dev_bleu, "layer": layer, "seconds": time.perf_counter() - started}
 
 
@@ -314,7 +315,8 @@ def train(spec: dict, args, device: torch.device) -> None:
     run = loop.resume(job, loop.Run(-math.inf, stale=0), t["max_epochs"], early_stopped, steps.model, steps.optimiser)
     elapsed = run.history[-1]["train_seconds_total"] if run.history else 0.0
     for epoch in loop.epochs(run, t["max_epochs"], t["seed"], early_stopped):
-        lr = learning_rate(run.history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"), t.get("lr_decay_on_rise", True))
+        lr = learning_rate(run.history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"),
+                           t.get("lr_decay_on_rise", True))
         trained = train_one_epoch(job, data, steps, epoch, lr)
         elapsed += trained["seconds"]
         record = epoch_record(epoch, lr, elapsed, trained, validate(job, data, steps), data, steps, reference)

@@ -112,6 +112,8 @@ from workflow_src.train import loop
 from workflow_src.train.loop import log
 
 DIVERGED_EPOCHS = 2  # a run that has ended this many epochs diverged stops (`given_up`)
+
+
 def training_loss_improvement(history: list[dict], window: int) -> float | None:
     """(min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i over the training losses
     L_1..L_e of `history`, k = `window`; None while e <= k."""
@@ -229,7 +231,8 @@ def load_streams(spec: dict, args, device: torch.device) -> Streams:
     train_data = batchify(train_stream, spec["batch_size"]).to(device)
     valid_data, test_data = (batchify(encode(path, word_ids), spec["eval_batch_size"]).to(device)
                              for path in (args.valid, args.test))
-    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, test {test_data.numel()}")
+    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, "
+        f"test {test_data.numel()}")
     return Streams(itos, train_stream, train_data, valid_data, test_data)
 
 
@@ -246,7 +249,8 @@ def build_steps(job: loop.Job, vocabulary: int) -> Steps:
     optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
                  torch.optim.SGD(model.parameters(), lr=spec["lr"]))
     objective = build_objective(spec)
-    static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, job.precision) if graphs else None
+    static = (static_step.LanguageModelSteps(model, optimiser, objective, spec, device, job.precision) if graphs else
+              None)
     return Steps(model, optimiser, objective, static)
 
 
