@@ -32,18 +32,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
-import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
 
-from workflow_src.atomic import atomic_output, one_line_faults, read_lines
+from workflow_src.atomic import one_line_faults, read_lines
 from workflow_src.data.preprocess import postprocess
+from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import finish, translate
 from workflow_src.model import compilation, diagnostics, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -51,37 +51,16 @@ from workflow_src.model.nmt_data import (batch_indices, encode_file, length_mult
                                          save_model, training_batch, training_pairs_within)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.score.score import bleu
-from workflow_src.train import checkpoints, static_step
+from workflow_src.train import loop, static_step
 from workflow_src.train.bigram import bigram_loss
 from workflow_src.train.steps import training_step
-from workflow_src.train.checkpoints import spec_hash
+from workflow_src.train.checkpoints import spec_hash  # noqa: F401 (tests read it here)
+from workflow_src.train.loop import log
 
 
 # metrics.jsonl fields that measure wall-clock time (all others repeat exactly under the same spec)
 TIMING_FIELDS = frozenset({"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second",
                            "target_tokens_per_second"})
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def publish(kept: Path, model: Path) -> None:
-    """`model` becomes the kept epoch's file, atomically: a hard link (one copy of the weights on
-    disk), or a copy where the file system has no links."""
-    with atomic_output(model) as tmp:
-        tmp.unlink()
-        try:
-            os.link(kept, tmp)
-        except OSError:
-            shutil.copyfile(kept, tmp)
-
-
-def mark_finished(checkpoint: Path, saved: dict) -> None:
-    """Replace a finished run's checkpoint by its record without weights or optimiser state."""
-    with atomic_output(checkpoint) as tmp:
-        torch.save({key: value for key, value in saved.items() if key not in ("model", "optimiser")}
-                   | {"finished": True}, tmp)
 
 
 def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None,
@@ -154,17 +133,34 @@ def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, 
     return bleu(list(postprocess(tokenized, tgt_lang)), dev_ref)["score"]
 
 
-def train(spec: dict, args, device: torch.device) -> None:
-    out_dir: Path = args.out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
-    t = spec["train"]
-    seed = t["seed"]
-    torch.set_num_threads(args.threads)
-    precision = precisions.resolve(spec.get("precision", "auto"), device)
-    precisions.configure(precision)
-    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {args.threads} threads")
+@dataclass
+class Corpora:
+    """A job's vocabularies (`table`: the target embeddings, or None) and its training and
+    development data, encoded; `pairs`: the training pairs kept and dropped by the length limit."""
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    table: torch.Tensor | None
+    train_src: list[list[int]]
+    train_tgt: list[list[int]]
+    pairs: dict
+    dev_lines: list[str]
+    dev_src: list[list[int]]
+    dev_tgt: list[list[int]]
+    dev_words: list[str]
+    dev_ref: list[str]
 
+
+@dataclass
+class Steps:
+    """The model and what steps it: the optimiser and, under train.compile graphs, the captured step."""
+    model: Seq2Seq
+    optimiser: torch.optim.Optimizer
+    static: static_step.TranslationSteps | None
+    multiple: int  # `nmt_data.length_multiple`
+
+
+def load_corpora(spec: dict, args) -> Corpora:
+    """The vocabularies and the encoded corpora of the command line, the too long pairs dropped."""
     src_vocab, tgt_vocab, table = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
     train_src = encode_file(args.train_src, src_vocab, eos=False)
     train_tgt = encode_file(args.train_tgt, tgt_vocab, eos=True)
@@ -173,114 +169,164 @@ def train(spec: dict, args, device: torch.device) -> None:
     kept = training_pairs_within(spec, train_src, train_tgt)
     pairs = {"train_pairs": len(kept), "train_pairs_too_long": len(train_src) - len(kept)}
     train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
-    dev_src_lines = read_lines(args.dev_src)
-    dev_src = [src_vocab.encode(line, eos=False) for line in dev_src_lines]
+    dev_lines = read_lines(args.dev_src)
+    dev_src = [src_vocab.encode(line, eos=False) for line in dev_lines]
     dev_tgt = encode_file(args.dev_tgt, tgt_vocab, eos=True)
     dev_ref = read_lines(args.dev_ref)
-    dev_src_words = read_lines(args.dev_src_words)
+    dev_words = read_lines(args.dev_src_words)
     log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
         f"({pairs['train_pairs_too_long']} dropped: a side over {spec['data']['max_len']} units, "
         f"max_len_unit {spec['data']['max_len_unit']})")
-    reference = bigram_reference(spec, train_tgt, dev_tgt, tgt_vocab)
+    return Corpora(src_vocab, tgt_vocab, table, train_src, train_tgt, pairs, dev_lines, dev_src, dev_tgt, dev_words,
+                   dev_ref)
 
-    torch.manual_seed(seed)
-    model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
+
+def build_steps(job: loop.Job, data: Corpora) -> Steps:
+    """The model, initialised from the spec's seed, on the device and compiled as the spec says,
+    and its optimiser (Adam)."""
+    spec, device, t = job.spec, job.device, job.spec["train"]
+    torch.manual_seed(t["seed"])
+    model = Seq2Seq(spec, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
     initialise(model, t["init_scale"])
     model.to(device)
-    if spec["output_layer"] == "continuous":
-        reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
-    multiple = length_multiple(spec)
     graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
-    optimiser = static_step.adam(trained, t["lr"], device) if graphs else torch.optim.Adam(trained, lr=t["lr"], fused=True)
-    static = static_step.TranslationSteps(model, optimiser, spec, device, precision, src_vocab, tgt_vocab) if graphs else None
+    optimiser = (static_step.adam(trained, t["lr"], device) if graphs else
+                 torch.optim.Adam(trained, lr=t["lr"], fused=True))
+    static = (static_step.TranslationSteps(model, optimiser, spec, device, job.precision, data.src_vocab,
+                                           data.tgt_vocab) if graphs else None)
     if static:
-        static.check_sample(train_tgt)
-    history, best, stale, start_epoch, finished = [], -math.inf, 0, 1, False
-    saved = checkpoints.resume_point(out_dir, best_path, spec, lambda done: bool(done) and (
-        done[-1]["early_stop"] or done[-1]["epoch"] >= t["max_epochs"]), device, log)
-    if saved is not None:
-        precisions.pin(saved, precision, checkpoint_path, spec.get("precision", "auto"), device, log)
-        history, best, stale = saved["history"], saved.get("best", best), saved.get("stale", stale)
-        start_epoch, finished = saved["epoch"] + 1, saved.get("finished", False)
-        if finished:
-            log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
-        else:
-            model.load_state_dict(saved["model"])
-            optimiser.load_state_dict(saved["optimiser"])
-            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+        static.check_sample(data.train_tgt)
+    return Steps(model, optimiser, static, length_multiple(spec))
 
-    selection = t["selection"]
-    elapsed = history[-1]["train_seconds_total"] if history else 0.0
-    for epoch in range(start_epoch, t["max_epochs"] + 1):
-        if finished or stale >= t["patience"]:
-            break
-        rng = random.Random(f"{seed}-{epoch}")
-        torch.manual_seed(seed * 100003 + epoch)
-        model.train()
-        lr = learning_rate(history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"), t.get("lr_decay_on_rise", True))
-        static_step.set_learning_rate(optimiser, lr)
-        batches = batch_indices([len(s) for s in train_src], t["batch_size"], rng, [len(s) for s in train_tgt])
-        started, tokens, sentences = time.perf_counter(), 0, 0
-        total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
-        built = (static.batch(train_src, train_tgt, idx) if static else
-                 training_batch(train_src, train_tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches)
-        for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
-                          mininterval=10, leave=False):
-            loss, n = (static.step(batch) if static else
-                       training_step(model, optimiser, batch, tgt_vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token")))
-            total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
-        total = total.item()
-        train_seconds = time.perf_counter() - started
-        elapsed += train_seconds
-        validation_started = time.perf_counter()
-        dev_loss = (static.mean_loss(dev_src, dev_tgt) if static else
-                    mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple))
-        layer = layer_diagnostics(model, spec, dev_src, dev_tgt, src_vocab, tgt_vocab, t["batch_size"], device, precision, multiple)
-        dev_bleu = development_bleu(model, spec, src_vocab, tgt_vocab, dev_src_lines, dev_src_words, dev_ref, spec["tgt_lang"], device)
-        record = {
-            "epoch": epoch, "lr": lr, "train_loss": total / tokens, "dev_loss": dev_loss, "dev_bleu": dev_bleu,
-            "train_seconds": round(train_seconds, 3), "train_seconds_total": round(elapsed, 3),
-            "validation_seconds": round(time.perf_counter() - validation_started, 3),
-            "sentences_per_second": round(sentences / train_seconds, 1),
-            "target_tokens_per_second": round(tokens / train_seconds, 1),
-            "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
-            "layer_parameters": model.layer_parameters(),
-            **pairs,
-            **reference,
-            **layer,
-            **(static.padding(train_tgt, batches) if static else {}),
-        }
-        if epoch == 1 and dev_loss >= reference.get("bigram_dev_loss", math.inf):
-            log(f"WARNING: {spec['experiment']} (seed {seed}) has not learned from the source after its first epoch: "
-                f"development perplexity {math.exp(dev_loss):.1f} is not below the target-side bigram's "
-                f"{math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/train/bigram.py). At the papers' sizes every "
-                f"model beats it after one epoch: check train.lr, train.init_scale and the data before spending more "
-                f"GPU time (results/training_diagnostics.md lists every such model).")
-        score = dev_bleu if selection == "bleu" else -dev_loss
-        improved = score > best
-        if improved:
-            best, stale = score, 0
-            save_model(best_path, model, spec, src_vocab, tgt_vocab, {"epoch": epoch, "precision": precision})
-        else:
-            stale += 1
-        record["best"] = improved
-        record["early_stop"] = stale >= t["patience"]
-        history.append(record)
-        log(json.dumps(record))
-        saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(),
-                 "optimiser": optimiser.state_dict(), "history": history, "best": best, "stale": stale,
-                 "precision": precision}
-        with atomic_output(checkpoint_path) as tmp:
-            torch.save(saved, tmp)
-        checkpoints.save_progress(out_dir, history)
-    checkpoints.save_history(out_dir, history)
-    publish(best_path, out_dir / "model.pt")
-    if not finished:
-        mark_finished(checkpoint_path, saved)
-    best_epoch = max(history, key=lambda r: r["dev_bleu"] if selection == "bleu" else -r["dev_loss"])
-    log(f"done: best epoch {best_epoch['epoch']} by development {selection} ({best_epoch['dev_bleu']} BLEU)")
+
+def reference_fields(spec: dict, data: Corpora, model: Seq2Seq) -> dict:
+    """The fields every epoch's record repeats: the bigram's development loss (softmax), the
+    target table's crowding (continuous)."""
+    reference = bigram_reference(spec, data.train_tgt, data.dev_tgt, data.tgt_vocab)
+    if spec["output_layer"] == "continuous":
+        reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
+    return reference
+
+
+def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: float) -> dict:
+    """One pass over the training pairs at rate `lr`, in batches drawn from (seed, epoch): its
+    summed loss, target tokens, sentences, seconds and batches."""
+    t, device, static = job.spec["train"], job.device, steps.static
+    rng = random.Random(f"{t['seed']}-{epoch}")
+    steps.model.train()
+    static_step.set_learning_rate(steps.optimiser, lr)
+    batches = batch_indices([len(s) for s in data.train_src], t["batch_size"], rng, [len(s) for s in data.train_tgt])
+    started, tokens, sentences = time.perf_counter(), 0, 0
+    total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
+    built = (static.batch(data.train_src, data.train_tgt, idx) if static else
+             training_batch(data.train_src, data.train_tgt, idx, data.src_vocab, data.tgt_vocab, device, steps.multiple)
+             for idx in batches)
+    for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
+                      mininterval=10, leave=False):
+        loss, n = (static.step(batch) if static else
+                   training_step(steps.model, steps.optimiser, batch, data.tgt_vocab.pad, job.precision, t["clip"],
+                                 t.get("loss_normalisation", "token")))
+        total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
+    total = total.item()
+    return {"loss": total, "tokens": tokens, "sentences": sentences, "seconds": time.perf_counter() - started,
+            "batches": batches}
+
+
+def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
+    """The development loss, the output layer's diagnostics, the development BLEU, and the seconds
+    they took."""
+    spec, model, batch_size = job.spec, steps.model, job.spec["train"]["batch_size"]
+    started = time.perf_counter()
+    dev_loss = (steps.static.mean_loss(data.dev_src, data.dev_tgt) if steps.static else
+                mean_loss(model, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size, job.device,
+                          job.precision, steps.multiple))
+    layer = layer_diagnostics(model, spec, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size,
+                              job.device, job.precision, steps.multiple)
+    dev_bleu = development_bleu(model, spec, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words,
+                                data.dev_ref, spec["tgt_lang"], job.device)
+    return {"dev_loss": dev_loss, "dev_bleu": dev_bleu, "layer": layer, "seconds": time.perf_counter() - started}
+
+
+def epoch_record(epoch: int, lr: float, elapsed: float, trained: dict, validated: dict, data: Corpora, steps: Steps,
+                 reference: dict) -> dict:
+    """The epoch's line of `metrics.jsonl` (the module's docstring), but `best` and `early_stop`."""
+    seconds, model = trained["seconds"], steps.model
+    return {
+        "epoch": epoch, "lr": lr, "train_loss": trained["loss"] / trained["tokens"],
+        "dev_loss": validated["dev_loss"], "dev_bleu": validated["dev_bleu"],
+        "train_seconds": round(seconds, 3), "train_seconds_total": round(elapsed, 3),
+        "validation_seconds": round(validated["seconds"], 3),
+        "sentences_per_second": round(trained["sentences"] / seconds, 1),
+        "target_tokens_per_second": round(trained["tokens"] / seconds, 1),
+        "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "layer_parameters": model.layer_parameters(),
+        **data.pairs,
+        **reference,
+        **validated["layer"],
+        **(steps.static.padding(data.train_tgt, trained["batches"]) if steps.static else {}),
+    }
+
+
+def warn_if_unlearned(spec: dict, record: dict, reference: dict) -> None:
+    """The log's warning when the first epoch's development loss is not below the bigram's."""
+    if record["epoch"] == 1 and record["dev_loss"] >= reference.get("bigram_dev_loss", math.inf):
+        log(f"WARNING: {spec['experiment']} (seed {spec['train']['seed']}) has not learned from the source after its "
+            f"first epoch: development perplexity {math.exp(record['dev_loss']):.1f} is not below the target-side "
+            f"bigram's {math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/train/bigram.py). At the papers' "
+            f"sizes every model beats it after one epoch: check train.lr, train.init_scale and the data before "
+            f"spending more GPU time (results/training_diagnostics.md lists every such model).")
+
+
+def selection_score(spec: dict, record: dict) -> float:
+    """An epoch's score by the spec's `train.selection`: its development BLEU, or minus its loss."""
+    return record["dev_bleu"] if spec["train"]["selection"] == "bleu" else -record["dev_loss"]
+
+
+def select(job: loop.Job, run: loop.Run, record: dict, data: Corpora, model: Seq2Seq) -> None:
+    """A new best score saves the epoch as `best.pt`; `patience` epochs without one stop training
+    (the record's `best` and `early_stop`)."""
+    score = selection_score(job.spec, record)
+    improved = score > run.best
+    if improved:
+        run.best, run.stale = score, 0
+        save_model(job.kept, model, job.spec, data.src_vocab, data.tgt_vocab,
+                   {"epoch": record["epoch"], "precision": job.precision})
+    else:
+        run.stale += 1
+    record["best"] = improved
+    record["early_stop"] = run.stale >= job.spec["train"]["patience"]
+
+
+def early_stopped(history: list[dict]) -> bool:
+    """Whether the last epoch of `history` fired the early stop."""
+    return history[-1]["early_stop"]
+
+
+def train(spec: dict, args, device: torch.device) -> None:
+    """Train to `max_epochs` or an early stop, from the checkpoint where there is one, and publish
+    the best epoch as `model.pt`."""
+    t = spec["train"]
+    job = loop.begin(spec, spec.get("precision", "auto"), args.out_dir, "best.pt", args.threads, device)
+    data = load_corpora(spec, args)
+    steps = build_steps(job, data)
+    reference = reference_fields(spec, data, steps.model)
+    run = loop.resume(job, loop.Run(-math.inf, stale=0), t["max_epochs"], early_stopped, steps.model, steps.optimiser)
+    elapsed = run.history[-1]["train_seconds_total"] if run.history else 0.0
+    for epoch in loop.epochs(run, t["max_epochs"], t["seed"], early_stopped):
+        lr = learning_rate(run.history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"),
+                           t.get("lr_decay_on_rise", True))
+        trained = train_one_epoch(job, data, steps, epoch, lr)
+        elapsed += trained["seconds"]
+        record = epoch_record(epoch, lr, elapsed, trained, validate(job, data, steps), data, steps, reference)
+        warn_if_unlearned(spec, record, reference)
+        select(job, run, record, data, steps.model)
+        run.history.append(record)
+        loop.checkpoint(job, run, steps.model, steps.optimiser)
+    loop.finish(job, run)
+    best_epoch = max(run.history, key=lambda record: selection_score(spec, record))
+    log(f"done: best epoch {best_epoch['epoch']} by development {t['selection']} ({best_epoch['dev_bleu']} BLEU)")
 
 
 @one_line_faults

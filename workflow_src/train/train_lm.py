@@ -87,15 +87,17 @@ import json
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import torch
 from tqdm import tqdm
 
-from workflow_src.atomic import atomic_output, one_line_faults, read_lines, write_text
+from workflow_src.atomic import one_line_faults, read_lines, write_text
 from workflow_src.data.archives import CorpusError
 from workflow_src.data.vocab import count_words
-from workflow_src.model import compilation, precision as precisions
+from workflow_src.model import compilation
 from workflow_src.model.gpu import job_device
 from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, normalise_embedding_rows,
                                    perplexity, save_language_model)
@@ -106,11 +108,12 @@ from workflow_src.train.steps import evaluate, predicted_tokens, token_nll, trai
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
 from workflow_src.score.subspace import embedding_output_distance
-from workflow_src.train import checkpoints
-from workflow_src.train.checkpoints import spec_hash
-from workflow_src.train.train import log, mark_finished, publish
+from workflow_src.train import loop
+from workflow_src.train.loop import log
 
 DIVERGED_EPOCHS = 2  # a run that has ended this many epochs diverged stops (`given_up`)
+
+
 def training_loss_improvement(history: list[dict], window: int) -> float | None:
     """(min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i over the training losses
     L_1..L_e of `history`, k = `window`; None while e <= k."""
@@ -200,25 +203,45 @@ def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
     return stream[start:start + length]
 
 
-def train(spec: dict, args, device: torch.device) -> None:
-    out_dir: Path = args.out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path, kept_path = out_dir / "checkpoint.pt", out_dir / "kept.pt"
-    torch.set_num_threads(args.threads)
-    precision = precisions.resolve(spec["precision"], device)
-    precisions.configure(precision)
-    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {args.threads} threads")
+@dataclass
+class Streams:
+    """A job's vocabulary (`itos`) and its token streams: the training stream (a slice, where the
+    spec says), and the batchified training, validation and test data on the device."""
+    itos: list[str]
+    train_stream: torch.Tensor
+    train: torch.Tensor
+    valid: torch.Tensor
+    test: torch.Tensor
 
+
+@dataclass
+class Steps:
+    """The model and what steps it: SGD, the objective and, under train.compile graphs, the captured step."""
+    model: LSTMLanguageModel
+    optimiser: torch.optim.Optimizer
+    objective: Callable
+    static: static_step.LanguageModelSteps | None
+
+
+def load_streams(spec: dict, args, device: torch.device) -> Streams:
+    """The vocabulary and the encoded, batchified texts of the command line."""
     itos = build_vocabulary(args.vocabulary_text or args.train)
     word_ids = {word: i for i, word in enumerate(itos)}
     train_stream = training_stream(spec, encode(args.train, word_ids))
     train_data = batchify(train_stream, spec["batch_size"]).to(device)
     valid_data, test_data = (batchify(encode(path, word_ids), spec["eval_batch_size"]).to(device)
                              for path in (args.valid, args.test))
-    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, test {test_data.numel()}")
+    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, "
+        f"test {test_data.numel()}")
+    return Streams(itos, train_stream, train_data, valid_data, test_data)
 
+
+def build_steps(job: loop.Job, vocabulary: int) -> Steps:
+    """The model, initialised from the spec's seed, on the device and compiled as the spec says,
+    its optimiser (SGD) and objective."""
+    spec, device = job.spec, job.device
     torch.manual_seed(spec["seed"])
-    model = build_model(spec, len(itos)).to(device)
+    model = build_model(spec, vocabulary).to(device)
     log(f"train.compile: {compilation.apply(model, spec, device)}")
     if spec["unit_norm_embeddings"]:
         normalise_embedding_rows(model)
@@ -226,82 +249,100 @@ def train(spec: dict, args, device: torch.device) -> None:
     optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
                  torch.optim.SGD(model.parameters(), lr=spec["lr"]))
     objective = build_objective(spec)
-    static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision) if graphs else None
-    history, best, start_epoch, finished = [], float("inf"), 1, False
-    saved = checkpoints.resume_point(out_dir, kept_path, spec, lambda done: bool(done) and (
-        done[-1].get("converged") or given_up(done) or done[-1]["epoch"] >= spec["sessions"] * spec["max_epochs"]),
-        device, log)
-    if saved is not None:
-        precisions.pin(saved, precision, checkpoint_path, spec["precision"], device, log)
-        history, best, start_epoch = saved["history"], saved.get("best", best), saved["epoch"] + 1
-        finished = saved.get("finished", False)
-        if finished:
-            log(f"{checkpoint_path}: training finished after epoch {saved['epoch']}; not training again")
-        else:
-            model.load_state_dict(saved["model"])
-            log(f"resuming after epoch {saved['epoch']} from {checkpoint_path}")
+    static = (static_step.LanguageModelSteps(model, optimiser, objective, spec, device, job.precision) if graphs else
+              None)
+    return Steps(model, optimiser, objective, static)
 
-    for epoch in range(start_epoch, spec["sessions"] * spec["max_epochs"] + 1):  # none once finished
-        if history and (history[-1].get("converged") or given_up(history)):
-            break
-        torch.manual_seed(spec["seed"] * 100003 + epoch)  # this epoch's dropout masks
-        lr = learning_rate(spec, session_epoch(spec, epoch)[1])
-        if spec["convergence"] is not None:
-            lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
-        static_step.set_learning_rate(optimiser, lr)
-        started = time.perf_counter()
-        train_loss, train_nll, train_tokens = train_epoch(model, train_data, spec, optimiser, objective, precision, static,
-                                                          progress=segments_progress)
-        seconds = time.perf_counter() - started
-        valid_perplexity = evaluate(model, valid_data, spec["bptt"], precision)
-        improved, best = valid_perplexity < best, min(best, valid_perplexity)
+
+def epoch_learning_rate(spec: dict, history: list[dict], epoch: int) -> float:
+    """The rate of `epoch` (counted over sessions): the schedule's, and with `convergence`, times
+    `plateau_decay` for every plateau of `history`."""
+    lr = learning_rate(spec, session_epoch(spec, epoch)[1])
+    if spec["convergence"] is not None:
+        lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
+    return lr
+
+
+def train_and_validate(job: loop.Job, run: loop.Run, streams: Streams, steps: Steps, epoch: int) -> dict:
+    """One epoch of training and its validation perplexity: the epoch's record (the module's docstring),
+    without the convergence fields; `run.best` the best validation perplexity so far."""
+    spec, model = job.spec, steps.model
+    lr = epoch_learning_rate(spec, run.history, epoch)
+    static_step.set_learning_rate(steps.optimiser, lr)
+    started = time.perf_counter()
+    train_loss, train_nll, train_tokens = train_epoch(model, streams.train, spec, steps.optimiser, steps.objective,
+                                                      job.precision, steps.static, progress=segments_progress)
+    seconds = time.perf_counter() - started
+    valid_perplexity = evaluate(model, streams.valid, spec["bptt"], job.precision)
+    improved, run.best = valid_perplexity < run.best, min(run.best, valid_perplexity)
+    row_norm, row = largest_embedding_row(model)
+    return {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
+            "train_loss": train_loss / train_tokens,
+            "train_perplexity": perplexity(train_nll, train_tokens),
+            "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
+            "tokens_per_second": round(streams.train.numel() / seconds, 1),
+            "embedding_row_norm_max": round(row_norm, 4), "embedding_row_norm_max_word": streams.itos[row]}
+
+
+def after_epoch(job: loop.Job, run: loop.Run, streams: Streams, model: LSTMLanguageModel) -> None:
+    """What the last epoch's record decides: the divergence warning, `kept.pt` where it is the
+    epoch to keep, and with `convergence` its fields (`train_loss_improvement`, `converged`)."""
+    spec, history, record = job.spec, run.history, run.history[-1]
+    if how := diverged(history):
         row_norm, row = largest_embedding_row(model)
-        record = {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
-                  "train_loss": train_loss / train_tokens,
-                  "train_perplexity": perplexity(train_nll, train_tokens),
-                  "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
-                  "tokens_per_second": round(train_data.numel() / seconds, 1),
-                  "embedding_row_norm_max": round(row_norm, 4), "embedding_row_norm_max_word": itos[row]}
-        history.append(record)
-        if how := diverged(history):
-            log(f"WARNING: {spec['experiment']} has diverged: {how}; the largest embedding row is now "
-                f"{itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
-        if kept(spec, history) is record:
-            save_language_model(kept_path, model, spec, itos, epoch, {"precision": precision})
-        if spec["convergence"] is not None:
-            improvement = training_loss_improvement(history, spec["convergence"]["window"])
-            record |= {"train_loss_improvement": improvement,
-                       "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
-        log(json.dumps(record))
-        saved = {"spec_hash": spec_hash(spec), "epoch": epoch, "model": model.state_dict(), "history": history,
-                 "best": best, "precision": precision}
-        with atomic_output(checkpoint_path) as tmp:
-            torch.save(saved, tmp)
-        checkpoints.save_progress(out_dir, history)
+        log(f"WARNING: {spec['experiment']} has diverged: {how}; the largest embedding row is now "
+            f"{streams.itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
+    if kept(spec, history) is record:
+        save_language_model(job.kept, model, spec, streams.itos, record["epoch"], {"precision": job.precision})
+    if spec["convergence"] is not None:
+        improvement = training_loss_improvement(history, spec["convergence"]["window"])
+        record |= {"train_loss_improvement": improvement,
+                   "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
 
-    checkpoints.save_history(out_dir, history)
-    model, _ = load_language_model(kept_path, device)
-    kept_epoch = kept(spec, history)
+
+def scores(job: loop.Job, run: loop.Run, streams: Streams) -> dict:
+    """`perplexity.json` (the module's docstring): the kept epoch's model scored on the validation
+    and test streams."""
+    spec = job.spec
+    model, _ = load_language_model(job.kept, job.device)
     (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
-        scored(model, data, spec["bptt"], precision) for data in (valid_data, test_data))
-    result = {
-        "experiment": spec["experiment"], "kept_epoch": kept_epoch["epoch"], "keep": spec["keep"], "sessions": spec["sessions"],
-        "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
+        scored(model, data, spec["bptt"], job.precision) for data in (streams.valid, streams.test))
+    return {
+        "experiment": spec["experiment"], "kept_epoch": kept(spec, run.history)["epoch"], "keep": spec["keep"],
+        "sessions": spec["sessions"], "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
-        "stopped": stopped(spec, history),
-        "train_tokens": len(train_stream),
-        "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(itos),
-                       "valid_tokens": predicted_tokens(valid_data), "test_tokens": predicted_tokens(test_data),
+        "stopped": stopped(spec, run.history),
+        "train_tokens": len(streams.train_stream),
+        "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(streams.itos),
+                       "valid_tokens": predicted_tokens(streams.valid), "test_tokens": predicted_tokens(streams.test),
                        "block_tokens": BLOCK_TOKENS},
         "valid_blocks": valid_blocks, "test_blocks": test_blocks,
     }
-    publish(kept_path, out_dir / "model.pt")
-    write_text(out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
-    if not finished:
-        mark_finished(checkpoint_path, saved)
+
+
+def train(spec: dict, args, device: torch.device) -> None:
+    """Train the spec's sessions of epochs (until convergence or divergence, where the spec says),
+    from the checkpoint where there is one; publish the kept epoch as `model.pt` and score it."""
+    job = loop.begin(spec, spec["precision"], args.out_dir, "kept.pt", args.threads, device)
+    streams = load_streams(spec, args, device)
+    steps = build_steps(job, len(streams.itos))
+    last_epoch = spec["sessions"] * spec["max_epochs"]
+    run = loop.resume(job, loop.Run(float("inf")), last_epoch, stops, steps.model)
+    for epoch in loop.epochs(run, last_epoch, spec["seed"], stops):
+        run.history.append(train_and_validate(job, run, streams, steps, epoch))
+        after_epoch(job, run, streams, steps.model)
+        loop.checkpoint(job, run, steps.model)
+    loop.finish(job, run)
+    result = scores(job, run, streams)
+    write_text(args.out_dir / "perplexity.json", json.dumps(result, indent=2) + "\n")
     log(f"done: {json.dumps(result)}")
+
+
+def stops(history: list[dict]) -> bool:
+    """Whether training stops after the last epoch of `history`: converged, or given up."""
+    return bool(history[-1].get("converged") or given_up(history))
 
 
 def given_up(history: list[dict]) -> bool:
