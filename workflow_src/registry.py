@@ -102,6 +102,15 @@ class LanguageModel:
         return dataclasses.replace(self, **changes)
 
 
+def named(name: str, implied: str, definition):
+    """(name, definition), an entry of a paper's EXPERIMENTS or LANGUAGE_MODELS. The name is written
+    out in the paper module, so that grep finds where an experiment a table names is defined
+    (`tests/test_explain.py` checks each is a literal); it must be the name its parts imply."""
+    if name != implied:
+        raise ValueError(f"experiment {name!r}: its settings name it {implied!r}")
+    return name, definition
+
+
 def paper_module(paper: str):
     if paper not in PAPERS:
         raise KeyError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
