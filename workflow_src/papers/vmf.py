@@ -225,11 +225,11 @@ DEVIATIONS = (
               "benchmarks", ("table4", "figure1")),
     Deviation("D6", "released-code loss", "not in the paper", "an extra Table 1 row with the released code's "
               "-log C_m(κ) + log(1+κ)(0.2 - cos), named so", "the released code trains with it, not with reg1/reg2",
-              "none on the paper's rows", "workflow_src/papers/vmf.py:LOSSES", ("table1",), "extra"),
+              "none on the paper's rows", "workflow_src/papers/continuous_setup.py:LOSSES", ("table1",), "extra"),
     Deviation("D7", "approximate -log C_m", "the appendix recommends an approximation of -log C_m (its sign is "
               "wrong; it is a surrogate for the gradient)", "a named extra Table 1 row trains with the approximation; "
               "the paper's rows use the exact value", "the paper recommends it and the released code trains with it",
-              "none on the paper's rows", "workflow_src/papers/vmf.py:LOSSES", ("table1",), "extra"),
+              "none on the paper's rows", "workflow_src/papers/continuous_setup.py:LOSSES", ("table1",), "extra"),
     Deviation("D8", "Table 3 time to convergence", "training converged on validation loss or perplexity",
               "the training seconds until the epoch the paper's criterion selects (development loss)",
               "the paper's criterion; BLEU-selected times were longer or shorter by whole epochs",
