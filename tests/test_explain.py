@@ -104,13 +104,13 @@ def test_every_experiment_is_explained_down_to_its_code_under_both_configs(confi
 
 
 def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
-    """`explain PAPER ARTEFACT TEXT...` shows the spec of a job on the cell's data set and pair:
-    one table per paper, each of its cells the config renders."""
+    """`explain PAPER ARTEFACT TEXT...` shows the spec of a job on the cell's data set and pair, for
+    every model behind a cell of every table the config renders."""
     config_name, settings = config
-    sample = {paper: next(a for p, a in layout.configured_artefacts(settings)
-                          if p == paper and not isinstance(registry.artefact(p, a), artefacts.Figure))
-              for paper in {p for p, _ in layout.configured_artefacts(settings)}}
-    for paper, artefact_id in sample.items():
+    tables = [(p, a) for p, a in layout.configured_artefacts(settings) if not isinstance(registry.artefact(p, a), artefacts.Figure)]
+    assert {p for p, _ in tables} == set(registry.PAPERS)
+    shown = set()
+    for paper, artefact_id in tables:
         ctx = layout.context(settings, paper, artefact_id)
         cells = artefact_cells.artefact_cells(registry.artefact(paper, artefact_id), paper, artefact_id)
         for cell in {(c.experiment, c.dataset, c.pair): c for c in cells}.values():  # one per model
@@ -119,6 +119,8 @@ def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
                 continue
             text = explain.explain(settings, config_name, cell.experiment, [cell])
             assert f"spec of {explain.model_path(jobs[0])} under {config_name}" in text
+            shown.add(paper)
+    assert shown == set(registry.PAPERS)
 
 
 def test_explain_on_the_command_line():

@@ -19,6 +19,7 @@ it writes.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import re
@@ -70,21 +71,24 @@ def kind_of(name: str) -> str:
 
 
 def configured_jobs(config: dict, name: str) -> list[artefacts.Job]:
-    """The jobs of `name` (an experiment, a language model or one of their variants) that the
-    config's artefacts read, in their order."""
-    jobs = {}
+    """The jobs of `name` (an experiment, a language model or, for a base name, also its variants)
+    that the config's artefacts read, in their order."""
+    return [job for job in every_configured_job(json.dumps(config, sort_keys=True))
+            if job.experiment == name or (name == base_name(name) and base_name(job.experiment) == name)]
+
+
+@functools.lru_cache(maxsize=4)
+def every_configured_job(config_json: str) -> tuple[artefacts.Job, ...]:
+    """Every model (translation or language) the artefacts of a config (as JSON: a cache key) read."""
+    config, jobs = json.loads(config_json), {}
     for paper, artefact_id in layout.configured_artefacts(config):
         table, ctx = registry.artefact(paper, artefact_id), layout.context(config, paper, artefact_id)
         for path in layout.inputs(table, ctx, paper, artefact_id):
             if m := layout.MODEL_FILE.match(path):
-                job = artefacts.Job(m[1], m[2], m[3], int(m[4]))
+                jobs.setdefault(artefacts.Job(m[1], m[2], m[3], int(m[4])), None)
             elif m := LM_FILE.match(path):
-                job = artefacts.Job(m[1], "lm", m[2], int(m[3]))
-            else:
-                continue
-            if job.experiment == name or (name == base_name(name) and base_name(job.experiment) == name):
-                jobs.setdefault(job, None)
-    return list(jobs)
+                jobs.setdefault(artefacts.Job(m[1], "lm", m[2], int(m[3])), None)
+    return tuple(jobs)
 
 
 def model_path(job: artefacts.Job) -> str:
@@ -143,7 +147,8 @@ def explain(config: dict, config_name: str, name: str, cells: list[Cell] = ()) -
     chosen = [job for job in jobs if not places or (job.dataset, job.pair) in places] or jobs
     rule, rules_file = TRAINING_RULES[kind]
     lines += ["", f"trained by: rule {rule} ({rules_file}:{line_of(ROOT / rules_file, f'rule {rule}:')}), "
-                  f"{len(jobs)} jobs under {config_name}:"]
+                  f"{len(jobs)} jobs under {config_name}"
+                  + (f" (paths in its workdir, {config['workdir']}/)" if "workdir" in config else "") + ":"]
     lines += [f"  {model_path(job)}" for job in jobs] or [f"  none: no artefact {config_name} configures reads it"]
     lines += ["", "code:", *(f"  {line}" for line in code(name))]
     if chosen:
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> None:
     command.add_argument("name", nargs="+", metavar="NAME | PAPER ARTEFACT [TEXT ...]",
                          help="an experiment or language model; or a paper, an artefact and the texts naming a cell")
     args = parser.parse_args(argv)
+    if not Path(args.config).is_file():
+        raise SystemExit(f"explain: --config {args.config}: no such file (run from the repository's root)")
     config = yaml.safe_load(Path(args.config).read_text())
     try:
         if len(args.name) == 1:
