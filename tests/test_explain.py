@@ -95,7 +95,8 @@ def test_every_experiment_is_explained_down_to_its_code_under_both_configs(confi
         template = rule_output(rule, rules_file)
         for job in jobs:
             src_tgt = dict(zip(("src", "tgt"), job.pair.split("-"))) if job.pair != "lm" else {}
-            assert f"  {template.format(dataset=job.dataset, experiment=job.experiment, seed=job.seed, **src_tgt)}\n" in text
+            path = template.format(dataset=job.dataset, experiment=job.experiment, seed=job.seed, **src_tgt)
+            assert f"  {path}\n" in text
         if jobs:
             spec = json.loads(text[text.index("\n{\n") + 1:])
             assert spec == explain.spec_of(settings, jobs[0]) and spec["experiment"] == jobs[0].experiment
@@ -107,14 +108,16 @@ def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
     """`explain PAPER ARTEFACT TEXT...` shows the spec of a job on the cell's data set and pair, for
     every model behind a cell of every table the config renders."""
     config_name, settings = config
-    tables = [(p, a) for p, a in layout.configured_artefacts(settings) if not isinstance(registry.artefact(p, a), artefacts.Figure)]
+    tables = [(p, a) for p, a in layout.configured_artefacts(settings)
+              if not isinstance(registry.artefact(p, a), artefacts.Figure)]
     assert {p for p, _ in tables} == set(registry.PAPERS)
     shown = set()
     for paper, artefact_id in tables:
         ctx = layout.context(settings, paper, artefact_id)
         cells = artefact_cells.artefact_cells(registry.artefact(paper, artefact_id), paper, artefact_id)
         for cell in {(c.experiment, c.dataset, c.pair): c for c in cells}.values():  # one per model
-            jobs = [j for j in explain.configured_jobs(settings, cell.experiment) if (j.dataset, j.pair) == (cell.dataset, cell.pair)]
+            jobs = [j for j in explain.configured_jobs(settings, cell.experiment)
+                    if (j.dataset, j.pair) == (cell.dataset, cell.pair)]
             if ctx.rows is not None and cell.experiment not in ctx.rows or not jobs:
                 continue
             text = explain.explain(settings, config_name, cell.experiment, [cell])
@@ -124,11 +127,13 @@ def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
 
 
 def test_explain_on_the_command_line():
-    result = subprocess.run([sys.executable, "-m", "workflow_src.registry", "explain", "vmf", "table1", "fasttext", "yes",
-                             "NLLvMF reg1+reg2", "fr-en"], cwd=ROOT, capture_output=True, text=True)
+    command = ["explain", "vmf", "table1", "fasttext", "yes", "NLLvMF reg1+reg2", "fr-en"]
+    result = subprocess.run([sys.executable, "-m", "workflow_src.registry", *command], cwd=ROOT, capture_output=True,
+                            text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("translation word2emb-fasttext-tied-nllvmf_reg1reg2\n")
-    assert "results/models/iwslt16/fr-en/word2emb-fasttext-tied-nllvmf_reg1reg2/seed1/model.pt under config.yaml" in result.stdout
+    model = "results/models/iwslt16/fr-en/word2emb-fasttext-tied-nllvmf_reg1reg2/seed1/model.pt"
+    assert f"spec of {model} under config.yaml:" in result.stdout
     assert any(line.startswith("def nll_vmf(") for line in pointed_lines(result.stdout))
 
 

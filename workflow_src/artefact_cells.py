@@ -62,14 +62,16 @@ def artefact_cells(table, paper: str, artefact_id: str) -> list[Cell]:
 
 @artefact_cells.register
 def _(table: artefacts.ScoreTable, paper, artefact_id):
-    return [make_cell(paper, artefact_id, row_text(row), column.name, row.experiment, (*row.label.values(), column.name),
-                      row.tune, column) for row in table.rows for column in table.columns]
+    return [make_cell(paper, artefact_id, row_text(row), column.name, row.experiment,
+                      (*row.label.values(), column.name), row.tune, column)
+            for row in table.rows for column in table.columns]
 
 
 @artefact_cells.register
 def _(table: artefacts.PerplexityTable, paper, artefact_id):
-    return [make_cell(paper, artefact_id, row_text(row), corpus.name, row.experiment, (*row.label.values(), corpus.name),
-                      row.tune, corpus) for row in table.rows if row.experiment for corpus in table.columns
+    return [make_cell(paper, artefact_id, row_text(row), corpus.name, row.experiment,
+                      (*row.label.values(), corpus.name), row.tune, corpus)
+            for row in table.rows if row.experiment for corpus in table.columns
             if any(key.startswith(f"{corpus.name} ") for key in row.paper)]
 
 
@@ -83,7 +85,8 @@ def _(table, paper, artefact_id):
 
 @artefact_cells.register
 def _(table: artefacts.ConvergenceTable, paper, artefact_id):
-    return [cell for column in table.columns for cell in system_cells(paper, artefact_id, column.name, table.systems, column)]
+    return [cell for column in table.columns
+            for cell in system_cells(paper, artefact_id, column.name, table.systems, column)]
 
 
 @artefact_cells.register(artefacts.RareWordTable)
@@ -113,9 +116,10 @@ def _(figure: artefacts.Figure, paper, artefact_id):
             cells += [make_cell(paper, artefact_id, panel.title, f"{panel.name} {x:g}", experiment,
                                 (panel.title, panel.name, f"{x:g}"), place=place) for x, experiment in panel.points]
         elif isinstance(panel, artefacts.SubspaceSweep):
-            cells.append(make_cell(paper, artefact_id, panel.title, panel.model, panel.model, (panel.title,), place=place))
-        cells += system_cells(paper, artefact_id, panel.title, getattr(panel, "systems", getattr(panel, "baselines", ())),
-                              place)
+            cells.append(make_cell(paper, artefact_id, panel.title, panel.model, panel.model, (panel.title,),
+                                   place=place))
+        systems = getattr(panel, "systems", getattr(panel, "baselines", ()))
+        cells += system_cells(paper, artefact_id, panel.title, systems, place)
     return cells
 
 
@@ -158,5 +162,5 @@ def experiments_footer(table, paper: str, artefact_id: str, rows: list[dict]) ->
     by_system = {}
     for cell in artefact_cells(table, paper, artefact_id):
         by_system.setdefault(cell.column, {})[cell.experiment] = None
-    return [f"Experiments ({EXPLAIN} follows one to its code): "
-            + "; ".join(f"{system}: {' / '.join(names)}" for system, names in by_system.items()) + "."] if by_system else []
+    systems = "; ".join(f"{system}: {' / '.join(names)}" for system, names in by_system.items())
+    return [f"Experiments ({EXPLAIN} follows one to its code): {systems}."] if by_system else []

@@ -19,7 +19,8 @@ def pretrained_softmax(name: str, tied: bool) -> tuple[str, Experiment]:
     with identical architecture except in the last layer, initializing the softmax parameters with
     pretrained embeddings", trained like the others (Adam 5e-4: config train.lr.softmax_pretrained)."""
     return named(name, f"word2word-fasttext-{'tied-' if tied else ''}ce",
-                 Experiment("word", "word", "softmax", "ce", embeddings="fasttext", tied=tied, lr_group="softmax_pretrained"))
+                 Experiment("word", "word", "softmax", "ce", embeddings="fasttext", tied=tied,
+                            lr_group="softmax_pretrained"))
 
 
 VMF = "word2emb-fasttext-tied-nllvmf_reg1reg2"

@@ -92,8 +92,9 @@ def every_configured_job(config_json: str) -> tuple[artefacts.Job, ...]:
 
 
 def model_path(job: artefacts.Job) -> str:
-    folder = layout.lm_dir(job) if job.pair == "lm" else layout.model_dir(job.dataset, job.pair, job.experiment, job.seed)
-    return f"{folder}/model.pt"
+    if job.pair == "lm":
+        return f"{layout.lm_dir(job)}/model.pt"
+    return f"{layout.model_dir(job.dataset, job.pair, job.experiment, job.seed)}/model.pt"
 
 
 def spec_of(config: dict, job: artefacts.Job) -> dict:
