@@ -148,7 +148,7 @@ def explain(config: dict, config_name: str, name: str, cells: list[Cell] = ()) -
     chosen = [job for job in jobs if not places or (job.dataset, job.pair) in places] or jobs
     rule, rules_file = TRAINING_RULES[kind]
     lines += ["", f"trained by: rule {rule} ({rules_file}:{line_of(ROOT / rules_file, f'rule {rule}:')}), "
-                  f"{len(jobs)} jobs under {config_name}"
+                  f"{len(jobs)} job{'' if len(jobs) == 1 else 's'} under {config_name}"
                   + (f" (paths in its workdir, {config['workdir']}/)" if "workdir" in config else "") + ":"]
     lines += [f"  {model_path(job)}" for job in jobs] or [f"  none: no artefact {config_name} configures reads it"]
     lines += ["", "code:", *(f"  {line}" for line in code(name))]
