@@ -32,12 +32,20 @@ def stage(module: str) -> str:
     return parts[1] if len(parts) > 1 and parts[1] in STAGES[1:] else "base"
 
 
+def without_main_block(tree: ast.Module) -> ast.Module:
+    """The module less its `if __name__ == "__main__":` block: what runs it as a program (`python -m
+    workflow_src.registry explain`) is above every stage, and never imported."""
+    tree.body = [node for node in tree.body if not (isinstance(node, ast.If) and ast.unparse(node.test) in (
+        "__name__ == '__main__'", "'__main__' == __name__"))]
+    return tree
+
+
 def imported(module: str, path: Path) -> set[str]:
     """The workflow_src modules `module` imports: `from p import name` counts as p.name when that is
     a module, else as p."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(without_main_block(ast.parse(path.read_text(), str(path)))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

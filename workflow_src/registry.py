@@ -1,5 +1,9 @@
 """The experiment registry: the papers' model configurations as data, and each paper by its id.
 
+`python -m workflow_src.registry explain NAME` (or `explain PAPER ARTEFACT TEXT...` for a table
+cell) follows an experiment from the tables that use it to its spec and code
+(`workflow_src/report/explain.py`).
+
 A paper module (`workflow_src/papers/<id>.py`) declares `EXPERIMENTS` (name -> Experiment, the
 translation models), `LANGUAGE_MODELS` (name -> LanguageModel) or both, and `ARTEFACTS` (id -> a
 table or figure, `workflow_src/artefacts.py`). A name is global: two papers naming the same
@@ -102,6 +106,15 @@ class LanguageModel:
         return dataclasses.replace(self, **changes)
 
 
+def named(name: str, implied: str, definition):
+    """(name, definition), an entry of a paper's EXPERIMENTS or LANGUAGE_MODELS. The name is written
+    out in the paper module, so that grep finds where an experiment a table names is defined
+    (`tests/test_explain.py` checks each is a literal); it must be the name its parts imply."""
+    if name != implied:
+        raise ValueError(f"experiment {name!r}: its settings name it {implied!r}")
+    return name, definition
+
+
 def paper_module(paper: str):
     if paper not in PAPERS:
         raise KeyError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
@@ -171,3 +184,9 @@ def artefact(paper: str, artefact_id: str):
     if artefact_id not in artefacts:
         raise KeyError(f"paper {paper} has no {artefact_id}; it has {', '.join(artefacts)}")
     return artefacts[artefact_id]
+
+
+if __name__ == "__main__":  # the command line, above every stage (tests/test_architecture.py)
+    from workflow_src.report.explain import main
+
+    main()

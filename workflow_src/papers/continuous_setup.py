@@ -7,12 +7,16 @@ other.
 """
 
 from workflow_src.paper_records import Deviation
-from workflow_src.registry import Experiment
+from workflow_src.registry import Experiment, named
 
 LAMBDA1, LAMBDA2 = 0.02, 0.1  # §3, footnotes 4 and 5
 GAMMA = 0.5  # §4.2, footnote 11
 
-LOSSES = {  # name -> (loss, its parameters, negative sampler, the paper's name)
+# The loss presets of every continuous-output experiment, the vMF paper's (Table 1) and the
+# syn-margin paper's (its Table 1): name (the experiment name's last part) -> (the loss, a key of
+# workflow_src.model.losses.CONTINUOUS_LOSSES; its parameters; the negative sampler of a margin
+# loss, a key of losses.NEGATIVES; the name its paper's table prints). docs/architecture.md, "Add a loss".
+LOSSES = {
     "l2": ("l2", {}, None, "L2"),
     "cosine": ("cosine", {}, None, "Cosine"),
     "maxmargin": ("margin", {"gamma": GAMMA}, "most_informative", "MaxMargin"),
@@ -21,13 +25,19 @@ LOSSES = {  # name -> (loss, its parameters, negative sampler, the paper's name)
     "nllvmf_released": ("nllvmf_released", {}, None, "-log C_m + log(1+k)(0.2 - cos), released code (not in the paper)"),
     "nllvmf_appendix": ("nllvmf_appendix", {"lambda1": LAMBDA1, "lambda2": LAMBDA2}, None,
                         "NLLvMF reg1+reg2, the appendix's approximate -log C_m (not in Table 1)"),
+    # the syn-margin paper's
+    "randommargin": ("margin", {"gamma": GAMMA}, "random", "Negative sampling"),
+    "smd": ("margin", {"gamma": GAMMA}, "difference", "Syn-margin by difference (SMD)"),
+    "smp": ("margin", {"gamma": GAMMA}, "projection", "Syn-margin by projection (SMP)"),
 }
 
 
-def continuous(loss: str, embeddings: str, tied: bool, source: str = "word", losses: dict = LOSSES) -> tuple[str, Experiment]:
-    name, params, negative, _ = losses[loss]
-    return (f"{source}2emb-{embeddings}-{'tied-' if tied else ''}{loss}",
-            Experiment(source, "emb", "continuous", name, params, negative, embeddings, tied))
+def continuous(name: str, loss: str, embeddings: str, tied: bool, source: str = "word") -> tuple[str, Experiment]:
+    """Experiment `name`, which reads `<source>2emb-<embeddings>-[tied-]<loss>`: a continuous output
+    layer over the frozen `embeddings`, trained with preset `loss` of `LOSSES`."""
+    function, params, negative, _ = LOSSES[loss]
+    return named(name, f"{source}2emb-{embeddings}-{'tied-' if tied else ''}{loss}",
+                 Experiment(source, "emb", "continuous", function, params, negative, embeddings, tied))
 
 
 IWSLT_TEST = Deviation(

@@ -14,7 +14,7 @@ size 5, OpenNMT-py's default; the paper does not give its size).
 from workflow_src.artefacts import (Column, Figure, MeteorByFrequency, RepresentationTable, Row, SamplingTable,
                                     ScoreAgainst, ScoreTable, System)
 from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
-from workflow_src.registry import Experiment
+from workflow_src.registry import Experiment, named
 
 BPE_SIZES = ("32k", "64k", "128k")
 JOINT_DIMS = (512, 2048, 4096)  # §4.2: d_j chosen on the development set among these
@@ -26,24 +26,50 @@ def name(bpe: str, form: str, joint_dim: int | None = None, layers: int | None =
     return f"bpe{bpe}-{form}{joint_dim or ''}" + (f"-layers{layers}" if layers and layers != 2 else "")
 
 
-def experiment(bpe: str, form: str, joint_dim: int | None = None, layers: int | None = None) -> Experiment:
-    """§4.2: "all models on corpora with V ≈ 128K and all structure-aware models with d_j >= 2048
-    on corpora with V <= 64K are trained with 25% negative sampling"."""
+def experiment(literal: str, bpe: str, form: str, joint_dim: int | None = None,
+               layers: int | None = None) -> tuple[str, Experiment]:
+    """Experiment `literal`, which reads `bpe<vocabulary>-<form>[<d_j>][-layers<n>]` (`name`). §4.2:
+    "all models on corpora with V ≈ 128K and all structure-aware models with d_j >= 2048 on corpora
+    with V <= 64K are trained with 25% negative sampling"."""
     sampled = bpe == "128k" or (joint_dim or 0) >= 2048
-    return Experiment("bpe", "bpe", "softmax", "ce", output_form=form, joint_dim=joint_dim,
-                      sample_share=0.25 if sampled else None, bpe=bpe, architecture="joint",
-                      layers=None if layers == 2 else layers, lr_group="joint")
+    return named(literal, name(bpe, form, joint_dim, layers), Experiment(
+        "bpe", "bpe", "softmax", "ce", output_form=form, joint_dim=joint_dim, sample_share=0.25 if sampled else None,
+        bpe=bpe, architecture="joint", layers=None if layers == 2 else layers, lr_group="joint"))
 
 
-TABLE2_FORMS = (("nmt", None), ("tied", None), *(("joint", d) for d in JOINT_DIMS))
 ABLATIONS = (("bilinear", None), ("output", None), ("context", None))
 DEPTHS = (1, 2, 3, 4)
-EXPERIMENTS = {
-    **{name(bpe, form, d): experiment(bpe, form, d) for bpe in BPE_SIZES for form, d in TABLE2_FORMS},
-    **{name("32k", form): experiment("32k", form) for form, _ in ABLATIONS},
-    **{name("32k", form, d, layers): experiment("32k", form, d, layers)
-       for form, d in (("nmt", None), ("tied", None), ("joint", 512)) for layers in DEPTHS},
-}
+EXPERIMENTS = dict([
+    experiment("bpe32k-nmt", "32k", "nmt"),
+    experiment("bpe32k-tied", "32k", "tied"),
+    experiment("bpe32k-joint512", "32k", "joint", 512),
+    experiment("bpe32k-joint2048", "32k", "joint", 2048),
+    experiment("bpe32k-joint4096", "32k", "joint", 4096),
+    experiment("bpe64k-nmt", "64k", "nmt"),
+    experiment("bpe64k-tied", "64k", "tied"),
+    experiment("bpe64k-joint512", "64k", "joint", 512),
+    experiment("bpe64k-joint2048", "64k", "joint", 2048),
+    experiment("bpe64k-joint4096", "64k", "joint", 4096),
+    experiment("bpe128k-nmt", "128k", "nmt"),
+    experiment("bpe128k-tied", "128k", "tied"),
+    experiment("bpe128k-joint512", "128k", "joint", 512),
+    experiment("bpe128k-joint2048", "128k", "joint", 2048),
+    experiment("bpe128k-joint4096", "128k", "joint", 4096),
+    # Table 3's ablations
+    experiment("bpe32k-bilinear", "32k", "bilinear"),
+    experiment("bpe32k-output", "32k", "output"),
+    experiment("bpe32k-context", "32k", "context"),
+    # Table 5's depths (2 is Table 2's models)
+    experiment("bpe32k-nmt-layers1", "32k", "nmt", layers=1),
+    experiment("bpe32k-nmt-layers3", "32k", "nmt", layers=3),
+    experiment("bpe32k-nmt-layers4", "32k", "nmt", layers=4),
+    experiment("bpe32k-tied-layers1", "32k", "tied", layers=1),
+    experiment("bpe32k-tied-layers3", "32k", "tied", layers=3),
+    experiment("bpe32k-tied-layers4", "32k", "tied", layers=4),
+    experiment("bpe32k-joint512-layers1", "32k", "joint", 512, 1),
+    experiment("bpe32k-joint512-layers3", "32k", "joint", 512, 3),
+    experiment("bpe32k-joint512-layers4", "32k", "joint", 512, 4),
+])
 
 EN_FI, FI_EN, EN_DE, DE_EN = (Column("wmt17", pair, "bleu_tok", header) for pair, header in (
     ("en-fi", "En→Fi"), ("fi-en", "Fi→En"), ("en-de", "En→De"), ("de-en", "De→En")))

@@ -13,7 +13,7 @@ widths' owner for toy runs, epochs) is in config `lm:`.
 from workflow_src.artefacts import (Corpus, Figure, NextWordTable, PerplexityCurves, PerplexityTable, Row,
                                     SubspaceSweep, System)
 from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
-from workflow_src.registry import LanguageModel
+from workflow_src.registry import LanguageModel, named
 
 # Appendix A. Its "dropout probabilities" are keep probabilities (Zaremba et al.'s TensorFlow
 # keep_prob; see ../shared/seeds/INDEX.md): these are the drop probabilities.
@@ -55,10 +55,27 @@ def name(size: str, variant: str) -> str:
     return f"lm-{size}-{variant}"
 
 
-LANGUAGE_MODELS = {
-    name(size, variant): LanguageModel(size, reuse_embedding=re, augmented=al)
-    for size in SIZE_LABELS for variant, (_, re, al) in VARIANTS.items()
-}
+def vd_lstm(literal: str, size: str, variant: str) -> tuple[str, LanguageModel]:
+    """Language model `literal`, which reads `lm-<size>-<variant>` (`name`): the VD-LSTM of a size of
+    appendix A, with what its variant (`VARIANTS`) adds."""
+    _, reuse, augmented = VARIANTS[variant]
+    return named(literal, name(size, variant), LanguageModel(size, reuse_embedding=reuse, augmented=augmented))
+
+
+LANGUAGE_MODELS = dict([
+    vd_lstm("lm-small-vd", "small", "vd"),
+    vd_lstm("lm-small-al", "small", "al"),
+    vd_lstm("lm-small-re", "small", "re"),
+    vd_lstm("lm-small-real", "small", "real"),
+    vd_lstm("lm-medium-vd", "medium", "vd"),
+    vd_lstm("lm-medium-al", "medium", "al"),
+    vd_lstm("lm-medium-re", "medium", "re"),
+    vd_lstm("lm-medium-real", "medium", "real"),
+    vd_lstm("lm-large-vd", "large", "vd"),
+    vd_lstm("lm-large-al", "large", "al"),
+    vd_lstm("lm-large-re", "large", "re"),
+    vd_lstm("lm-large-real", "large", "real"),
+])
 # §6.1's validation of the theory: 300 units, a random contiguous 20,000-word slice of PTB train,
 # no regularisation, unit-norm embedding rows, J_tot = β J_aug τ²|V| + (1 - β) J; β and τ are
 # swept from this point (β = 1, τ = 10). §4's setting, which §6.2 simulates, has b = 0 (y = W h).

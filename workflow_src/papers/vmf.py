@@ -11,10 +11,11 @@ from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
 from workflow_src.papers.continuous_setup import (BLEU_SCORE, BRIDGE, CLIPPING, CONSTANT_LR, DECODE_LIMIT,
                                                   INITIALISATION, IWSLT_TEST, LOSSES, SELECTION, UNK_DICTIONARY,
                                                   continuous)
-from workflow_src.registry import Experiment
+from workflow_src.registry import Experiment, named
 
-def softmax(source: str, target: str) -> tuple[str, Experiment]:
-    return f"{source}2{target}-ce", Experiment(source, target, "softmax", "ce")
+def softmax(name: str, source: str, target: str) -> tuple[str, Experiment]:
+    """Experiment `name`, which reads `<source>2<target>-ce`: a softmax baseline."""
+    return named(name, f"{source}2{target}-ce", Experiment(source, target, "softmax", "ce"))
 
 
 def label(name: str, experiment: Experiment) -> dict[str, str]:
@@ -30,24 +31,24 @@ def label(name: str, experiment: Experiment) -> dict[str, str]:
 
 
 EXPERIMENTS = dict([
-    softmax("word", "word"),
-    softmax("word", "bpe"),
-    softmax("bpe", "bpe"),
-    continuous("l2", "word2vec", tied=False),
-    continuous("cosine", "word2vec", tied=False),
-    continuous("maxmargin", "word2vec", tied=False),
-    continuous("maxmargin", "fasttext", tied=False),
-    continuous("maxmargin", "fasttext", tied=True),
-    continuous("nllvmf_reg1", "word2vec", tied=False),
-    continuous("nllvmf_reg1reg2", "word2vec", tied=False),
-    continuous("nllvmf_reg1reg2", "word2vec", tied=True),
-    continuous("nllvmf_reg1reg2", "fasttext", tied=False),
-    continuous("nllvmf_reg1reg2", "fasttext", tied=True),
-    continuous("nllvmf_released", "fasttext", tied=True),
-    continuous("nllvmf_appendix", "fasttext", tied=True),
+    softmax("word2word-ce", "word", "word"),
+    softmax("word2bpe-ce", "word", "bpe"),
+    softmax("bpe2bpe-ce", "bpe", "bpe"),
+    continuous("word2emb-word2vec-l2", "l2", "word2vec", tied=False),
+    continuous("word2emb-word2vec-cosine", "cosine", "word2vec", tied=False),
+    continuous("word2emb-word2vec-maxmargin", "maxmargin", "word2vec", tied=False),
+    continuous("word2emb-fasttext-maxmargin", "maxmargin", "fasttext", tied=False),
+    continuous("word2emb-fasttext-tied-maxmargin", "maxmargin", "fasttext", tied=True),
+    continuous("word2emb-word2vec-nllvmf_reg1", "nllvmf_reg1", "word2vec", tied=False),
+    continuous("word2emb-word2vec-nllvmf_reg1reg2", "nllvmf_reg1reg2", "word2vec", tied=False),
+    continuous("word2emb-word2vec-tied-nllvmf_reg1reg2", "nllvmf_reg1reg2", "word2vec", tied=True),
+    continuous("word2emb-fasttext-nllvmf_reg1reg2", "nllvmf_reg1reg2", "fasttext", tied=False),
+    continuous("word2emb-fasttext-tied-nllvmf_reg1reg2", "nllvmf_reg1reg2", "fasttext", tied=True),
+    continuous("word2emb-fasttext-tied-nllvmf_released", "nllvmf_released", "fasttext", tied=True),
+    continuous("word2emb-fasttext-tied-nllvmf_appendix", "nllvmf_appendix", "fasttext", tied=True),
     # WMT16 (§4.1): BPE sources, so the 300K-word target vocabulary has its translations
-    continuous("maxmargin", "fasttext", tied=True, source="bpe"),
-    continuous("nllvmf_reg1reg2", "fasttext", tied=True, source="bpe"),
+    continuous("bpe2emb-fasttext-tied-maxmargin", "maxmargin", "fasttext", tied=True, source="bpe"),
+    continuous("bpe2emb-fasttext-tied-nllvmf_reg1reg2", "nllvmf_reg1reg2", "fasttext", tied=True, source="bpe"),
 ])
 
 IWSLT = tuple(Column("iwslt16", pair) for pair in ("fr-en", "de-en", "en-fr"))
@@ -224,11 +225,11 @@ DEVIATIONS = (
               "benchmarks", ("table4", "figure1")),
     Deviation("D6", "released-code loss", "not in the paper", "an extra Table 1 row with the released code's "
               "-log C_m(κ) + log(1+κ)(0.2 - cos), named so", "the released code trains with it, not with reg1/reg2",
-              "none on the paper's rows", "workflow_src/papers/vmf.py:LOSSES", ("table1",), "extra"),
+              "none on the paper's rows", "workflow_src/papers/continuous_setup.py:LOSSES", ("table1",), "extra"),
     Deviation("D7", "approximate -log C_m", "the appendix recommends an approximation of -log C_m (its sign is "
               "wrong; it is a surrogate for the gradient)", "a named extra Table 1 row trains with the approximation; "
               "the paper's rows use the exact value", "the paper recommends it and the released code trains with it",
-              "none on the paper's rows", "workflow_src/papers/vmf.py:LOSSES", ("table1",), "extra"),
+              "none on the paper's rows", "workflow_src/papers/continuous_setup.py:LOSSES", ("table1",), "extra"),
     Deviation("D8", "Table 3 time to convergence", "training converged on validation loss or perplexity",
               "the training seconds until the epoch the paper's criterion selects (development loss)",
               "the paper's criterion; BLEU-selected times were longer or shorter by whole epochs",

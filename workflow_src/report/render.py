@@ -19,7 +19,7 @@ import re
 import statistics
 from pathlib import Path
 
-from workflow_src import artefacts, layout, registry
+from workflow_src import artefact_cells, artefacts, layout, registry
 from workflow_src.atomic import one_line_faults, read_lines
 from workflow_src.paper_records import Check
 from workflow_src.report import analysis, deviations, plateau, table_evidence
@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
         cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
-    footer = [*footer, *plateau.footer(rows), *deviations.footer(args.paper, args.artefact)]
+    footer = [*footer, *plateau.footer(rows), *deviations.footer(args.paper, args.artefact),
+              *artefact_cells.experiments_footer(artefact, args.paper, args.artefact, rows)]
     prefix = args.out_prefix
     evidence.write(prefix.with_suffix(".evidence.json"), cells)
     write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
