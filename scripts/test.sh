@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source .venv/bin/activate
-python -m pytest -v --durations=15 -n "${TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder tests "$@"
+python -m pytest -v --durations=15 -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder tests "$@"

@@ -52,16 +52,14 @@ def tier_of(item) -> str:
     return next((tier for tier, modules in MODULE_TIERS.items() if module in modules), "unit")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Each test gets its tier's marker, and, for `-n 2 --dist loadgroup` (scripts/test.sh), its
-    module as its group, so that a module's fixtures are built once, on one worker. The e2e tests
-    come first, then the workflow tier's, so that the demo's half-hour run starts at once beside
-    everything else and the short unit modules fill the ends (scripts/test.sh keeps this order)."""
+    """Each test gets its tier's marker. The e2e tests come first, then the workflow tier's: with
+    `-n 2 --dist loadfile --no-loadscope-reorder` (scripts/test.sh: a module's tests on one worker,
+    so its fixtures are built once), the demo's half-hour run starts at once beside everything else
+    and the short unit modules fill the ends."""
     order = list(TIERS)[::-1]
     for item in items:
         item.add_marker(tier_of(item))
-        item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=lambda item: order.index(tier_of(item)))
 
 
