@@ -40,7 +40,7 @@ up)
   mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
   node=$(hostname -s)
   memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
-  cpus=$(nproc)
+  cpus=$(getconf _NPROCESSORS_ONLN)  # not nproc, which answers OMP_NUM_THREADS (1 on the test workers)
   if [ ! -f "$dir/munge/munge.key" ]; then
     dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
     chmod 400 "$dir/munge/munge.key"
