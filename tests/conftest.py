@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("SLURM_CONF", str(REPO / "tests" / "cluster" / "no_controller.conf"))
 # On scripts/test.sh's two workers, two test processes (one of them the demo's Snakemake with its
 # two one-thread jobs) share the cores: torch's default of one OpenMP thread per core would put
-# spinning threads on cores already busy, and a 4-minute test took over 20. One thread each, set
+# spinning threads on cores already busy (the real-text learning tests took over 20 minutes, not 4). One thread each, set
 # before torch is first imported here and inherited by every subprocess; a test that needs another
 # count sets its own (torch.set_num_threads, --threads).
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -37,7 +37,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # and models trained on real text until they learn. A module's tests are in its tier
 # below (unit unless named); a test can name its own with @pytest.mark.workflow. A unit test that
 # starts Snakemake fails (`SnakemakeRefusedInUnitTests`), so the tier cannot drift.
-TIERS = {"unit": "no Snakemake, no demo", "workflow": "Snakemake dry runs, small DAGs, the Slurm cluster",
+TIERS = {"unit": "no Snakemake, no demo, no model trained until it learns", "workflow": "Snakemake dry runs, small DAGs, the Slurm cluster",
          "e2e": "the embedded demo end to end, and models trained on real text until they learn"}
 MODULE_TIERS = {
     "e2e": {"test_demo", "test_real_text_learning"},
