@@ -397,3 +397,20 @@ def test_what_proves_each_listed_branch_exists():
         for file, test in named:
             source = (REPO / file).read_text(encoding="utf-8") if file else Path(__file__).read_text(encoding="utf-8")
             assert re.search(rf"^def {test}\(", source, re.M), f"{key}: {file or Path(__file__).name} has no {test}"
+
+
+def test_the_step_timer_synchronises_a_cuda_device_around_each_step(monkeypatch):
+    """model/timing.py's CUDA-only branch: on a CUDA device each timed step is bracketed by
+    torch.cuda.synchronize (queued kernels counted in its time); on the CPU it never is. A CPU build
+    has no CUDA runtime to synchronise, so the call is recorded instead of made."""
+    import torch
+
+    from workflow_src.model import timing
+
+    events = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append(("sync", str(device))))
+    timing.median_seconds(lambda: events.append("step"), torch.device("cuda", 0), steps=3, warmup=1)
+    assert events == ["step"] + [("sync", "cuda:0"), "step", ("sync", "cuda:0")] * 3
+    events.clear()
+    timing.median_seconds(lambda: events.append("step"), torch.device("cpu"), steps=2)
+    assert events == ["step", "step"]
