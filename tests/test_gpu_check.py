@@ -258,9 +258,72 @@ def test_graphs_are_checked_against_eager_per_output_layer_with_the_training_ste
         assert phase["loss_relative"] <= graph_check.LOSS_RELATIVE and phase["speedup"] > 0
         checked[family.kind] = phase
     monkeypatch.setattr(graph_check, "UPDATE_COSINE", 1.5)
+    monkeypatch.setattr(graph_check, "FP64_UPDATE_COSINE", 1.5)
     _, problems = compile_check.check(first(targets, kind="lm"), "graphs", "fp32", CPU)
     assert len(problems) == 1 and problems[0][0].startswith("graphs against eager over 3 steps: ")
+    assert "; in fp64: losses within " in problems[0][0]
     assert compile_check.subject(first(targets, kind="nmt"), "graphs").startswith("train.compile graphs of NMT enc ")
+
+
+def test_a_disagreement_in_fp32_is_retried_in_fp64_where_rounding_shrinks_and_a_fault_does_not(monkeypatch):
+    """graph_check.check: where fp32 misses the bars, the same comparison in fp64 decides: passed
+    when the captured step computes what eager does (here the same static step on the CPU; fp64
+    agrees to rounding: both optimisers at the same fp32-representable rate), failed when it
+    computes something else (a loss scaled by 1 + 1e-3 on the static path)."""
+    from tests import fixed_step
+    from workflow_src.train import static_step
+
+    spec = {**fixed_step.BASE, **fixed_step.KINDS["softmax"], "precision": "fp32",
+            "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"}}
+    sizes = {"src": 40, "tgt": 60, "dim": None}
+    monkeypatch.setattr(graph_check, "LENGTHS", (5, 7, 9))
+    monkeypatch.setattr(graph_check, "UPDATE_COSINE", 1.5)  # fp32 misses: fp64 decides
+    result = graph_check.check("nmt", spec, sizes, CPU, steps=4, timed=1)
+    assert result["passed"] and result["agreement"].startswith("fp64"), result
+    assert result["fp64_loss_max_relative"] < 1e-12 and result["eager_repeat_loss_max_relative"] == 0.0
+    losses = static_step.position_losses
+    monkeypatch.setattr(static_step, "position_losses", lambda *a: losses(*a) * (1 + 1e-3))
+    result = graph_check.check("nmt", spec, sizes, CPU, steps=4, timed=1)
+    assert not result["passed"] and result["agreement"] == "none" and result["fp64_loss_max_relative"] > 1e-4
+
+
+def test_host_syncs_are_the_sync_warnings_alone(monkeypatch):
+    """syncs_per_step counts sync debug mode's "called a synchronizing CUDA operation", not the
+    mode's own once-a-process "prototype feature" warning (the H200's first family, 2026-11-27),
+    and says where each sync was called."""
+    import warnings
+
+    set_mode = []
+
+    def mode(value):
+        if not set_mode:
+            warnings.warn("Synchronization debug mode is a prototype feature and does not yet detect all "
+                          "synchronizing operations")
+        set_mode.append(value)
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", mode)
+    calls = []
+
+    def step():
+        calls.append(1)
+        if len(calls) % 2:
+            warnings.warn(f"{measured.SYNC_WARNING}")
+
+    assert measured.syncs_per_step(lambda: None, CPU) == (0.0, [])
+    count, sites = measured.syncs_per_step(step, CPU, steps=4)
+    assert count == 0.5 and len(sites) == 1 and sites[0].startswith(__file__)
+
+
+def test_checks_runs_only_the_kinds_asked_for(demo_config, demo_families, tmp_path):
+    family = first(demo_families, kind="nmt")
+    check = gpu_check.Check(demo_config, CPU, tmp_path, only=[family.name], checks=("decoding",), log=lambda line: None)
+    report = check.run()
+    assert report.data["checks"] == ["decoding"] and report.data["families"] == {}
+    assert list(report.data["decoding"]) == [family.name] and report.data["passed"]
+    assert "Checks run: decoding only (`--checks`)" in (tmp_path / "gpu_check.md").read_text()
+    with pytest.raises(ValueError, match=r"unknown checks \['families'\]: choose among family, decoding"):
+        gpu_check.Check(demo_config, CPU, tmp_path, checks=("families",))
 
 
 def test_a_failed_tolerance_exits_1_with_one_line_and_the_setting(monkeypatch, demo_families, tmp_path, capsys):

@@ -54,7 +54,7 @@ from workflow_src.gpu_check.families import (REDUCED_WIDTH, Family, at_width, ba
                                              fully_compared, representative)
 from workflow_src.gpu_check.measures import SharedDraws, compare, compare_loss, dtype_problems, dtype_table, run_once
 from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, executor, modelled_step, reference
-from workflow_src.gpu_check.report import Report, one_line, verdict
+from workflow_src.gpu_check.report import CHECKS, Report, one_line, verdict
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.seq2seq import finished_check_interval
 
@@ -80,7 +80,9 @@ AVOID = {
     "reference": "no setting (the CPU reference itself failed: a fault of the check to report)",
     "error": "no setting (an error of the device or of the check: report it with this file)",
 }
-ESTIMATES = {"family": 10.0, "decoding": 10.0, "sharing": 60.0, "compile": 120.0}  # seconds, before one is measured
+# Seconds an item of each kind takes before one is measured. compile: graphs against eager took
+# 1-17 s a family on the H200 (29 s with its fp64 retry), docs/gpu_check/2026-11-27-h200/.
+ESTIMATES = {"family": 10.0, "decoding": 10.0, "sharing": 60.0, "compile": 30.0}
 MARGIN = 5.0  # seconds kept before the deadline: the last report and the workers' end
 
 
@@ -155,7 +157,11 @@ class Check:
 
     def __init__(self, config: dict, device: torch.device, out: Path, deadline: float | None = None,
                  only: list[str] | None = None, compile_modes: str = "configured", sharing_jobs: int | None = None,
-                 workers: int | None = None, log=print):
+                 workers: int | None = None, checks: tuple[str, ...] = CHECKS, log=print):
+        unknown = set(checks) - set(CHECKS)
+        if unknown:
+            raise ValueError(f"unknown checks {sorted(unknown)}: choose among {', '.join(CHECKS)}")
+        self.checks = tuple(c for c in CHECKS if c in checks)
         self.config, self.device, self.clock, self.log = config, device, Clock(deadline), log
         self.lock = threading.Lock()  # the report is written by the run or, at the deadline, by its watchdog
         self.cuda = device.type == "cuda"
@@ -169,7 +175,7 @@ class Check:
         self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
         environment = measured.environment(device)
         self.report = Report(out, {
-            "environment": environment, "deadline_seconds": deadline, "elapsed_seconds": 0.0,
+            "environment": environment, "checks": list(self.checks), "deadline_seconds": deadline, "elapsed_seconds": 0.0,
             "precision": {"setting": setting, "resolved": self.precision, "checked": self.checked},
             "compile_setting": config["train"].get(compilation.KEY, "off"), "jobs_per_device_configured": self.jobs_per_device,
             "tolerances": {"reference": "CPU fp32, same initialisation, batch and random draws", **TOLERANCES,
@@ -230,7 +236,8 @@ class Check:
         speed, problems = measured.measure(family, self.precision, self.device, self.jobs_per_device)
         e["speed"] = speed
         if isinstance(speed.get("syncs_per_step"), float) and speed["syncs_per_step"] > SYNCS_ALLOWED:
-            problems.append((f"{speed['syncs_per_step']:g} host syncs per training step", AVOID["syncs"]))
+            problems.append((f"{speed['syncs_per_step']:g} host syncs per training step, called from "
+                             f"{', '.join(speed['sync_sites']) or 'an unknown place'}", AVOID["syncs"]))
         full = e["full"] = family.name in self.full
         try:
             result = ref.result(timeout=self.clock.left())
@@ -302,7 +309,7 @@ class Check:
     def compiled(self, family: Family, mode: str) -> None:
         entry, problems = compile_check.check(family, mode, self.precision, self.device)
         entry["verdict"] = self.report.check(compile_check.subject(family, mode), problems, ", ".join(
-            f"{name}: {p['speedup']:.2f} x eager's speed" if "speedup" in p else
+            f"{name}: {p['speedup']:.2f} x eager's speed, agreeing in {p['agreement']}" if "speedup" in p else
             f"{name} {p.get('graphs')} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
         self.report.data["compile"].append(entry)
 
@@ -329,19 +336,21 @@ class Check:
     def run(self) -> Report:
         pool = executor(self.workers, 1)
         scratch = tempfile.TemporaryDirectory(prefix="gpu_check-")
+        measured_families = self.found if "family" in self.checks else []
         refs = {f.name: pool.submit(reference, f if f.name in self.full else at_width(f), f.name in self.full,
-                                    scratch.name) for f in self.found}
-        searched = decoded(self.found)
+                                    scratch.name) for f in measured_families}
+        searched = decoded(self.found) if "decoding" in self.checks else []
         searches = {f.name: pool.submit(decoding_reference, f, finished_check_interval(self.device)) for f in searched}
-        modelled = {f.name: pool.submit(modelled_step, self.config, f) for f in self.found} if self.cuda else {}
-        work = [("family", f"family {f.name}", functools.partial(self.family, f, refs[f.name])) for f in self.found]
+        modelled = {f.name: pool.submit(modelled_step, self.config, f) for f in measured_families} if self.cuda else {}
+        work = [("family", f"family {f.name}", functools.partial(self.family, f, refs[f.name])) for f in measured_families]
         work += [("decoding", f"decoding of {f.name}", functools.partial(self.decoding, f, searches[f.name]))
                  for f in searched]
-        if self.cuda:
+        if self.cuda and "sharing" in self.checks:
             chosen = representative(self.found)
             work.append(("sharing", f"sharing of {', '.join(f.name for f in chosen)}", functools.partial(self.sharing, chosen)))
         work += [("compile", compile_check.subject(f, mode), functools.partial(self.compiled, f, mode))
-                 for mode in self.compile_modes for f in compile_check.targets(self.found, mode)]
+                 for mode in self.compile_modes for f in compile_check.targets(self.found, mode)
+                 if "compile" in self.checks]
         position = [0]
         self.write("running")  # a valid report from the start
         watchdog = threading.Timer(max(0.0, self.clock.deadline - self.clock.elapsed()), self.stop_now,

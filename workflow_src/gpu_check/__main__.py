@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from workflow_src.atomic import read_config, write_text
+from workflow_src.gpu_check.report import CHECKS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
                              "step captured, against eager); or every mode")
     parser.add_argument("--sharing-jobs", type=int, help="processes sharing the device in the sharing measurement "
                                                          "(default: gpu.jobs_per_device, or 3 where that is 1)")
+    parser.add_argument("--checks", nargs="+", choices=CHECKS, default=CHECKS,
+                        help="the kinds of check to run (default: all); e.g. `--checks compile --compile graphs` for "
+                             "the graphs against eager alone")
     parser.add_argument("--families", nargs="*", help="only the families whose names contain one of these")
     parser.add_argument("--workers", type=int, help="CPU processes computing the references beside the device "
                                                     "(default: the CPUs but 2, at most 12, on CUDA; none on the CPU)")
@@ -52,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     with job_device(config["train"]["device"]) as device:
         report = gpu_check.run(config, device, args.out, deadline=args.deadline, only=args.families,
                                compile_modes=args.compile, sharing_jobs=args.sharing_jobs,
-                               workers=args.workers, log=lambda line: print(line, flush=True))
+                               workers=args.workers, checks=tuple(args.checks), log=lambda line: print(line, flush=True))
     return 0 if report.data["passed"] else 1
 
 

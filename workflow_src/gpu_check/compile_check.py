@@ -85,12 +85,19 @@ def graphs_against_eager(family: Family, device: torch.device) -> tuple[dict, li
     except Exception as error:  # a step that cannot be captured is this check's finding
         return {"seconds": time.perf_counter() - started}, [(f"graphs against eager: {one_line(error)}", AVOID)]
     phase = {"seconds": time.perf_counter() - started, "loss_relative": result["loss_max_relative"],
-             "update_cosine_min": result["update_cosine_min"], "step_seconds": result["graphs_step_seconds"],
-             "eager_step_seconds": result["eager_step_seconds"], "speedup": result["speedup"]}
+             "update_cosine_min": result["update_cosine_min"], "agreement": result["agreement"],
+             "eager_repeat_loss_relative": result["eager_repeat_loss_max_relative"],
+             "eager_repeat_update_cosine_min": result["eager_repeat_update_cosine_min"],
+             **{k: result[k] for k in ("fp64_loss_max_relative", "fp64_update_cosine_min") if k in result},
+             "step_seconds": result["graphs_step_seconds"], "eager_step_seconds": result["eager_step_seconds"],
+             "speedup": result["speedup"]}
+    fp64 = (f"; in fp64: losses within {result['fp64_loss_max_relative']:.2e} (at most {graph_check.FP64_LOSS_RELATIVE:g}), "
+            f"updates' cosine at least {result['fp64_update_cosine_min']:.7f} (at least {graph_check.FP64_UPDATE_COSINE:g})"
+            if "fp64_loss_max_relative" in result else "")
     problems = [] if result["passed"] else [(
         f"graphs against eager over {result['steps']} steps: losses within {result['loss_max_relative']:.2e} "
         f"(at most {graph_check.LOSS_RELATIVE:g}), updates' cosine at least {result['update_cosine_min']:.5f} "
-        f"(at least {graph_check.UPDATE_COSINE:g})", AVOID)]
+        f"(at least {graph_check.UPDATE_COSINE:g}){fp64}", AVOID)]
     return phase, problems
 
 

@@ -20,6 +20,10 @@ from workflow_src.plan.benchmark import device_name
 
 WARMUP, STEPS = 2, 3  # untimed, then timed steps of each speed measurement (the median is kept)
 SYNC_STEPS = 2  # steps watched for host syncs (CUDA)
+# What sync debug mode says at a sync (c10/cuda/CUDAFunctions.cpp, warn_or_error_on_sync). Not any
+# "synchroniz...": setting the mode warns once per process that it "is a prototype feature", which
+# the H200's check of 2026-11-27 counted as its first family's sync.
+SYNC_WARNING = "called a synchronizing CUDA operation"
 PROFILED_STEPS = 3  # steps of the profiler's busy share (CUDA)
 HEADROOM = 0.1  # of the device's memory, left to the CUDA context, cuDNN's workspaces and fragmentation
 GIB = 2 ** 30
@@ -71,8 +75,9 @@ def step_seconds(step, device: torch.device, warmup: int = WARMUP, steps: int = 
     return median_seconds(step, device, steps, warmup)
 
 
-def syncs_per_step(step, device: torch.device, steps: int = SYNC_STEPS) -> float:
-    """Host syncs per training step, as CUDA's sync debug mode reports them (CUDA only)."""
+def syncs_per_step(step, device: torch.device, steps: int = SYNC_STEPS) -> tuple[float, list[str]]:
+    """(host syncs per training step, where each was called from: "file:line"), as CUDA's sync
+    debug mode reports them (CUDA only)."""
     torch.cuda.synchronize(device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -82,7 +87,8 @@ def syncs_per_step(step, device: torch.device, steps: int = SYNC_STEPS) -> float
                 step()
         finally:
             torch.cuda.set_sync_debug_mode(0)
-    return sum("synchroniz" in str(w.message) for w in caught) / steps
+    found = [w for w in caught if SYNC_WARNING in str(w.message)]
+    return len(found) / steps, sorted({f"{w.filename}:{w.lineno}" for w in found})
 
 
 def union_seconds(intervals: list[tuple[float, float]]) -> float:
@@ -150,7 +156,7 @@ def measure(family: Family, precision: str, device: torch.device, jobs_per_devic
     try:
         model, step = full_size_step(family, precision, device)
         seconds = step_seconds(step, device)
-        syncs = syncs_per_step(step, device) if cuda else "not applicable (CPU)"
+        syncs, sync_sites = syncs_per_step(step, device) if cuda else ("not applicable (CPU)", [])
     except torch.cuda.OutOfMemoryError as error:
         free(device)
         return ({"memory": f"out of memory: {str(error).splitlines()[0]}"},
@@ -158,6 +164,7 @@ def measure(family: Family, precision: str, device: torch.device, jobs_per_devic
     entry = {"step_seconds": seconds, "precision": precision, "length": family.length,
              "target_tokens_per_step": family.tokens_per_step,
              "tokens_per_second": family.tokens_per_step / seconds, "syncs_per_step": syncs,
+             "sync_sites": sync_sites,
              "memory": "not measured on the CPU"}
     problems = []
     if cuda:

@@ -64,6 +64,9 @@ class Report:
 
 
 # -- Markdown -------------------------------------------------------------------------------------
+CHECKS = ("family", "decoding", "sharing", "compile")  # the kinds of item, in the order they run
+
+
 def cell(value, scale: float = 1.0, digits: str = ".4g") -> str:
     if value is None or isinstance(value, str):
         return value or ""
@@ -102,6 +105,8 @@ def markdown(d: dict) -> str:
              f"cuDNN {env['cudnn'] or 'none'}, Python {env['python']}; MPS {'on' if env['mps']['on'] else 'off'} "
              f"({env['mps']['how']}); {env['date']}; {d['elapsed_seconds']:.0f} s"
              + (f" of a {d['deadline_seconds']:g} s deadline" if d["deadline_seconds"] else "") + ".", "",
+             *([f"Checks run: {', '.join(d['checks'])} only (`--checks`); the others were not asked for.", ""]
+               if set(d.get("checks", CHECKS)) != set(CHECKS) else []),
              f"Precision: config `train.precision` {d['precision']['setting']} = {d['precision']['resolved']} here; the "
              f"full comparisons in {', '.join(d['precision']['checked'])}. Config `train.compile`: {d['compile_setting']}; "
              f"`gpu.jobs_per_device`: {d['jobs_per_device_configured']}.", ""]
