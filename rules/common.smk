@@ -60,6 +60,20 @@ def training_gpu_slots(wildcards):
     return GPU_SLOTS and (JOBS_PER_DEVICE if job in timed_training_jobs() else 1)
 
 
+# -- paths -------------------------------------------------------------------------------------
+# workflow_src/layout.py's paths as the rules' patterns: its functions given wildcards, so that each
+# path is spelled once, in layout (tests/test_architecture.py checks that the rules spell none).
+MODEL_WILDCARDS = ("{dataset}", "{src}-{tgt}", "{experiment}", "{seed}")  # a translation model
+MODEL_JOB = artefacts.Job(*MODEL_WILDCARDS)
+LM_JOB = artefacts.Job("{dataset}", "", "{experiment}", "{seed}")  # a language model: no pair
+DATA_DIR = layout.data_dir("{dataset}", "{src}-{tgt}")
+LM_DATA_DIR = layout.lm_data_dir("{dataset}")
+MODEL_DIR = layout.model_dir(*MODEL_WILDCARDS)
+LM_DIR = layout.lm_dir(LM_JOB)
+HYPOTHESIS = layout.hypothesis_path(*MODEL_WILDCARDS, "{search}")  # detokenized
+HYPOTHESIS_TOK = layout.hypothesis_path(*MODEL_WILDCARDS, "{search}", tokenized=True)
+
+
 # -- sources -----------------------------------------------------------------------------------
 def source(key):
     """The `sources` entry of a downloaded file (its path under resources/)."""
@@ -161,7 +175,7 @@ def paper_targets(paper):
         if paper == "vmf":  # the user's paper: results/table1.csv etc. name its artefacts too
             targets += [path.replace("results/vmf/", "results/") for path in outputs]
     if paper == "vmf":
-        targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
+        targets += [layout.benchmark_path("vmf", kind) for kind in ("log-cm", "decoding")]
     targets += [f"results/{paper}/deviations.{ext}" for ext in ("csv", "md", "html")]
     return targets
 
@@ -214,6 +228,7 @@ def data_benchmark_lines():
 
 # -- helpers of rules/data.smk -----------------------------------------------------------------
 SPLITS = ["train", "dev", "test"]
+LM_SPLITS = ["train", "valid", "test"]  # a language-modelling corpus's
 
 
 def extraction(wildcards, splits):
@@ -326,7 +341,7 @@ def truecaser_text(lang):
     files = []
     for name, d in config["datasets"].items():
         for p in d.get("pairs", []) if d["kind"] != "lm" else []:
-            path = f"results/data/{name}/{layout.training_pair(config, name, p)}/tokenized/train.{lang}"
+            path = f"{layout.data_dir(name, layout.training_pair(config, name, p))}/tokenized/train.{lang}"
             if lang in p.split("-") and path not in files:
                 files.append(path)
     if not files:
@@ -339,7 +354,7 @@ def truecaser_text(lang):
 def lm_corpus(wildcards):
     """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
     data = layout.lm_data_dir(wildcards.dataset)
-    files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
+    files = {split: f"{data}/{split}.txt" for split in LM_SPLITS}
     base = artefacts.Corpus(wildcards.dataset, "").base
     if base != wildcards.dataset:
         files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
