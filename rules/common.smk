@@ -1,10 +1,12 @@
 import functools
+import hashlib
 import json
 import os
 import re
 import shlex
 
 from workflow_src import artefacts, layout, lm_specs, registry, step_mode
+from workflow_src.atomic import write_text
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
 from workflow_src.report import render
@@ -410,20 +412,11 @@ def meteor_bins_panel(w):
 
 
 # -- helpers of rules/plan.smk -----------------------------------------------------------------
-def resolved_config_file(wildcards=None):
-    """The resolved config (the config file, `--config` on top) as JSON in
-    results/config/<hash>.json, written once per content (atomically): a job's command names this
-    file instead of 23 KB of JSON, and a changed config is a changed parameter (the job reruns).
-    A function for params: the config holds {src} templates that Snakemake would format."""
-    import hashlib
-
-    from workflow_src.atomic import write_text
-
-    text = json.dumps(config, indent=1) + "\n"
-    path = f"results/config/{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
-    if not os.path.exists(path):
-        write_text(path, text)
-    return path
+# The resolved config (the config file, `--config` on top) as JSON, named by its content: rule
+# resolved_config writes it, and the jobs that read the whole config take it as input and name it
+# on their command line instead of 23 KB of JSON; a changed config is a new input (they rerun).
+RESOLVED_CONFIG_TEXT = json.dumps(config, indent=1) + "\n"
+RESOLVED_CONFIG = f"results/config/{hashlib.sha256(RESOLVED_CONFIG_TEXT.encode()).hexdigest()[:16]}.json"
 
 
 def plan_statistics():
