@@ -69,6 +69,7 @@ wildcard_constraints:
 # network, and a queue round trip costs more than these jobs).
 localrules:
     download,
+    resolved_config,
     vmf_shortcut,
     word_counts,
     bpe_counts,

@@ -1,7 +1,7 @@
 rule benchmark_artefact:
     """Model size and training speed behind an artefact (vMF Table 4, Figure 1 left, joint Table 4)."""
     output:
-        "results/benchmarks/{paper}/{artefact}.json",
+        layout.benchmark_path("{paper}", "{artefact}"),
     params:
         kind=lambda w: benchmark_kind(w.paper, w.artefact),
         experiments=lambda w: benchmark_experiments(w.paper, w.artefact),
@@ -25,7 +25,7 @@ rule benchmark_artefact:
 rule benchmark_extra:
     """log C_m in torch against scipy's round trip; decoding speed of continuous and softmax models."""
     output:
-        "results/benchmarks/vmf/{kind}.json",
+        layout.benchmark_path("vmf", "{kind}"),
     params:
         settings=benchmark_settings(),
         experiments="word2word-ce word2emb-fasttext-tied-nllvmf_reg1reg2",

@@ -1,10 +1,12 @@
 import functools
+import hashlib
 import json
 import os
 import re
 import shlex
 
 from workflow_src import artefacts, layout, lm_specs, registry, step_mode
+from workflow_src.atomic import write_text
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
 from workflow_src.report import render
@@ -58,6 +60,20 @@ def training_gpu_slots(wildcards):
     """A training job's `gpu` slots: one, or the whole device when its time is reported."""
     job = artefacts.Job(wildcards.dataset, pair(wildcards), wildcards.experiment, int(wildcards.seed))
     return GPU_SLOTS and (JOBS_PER_DEVICE if job in timed_training_jobs() else 1)
+
+
+# -- paths -------------------------------------------------------------------------------------
+# workflow_src/layout.py's paths as the rules' patterns: its functions given wildcards, so that each
+# path is spelled once, in layout (tests/test_architecture.py checks that the rules spell none).
+MODEL_WILDCARDS = ("{dataset}", "{src}-{tgt}", "{experiment}", "{seed}")  # a translation model
+MODEL_JOB = artefacts.Job(*MODEL_WILDCARDS)
+LM_JOB = artefacts.Job("{dataset}", "", "{experiment}", "{seed}")  # a language model: no pair
+DATA_DIR = layout.data_dir("{dataset}", "{src}-{tgt}")
+LM_DATA_DIR = layout.lm_data_dir("{dataset}")
+MODEL_DIR = layout.model_dir(*MODEL_WILDCARDS)
+LM_DIR = layout.lm_dir(LM_JOB)
+HYPOTHESIS = layout.hypothesis_path(*MODEL_WILDCARDS, "{search}")  # detokenized
+HYPOTHESIS_TOK = layout.hypothesis_path(*MODEL_WILDCARDS, "{search}", tokenized=True)
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -161,7 +177,7 @@ def paper_targets(paper):
         if paper == "vmf":  # the user's paper: results/table1.csv etc. name its artefacts too
             targets += [path.replace("results/vmf/", "results/") for path in outputs]
     if paper == "vmf":
-        targets += [f"results/benchmarks/vmf/{kind}.json" for kind in ("log-cm", "decoding")]
+        targets += [layout.benchmark_path("vmf", kind) for kind in ("log-cm", "decoding")]
     targets += [f"results/{paper}/deviations.{ext}" for ext in ("csv", "md", "html")]
     return targets
 
@@ -214,6 +230,7 @@ def data_benchmark_lines():
 
 # -- helpers of rules/data.smk -----------------------------------------------------------------
 SPLITS = ["train", "dev", "test"]
+LM_SPLITS = ["train", "valid", "test"]  # a language-modelling corpus's
 
 
 def extraction(wildcards, splits):
@@ -326,7 +343,7 @@ def truecaser_text(lang):
     files = []
     for name, d in config["datasets"].items():
         for p in d.get("pairs", []) if d["kind"] != "lm" else []:
-            path = f"results/data/{name}/{layout.training_pair(config, name, p)}/tokenized/train.{lang}"
+            path = f"{layout.data_dir(name, layout.training_pair(config, name, p))}/tokenized/train.{lang}"
             if lang in p.split("-") and path not in files:
                 files.append(path)
     if not files:
@@ -339,7 +356,7 @@ def truecaser_text(lang):
 def lm_corpus(wildcards):
     """The text files a language model trains on; a partition keeps its corpus's vocabulary."""
     data = layout.lm_data_dir(wildcards.dataset)
-    files = {split: f"{data}/{split}.txt" for split in ("train", "valid", "test")}
+    files = {split: f"{data}/{split}.txt" for split in LM_SPLITS}
     base = artefacts.Corpus(wildcards.dataset, "").base
     if base != wildcards.dataset:
         files["vocabulary_text"] = f"{layout.lm_data_dir(base)}/train.txt"
@@ -395,20 +412,11 @@ def meteor_bins_panel(w):
 
 
 # -- helpers of rules/plan.smk -----------------------------------------------------------------
-def resolved_config_file(wildcards=None):
-    """The resolved config (the config file, `--config` on top) as JSON in
-    results/config/<hash>.json, written once per content (atomically): a job's command names this
-    file instead of 23 KB of JSON, and a changed config is a changed parameter (the job reruns).
-    A function for params: the config holds {src} templates that Snakemake would format."""
-    import hashlib
-
-    from workflow_src.atomic import write_text
-
-    text = json.dumps(config, indent=1) + "\n"
-    path = f"results/config/{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
-    if not os.path.exists(path):
-        write_text(path, text)
-    return path
+# The resolved config (the config file, `--config` on top) as JSON, named by its content: rule
+# resolved_config writes it, and the jobs that read the whole config take it as input and name it
+# on their command line instead of 23 KB of JSON; a changed config is a new input (they rerun).
+RESOLVED_CONFIG_TEXT = json.dumps(config, indent=1) + "\n"
+RESOLVED_CONFIG = f"results/config/{hashlib.sha256(RESOLVED_CONFIG_TEXT.encode()).hexdigest()[:16]}.json"
 
 
 def plan_statistics():

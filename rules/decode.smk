@@ -1,13 +1,13 @@
 rule decode:
     """Decode the test set (greedy / nearest neighbour, or beam search), <unk> replaced, detokenized."""
     input:
-        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
+        model=MODEL_DIR + "/model.pt",
         src=lambda w: side_files(w, "src")["test"],
-        src_words="results/data/{dataset}/{src}-{tgt}/tok/test.{src}",
+        src_words=DATA_DIR + "/tok/test.{src}",
         dictionary="results/align/{dataset}/{src}-{tgt}/dict.tsv",
     output:
-        tok="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
-        detok="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
+        tok=HYPOTHESIS_TOK,
+        detok=HYPOTHESIS,
     params:
         device=config["train"]["device"],
         batch_size=config["decode"]["batch_size"],

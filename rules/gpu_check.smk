@@ -5,11 +5,11 @@ rule gpu_check:
     with one line per failure and the setting that avoids it. The first job of `all`: training and
     the plan take its JSON as an ancient() input, so they wait for it, and a rerun of the check (a
     newer JSON, `-R gpu_check`, the JSON deleted) outdates no model."""
+    input:
+        config=RESOLVED_CONFIG,
     output:
         json="results/gpu_check.json",
         md="results/gpu_check.md",
-    params:
-        config=resolved_config_file,  # results/config/<hash>.json
     log:
         "logs/gpu_check.log",
     priority: 1000  # the first job: everything on the device waits for it
@@ -20,6 +20,6 @@ rule gpu_check:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.gpu_check --config {params.config:q} --out results "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.gpu_check --config {input.config:q} --out results "
         "--threads {threads} > {log:q} 2>&1 "
         "|| {{ grep ': FAILED: ' {log:q} >&2; echo 'the whole report: {log}' >&2; exit 1; }}"

@@ -1,9 +1,12 @@
 rule lm_partition:
     """One of two equal line ranges of a language-modelling corpus's training text (tying Table 2)."""
     input:
-        expand("results/data/{{corpus}}/{split}.txt", split=["train", "valid", "test"]),
+        expand(layout.lm_data_dir("{corpus}") + "/{split}.txt", split=LM_SPLITS, allow_missing=True),
     output:
-        expand("results/data/{{corpus}}part{{part}}/{split}.txt", split=["train", "valid", "test"]),
+        expand(layout.lm_data_dir("{corpus}part{part}") + "/{split}.txt", split=LM_SPLITS, allow_missing=True),
+    params:
+        corpus=lambda w, input: os.path.dirname(input[0]),
+        out=lambda w, output: os.path.dirname(output[0]),
     wildcard_constraints:
         corpus="|".join(datasets_of_kind("lm")) or "^$",
         part=r"[12]",
@@ -12,8 +15,8 @@ rule lm_partition:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.data.lm_partition --corpus results/data/{wildcards.corpus} --part {wildcards.part} --parts 2 "
-        "--out-dir results/data/{wildcards.corpus}part{wildcards.part} > {log:q} 2>&1"
+        "python -m workflow_src.data.lm_partition --corpus {params.corpus:q} --part {wildcards.part} --parts 2 "
+        "--out-dir {params.out:q} > {log:q} 2>&1"
 
 
 rule train_lm:
@@ -22,9 +25,9 @@ rule train_lm:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(lm_corpus),
     output:
-        model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
-        metrics=update("results/lm/{dataset}/{experiment}/seed{seed}/metrics.jsonl"),  # kept: as in rules/train.smk
-        perplexity="results/lm/{dataset}/{experiment}/seed{seed}/perplexity.json",
+        model=LM_DIR + "/model.pt",
+        metrics=update(LM_DIR + "/metrics.jsonl"),  # kept: as in rules/train.smk
+        perplexity=LM_DIR + "/perplexity.json",
     params:
         spec=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
         inputs=lambda w, input: cli_args(dict(input.items())),
@@ -64,12 +67,12 @@ rule lm_next_words:
     """A language model's top next-word predictions after each phrase of a table (read in the
     corpus's text where the table says so)."""
     input:
-        model="results/lm/{dataset}/{experiment}/seed{seed}/model.pt",
+        model=LM_DIR + "/model.pt",
         phrases="results/{paper}/{artefact}.phrases.tsv",
-        context=lambda w: (f"results/data/{w.dataset}/{registry.artefact(w.paper, w.artefact).context}.txt"
+        context=lambda w: (f"{layout.lm_data_dir(w.dataset)}/{registry.artefact(w.paper, w.artefact).context}.txt"
                            if registry.artefact(w.paper, w.artefact).context else []),
     output:
-        "results/lm/{dataset}/{experiment}/seed{seed}/{paper}-{artefact}.next_words.json",
+        layout.next_words_path(LM_JOB, "{paper}", "{artefact}"),
     params:
         top=lambda w: registry.artefact(w.paper, w.artefact).top,
         context=lambda w, input: f"--context {shlex.quote(str(input.context))}" if input.context else "",

@@ -1,3 +1,12 @@
+rule resolved_config:
+    """The resolved config as JSON (rules/common.smk's RESOLVED_CONFIG), for the jobs that read all
+    of it: written by a job, so that building the DAG (a dry run too) writes nothing."""
+    output:
+        RESOLVED_CONFIG,
+    run:
+        write_text(output[0], RESOLVED_CONFIG_TEXT)
+
+
 rule plan:
     """The cost plan: measured step times of every model family, times the corpus and the
     schedule: device-hours per table, per paper and in total, and wall hours on N GPUs (jobs
@@ -5,13 +14,12 @@ rule plan:
     input:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         plan_statistics(),
+        config=RESOLVED_CONFIG,
     output:
         csv="results/plan.csv",
         md="results/plan.md",
         jobs="results/plan.jobs.csv",
         families="results/plan.families.csv",
-    params:
-        config=resolved_config_file,  # results/config/<hash>.json
     log:
         "logs/plan.log",
     priority: 100  # before the training it plans
@@ -22,7 +30,7 @@ rule plan:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan plan --config {params.config:q} --threads {threads} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.plan plan --config {input.config:q} --threads {threads} "
         "--gpu-check results/gpu_check.json --out-prefix results/plan > {log:q} 2>&1"
 
 
@@ -46,13 +54,13 @@ rule plan_vs_actual:
 rule plan_modelled:
     """The H100 model of the cost plan without timing anything: FLOPs and kernels of every model
     family counted on the CPU (minutes, no GPU, no data), before a run is started. Not part of `all`."""
+    input:
+        config=RESOLVED_CONFIG,
     output:
         csv="results/plan_modelled.csv",
         md="results/plan_modelled.md",
         jobs="results/plan_modelled.jobs.csv",
         families="results/plan_modelled.families.csv",
-    params:
-        config=resolved_config_file,
     log:
         "logs/plan_modelled.log",
     threads: config["threads"]["train"]
@@ -61,5 +69,5 @@ rule plan_modelled:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.plan plan --config {params.config:q} --threads {threads} --model-only "
+        "python -m workflow_src.plan plan --config {input.config:q} --threads {threads} --model-only "
         "--out-prefix results/plan_modelled > {log:q} 2>&1"

@@ -113,17 +113,17 @@ rule training_diagnostics:
     that went wrong first, loudly."""
     input:
         translation_metrics(),
+        config=RESOLVED_CONFIG,  # the models to read: layout.translation_models
     output:
         csv="results/training_diagnostics.csv",
         md="results/training_diagnostics.md",
         html=report("results/training_diagnostics.html", caption="../report/diagnostics.rst", category="Claims"),
     params:
-        config=resolved_config_file,  # the models to read: layout.translation_models
         data=lambda w: data_note("data", "training diagnostics"),
     log:
         "logs/render/training_diagnostics.log",
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.report.training_diagnostics --config {params.config:q} --data-note {params.data:q} "
+        "python -m workflow_src.report.training_diagnostics --config {input.config:q} --data-note {params.data:q} "
         "--out-prefix results/training_diagnostics > {log:q} 2>&1; cat {log:q}"

@@ -1,10 +1,10 @@
 rule bleu:
     """sacrebleu on detokenized output against the untokenized references, with its signature."""
     input:
-        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
-        ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
+        hyp=HYPOTHESIS,
+        ref=DATA_DIR + "/raw/test.{tgt}",
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.bleu.json",
+        layout.score_path(*MODEL_WILDCARDS, "{search}", "bleu"),
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu.log",
     conda:
@@ -17,10 +17,10 @@ rule bleu_tokenized:
     """BLEU as multi-bleu.perl computes it (the joint paper): sacrebleu without a tokenizer of its
     own, on the tokenized (de-BPE'd) output against the tokenized references."""
     input:
-        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
-        ref="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
+        hyp=HYPOTHESIS_TOK,
+        ref=DATA_DIR + "/tok/test.{tgt}",
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.bleu_tok.json",
+        layout.score_path(*MODEL_WILDCARDS, "{search}", "bleu_tok"),
     log:
         "logs/score/{dataset}/{src}-{tgt}/{experiment}/seed{seed}.{search}.bleu_tok.log",
     resources:
@@ -46,11 +46,11 @@ rule wordnet:
 rule meteor:
     """METEOR of detokenized output against the references (nltk's, or the official jar when configured)."""
     input:
-        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp",
-        ref="results/data/{dataset}/{src}-{tgt}/raw/test.{tgt}",
+        hyp=HYPOTHESIS,
+        ref=DATA_DIR + "/raw/test.{tgt}",
         wordnet=lambda w: ["resources/nltk_data/corpora/wordnet"] if w.tgt == "en" and not config["scoring"]["meteor_jar"] else [],
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.meteor.json",
+        layout.score_path(*MODEL_WILDCARDS, "{search}", "meteor"),
     params:
         options=lambda w, input: (f"--jar {shlex.quote(config['scoring']['meteor_jar'])}" if config["scoring"]["meteor_jar"]
                                   else "--nltk-data resources/nltk_data" if input.wordnet else ""),
@@ -68,12 +68,12 @@ rule meteor:
 rule meteor_by_frequency:
     """METEOR by output-frequency bin over the model's BPE pieces, with an artefact's parameters."""
     input:
-        hyp="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.{search}.hyp.tok",
+        hyp=HYPOTHESIS_TOK,
         ref=lambda w: side_files(w, "tgt")["test"],
         model=lambda w: side_files(w, "tgt")["model"],
         counts=lambda w: side_files(w, "tgt")["vocab"],
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/{paper}-{artefact}.{search}.meteor_bins.json",
+        layout.meteor_bins_path(MODEL_JOB, "{paper}", "{artefact}", "{search}"),
     params:
         parameters=lambda w: " ".join(map(str, meteor_bins_panel(w).parameters[w.tgt])),
         bins=lambda w: " ".join(meteor_bins_panel(w).bins),
@@ -94,11 +94,11 @@ rule meteor_by_frequency:
 rule neighbours:
     """Where a continuous model's teacher-forced test predictions land among the target vectors."""
     input:
-        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
+        model=MODEL_DIR + "/model.pt",
         src=lambda w: side_files(w, "src")["test"],
-        tgt="results/data/{dataset}/{src}-{tgt}/tok/test.{tgt}",
+        tgt=DATA_DIR + "/tok/test.{tgt}",
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/test.neighbours.json",
+        layout.neighbours_path(MODEL_JOB),
     params:
         device=config["train"]["device"],
         batch_size=config["decode"]["batch_size"],
@@ -118,9 +118,9 @@ rule neighbours:
 rule representations:
     """The pieces nearest to an artefact's query words among a softmax model's input and output representations."""
     input:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
+        MODEL_DIR + "/model.pt",
     output:
-        "results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/{paper}-{artefact}.representations.json",
+        layout.representations_path(MODEL_JOB, "{paper}", "{artefact}"),
     params:
         queries=lambda w: " ".join(shlex.quote(q) for q in (layout.context(config, w.paper, w.artefact).queries
                                                             or registry.artefact(w.paper, w.artefact).queries)),

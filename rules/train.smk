@@ -6,11 +6,11 @@ rule train:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(train_inputs),
     output:
-        model="results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt",
+        model=MODEL_DIR + "/model.pt",
         # the training history: update(), so Snakemake neither deletes it before a rerun nor after a
         # failed one (it restores it); the job replaces it only once training has ended
         # (workflow_src/train/checkpoints.py)
-        metrics=update("results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/metrics.jsonl"),
+        metrics=update(layout.metrics_path(MODEL_JOB)),
     params:
         spec=lambda w: json.dumps(spec(w)),
         inputs=lambda w, input: cli_args(dict(input.items())),

@@ -168,3 +168,24 @@ def test_claims_and_ledger_stay_out_of_the_rendering_code():
                  "workflow_src.layout"}
     for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
         assert not IMPORTS[f"workflow_src.{module}"] & rendering, module
+
+
+def test_rules_spell_no_path_that_layout_builds():
+    """Each path of workflow_src/layout.py is spelled there once: the Snakefile and rules/*.smk
+    call its functions (with wildcards for values, rules/common.smk's MODEL_DIR and the like), so
+    no literal there is one that a layout function builds, a second copy that could drift."""
+    import re
+
+    from workflow_src import artefacts, layout
+
+    part = "PART"
+    job = artefacts.Job(part, part, part, part)
+    built = [layout.data_dir(part, part), layout.lm_data_dir(part), layout.model_dir(part, part, part, part),
+             layout.lm_dir(job), layout.benchmark_path(part, part)]  # every other path lies in one of these folders
+    patterns = [re.compile(r"(?<![\w/{])" + re.escape(path).replace(part, r"[^/\s\"']+")) for path in built]
+    assert patterns[2].search('"results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt"')
+    assert not any(p.search('"results/benchmarks/data.json"') for p in patterns)  # not a layout path
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            spelled = [m.group() for p in patterns for m in p.finditer(line)]
+            assert not spelled, f"{path.relative_to(ROOT)}:{number}: {spelled[0]} is layout's (workflow_src/layout.py)"

@@ -25,7 +25,7 @@ from workflow_src.score import evidence, inference, meteor, significance
 from workflow_src.score.evidence import Cell
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
-REPEATS = 5  # timed repeats of a benchmark (the issue's minimum; the benchmarks' own count is tested there)
+REPEATS = 5  # timed repeats of a benchmark, the fewest it allows (workflow_src/plan/benchmark.py, tested there)
 
 
 def values(row: str, column: str, numbers, x=None) -> Cell:
@@ -187,7 +187,7 @@ def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_t
                 Cell("fr-en", "Softmax ours", "value", (5.0,), ("seed 1",)))
     outcome = claims.decide(check, one, unit="s of training")
     assert outcome.verdict == INCONCLUSIVE and "only one run of fr-en (seed 1)" in outcome.reason
-    assert outcome.ours == "3 s of training"  # a value with its unit (issue 38: "ours: 37.66" had none)
+    assert outcome.ours == "3 s of training"  # a value with its unit, never a bare number
     outcome = claims.decide(check, keyed(one[("fr-en", "Emb ours", None)]))
     assert outcome.verdict == NOT_DECIDABLE and "no evidence for fr-en in Softmax ours" in outcome.reason
     outcome = claims.decide(check, None, "results/vmf/table3.evidence.json is not built")
@@ -593,7 +593,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         assert len(widths) == 1, table.splitlines()[0]
 
 
-# -- one significance answer (issue 38) ---------------------------------------------------------------------
+# -- one significance answer --------------------------------------------------------------------------------
 def test_a_tables_gain_marks_and_the_claims_give_one_answer(tmp_path, monkeypatch):
     """Syn-margin Table 1's kind of marks (`ScoreTable.significance`): a system whose two seeds score
     60.0 and 15.1 BLEU against its baseline's 31.5 and 29.8 beats it on every resample of the test

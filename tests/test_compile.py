@@ -130,14 +130,13 @@ def test_off_leaves_the_specs_as_they_were_and_fuse_joins_them():
 
 
 def test_a_fused_epoch_with_validation_and_decoding_compiles_the_step_a_bounded_number_of_times(tmp_path, monkeypatch):
-    """Issue 35: `fuse` recompiled the decoder step on every change of grad mode, batch size,
-    source length (a multiple of 8) and argument aliasing, and on the H200 hit dynamo's limit of 8
+    """`fuse` compiles the decoder step a bounded number of times, not once per change of grad mode,
+    batch size, source length (a multiple of 8) and argument aliasing, which hits dynamo's limit of 8
     (docs/gpu_check/2026-11-26-h200-partial.md). One epoch of train.train under `fuse` with
     torch.compile's "eager" backend (dynamo's tracing and guards; inductor would take minutes
     here): sources of 1 to 30 words (S of 8 to 32), batches of 5 and a last one of 3, validation
     without gradients and greedy decoding of the development set. The step compiles at least
-    once for training and once without gradients, and at most 4 times (it compiled 8 times
-    before)."""
+    once for training and once without gradients, and at most 4 times."""
     from torch._dynamo.utils import counters
 
     from workflow_src.train import train

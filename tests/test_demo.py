@@ -72,8 +72,7 @@ def test_demo_table1_has_every_cell_with_sane_values(demo):
                 continue
             ours = float(row[f"{pair} ours"])  # every configured cell computed
             assert 0 <= ours <= 100, (row["experiment"], pair, ours)
-            # every model learns: NLLvMF reg1 stood at 0.8 after 3 epochs of batch 16 (12 of 64 now,
-            # `train.overrides`); the rows were at 15-72 on 2026-11-23
+            # every model learns, NLLvMF reg1 too in its 12 epochs (docs/demo.md, "Why NLLvMF reg1 trains longer")
             assert ours > 10, (row["experiment"], pair, ours)
             assert f"{pair} diff" not in row  # synthetic data: ours and the paper's are not comparable
         assert row["signature"].startswith("bleu: nrefs:1|case:mixed|eff:no|tok:13a")
@@ -295,7 +294,7 @@ def test_demo_plan_predicts_its_own_training_time(demo):
 
 
 def test_demo_tables_name_the_rows_that_had_not_plateaued(demo):
-    """Issue 23: a row ranked by how far its training budget let it get says so. Each row of joint
+    """A row ranked by how far its training budget let it get says so. Each row of joint
     Table 3 (one seed, no tuning) notes "not plateaued" exactly when its model's metrics show it
     (`workflow_src.report.plateau`)."""
     for row in read_csv(demo / "results/joint/table3.csv"):
@@ -305,11 +304,11 @@ def test_demo_tables_name_the_rows_that_had_not_plateaued(demo):
 
 
 def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
-    """Issue 23: the demo's rankings come from what each method learns, not from how far an epoch cap
+    """The demo's rankings come from what each method learns, not from how far an epoch cap
     let it get. Every table row a claim compares (its row and the row it is compared with) comes
     from runs that had plateaued (its note has no "not plateaued": the previous test checks that the
     note follows the runs' metrics), or no claim is decided on it: each claim comparing it says so and
-    is not reproduced on it (issue 36's claims compare rows, such as vMF Table 1's BPE baseline, that
+    is not reproduced on it (the claims compare rows, such as vMF Table 1's BPE baseline, that
     the demo trains 6 epochs). A REAL row may say "diverged" instead, and no other row may: at the
     demo's sizes REAL diverges after 4-9 epochs (docs/tying.md, "REAL diverges in the demo")."""
     from workflow_src.report import claims as claims_page
@@ -348,7 +347,7 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
 
 
 def test_demo_table_marks_and_claims_give_one_answer(demo):
-    """Issue 38: syn-margin Table 1's gain marks and the claims that test the same pairs (C1-C4, on
+    """Syn-margin Table 1's gain marks and the claims that test the same pairs (C1-C4, on
     the configured column) answer alike, the marks being made by the claims' test."""
     from workflow_src.papers import synmargin
     from workflow_src.report import claims

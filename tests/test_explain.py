@@ -56,9 +56,13 @@ def pointed_lines(text: str) -> list[str]:
 
 
 def rule_output(rule: str, rules_file: str) -> str:
-    """The `model=` output template of a rule, read from its rules file."""
+    """The `model=` output template of a rule, read from its rules file: its expression evaluated
+    with the path patterns of rules/common.smk (its `-- paths` block, plain Python over layout)."""
+    common = (ROOT / "rules" / "common.smk").read_text()
+    patterns = {"layout": layout, "artefacts": artefacts}
+    exec(common[common.index("# -- paths"):common.index("# -- sources")], patterns)
     text = (ROOT / rules_file).read_text()
-    return re.search(r'model="([^"]+)"', text[text.index(f"rule {rule}:"):]).group(1)
+    return eval(re.search(r"model=(.+),\n", text[text.index(f"rule {rule}:"):]).group(1), patterns)
 
 
 def test_every_cell_of_every_artefact_is_found_by_the_texts_that_name_it():

@@ -1,4 +1,4 @@
-"""GPU code proven without a GPU (issue 21, item 3): every model family's forward pass, loss and
+"""GPU code proven without a GPU: every model family's forward pass, loss and
 decoding run on fake CUDA tensors (`tests/fake_cuda_forward.py`, one subprocess for all of
 them: a fake CUDA tensor that reaches autograd aborts a CPU build of torch), with their devices,
 dtypes and shapes, and with no host read inside a step but the deliberate ones, which are named

@@ -92,7 +92,7 @@ def test_ledger_entries_are_numbered_and_cite_the_papers_artefacts(paper):
             f"{paper} {d.id}: a '|' splits the Markdown cell"
 
 
-def test_issue_16_items_are_in_the_ledgers():
+def test_the_ledgers_name_the_settings_of_known_deviations():
     settings = {paper: {d.setting for d in deviations.ledger(paper)} for paper in registry.PAPERS}
     assert {"model.encoder_bidirectional", "train.lr_decay", "train.loss_normalisation", "datasets.wmt17.max_ratio",
             "architectures.joint"} <= settings["joint"]

@@ -1,4 +1,4 @@
-"""Issue 23: a row whose training had not plateaued says so in its table, so a ranking by what
+"""A row whose training had not plateaued says so in its table, so a ranking by what
 each method learns is told apart from one by how far a toy budget let each get."""
 
 import json

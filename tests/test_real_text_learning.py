@@ -1,4 +1,4 @@
-"""Our models learn on real text (issue 22, item 6), through the project's own code paths.
+"""Our models learn on real text, through the project's own code paths.
 
 Translation: English -> German on the real WMT pairs of `../shared/fixtures/real/wmt-toy-ende`
 (OpenNMT-py's 10,000 training pairs, Moses-tokenized; its 50 validation pairs). Each output layer
@@ -20,29 +20,11 @@ from the run recorded in MEASURED, with margins for other seeds and CPUs; a mode
 learned (one that outputs the unigram distribution, or a constant vector) scores exactly the
 unigram baseline, 1.0 times it, or a unigram perplexity of at least the baseline's.
 
-Why the target vectors get more epochs than the demo's: fastText at the demo's 5 epochs and 48
-dimensions on these 250K German tokens leaves the vectors crowded round one direction (median
-nearest-neighbour cosine 0.985, mean pairwise cosine 0.81), and the continuous models, which pick
-the nearest vector, predicted held-out words no better than the unigram baseline (0.9-1.3 times
-it). At 20 epochs and 64 dimensions: 0.79 and 0.31, and they learn (MEASURED).
-
-Why untied max-margin (word2emb-fasttext-maxmargin) trains here at the margin gamma = 0.8, the top
-of config.yaml's grid for the syn-margin paper's margin, tuned on development data for this same
-loss, and not at the vMF paper's fixed 0.5. In this table `</s>` and `.` are near-duplicates (cosine
-0.952: fastText's `</s>` ends every line, nearly always after a `.`), and `</s>` is 8% of the scored
-held-out words (it is the unigram baseline's word). The most informative negative, argmax_{j != w}
-cos(u_hat, e_j) - cos(e_w, e_j) (the papers' and the released code's), is never a near-duplicate of
-the target (its score is at most cos(u_hat, e_j) - 0.95), so at gamma 0.5 a `</s>` predicted nearer
-`.` can sit at zero loss, where nothing moves it (tests/test_losses.py). Untied at 0.5 (seeds 1-3,
-at the initialisation U(-0.1, 0.1) and scaled to the width, as config.demo.yaml has it since
-ee80621) it sat there in most epochs (margin_zero_loss_wrong_share 0.03-0.05 of the validation
-tokens: the `</s>` tokens, predicted as `.`), and the kept epoch (the lowest validation loss, always
-epoch 1 or 2) held out 6.9-11.3%, 0.85-1.40 times the baseline, in five runs of six (the sixth, its
-`</s>` on the right side, 18.7%; 8.9% was this test's first run); the accuracy went on rising to
-14-17.5% at epoch 5, swinging by 6 points with the side `</s>` fell on. Tied, it happened in the
-first two epochs only, and in two runs of five. At gamma 0.8 the margin is never met in this table
-(under 1% of validation tokens at zero loss), every `</s>` keeps its gradient towards e(`</s>`), and
-untied max-margin held out 13.4-18.6% (1.67-2.31 times) in all six runs.
+The target vectors train EMBEDDING_EPOCHS at EMBEDDING_DIM, more than the demo's 5 at 48, which
+leave them too crowded on this little text for a continuous model to beat the unigram baseline; and
+untied max-margin trains at the margin gamma = 0.8 (LOSS_PARAMS), the top of config.yaml's grid,
+not the vMF paper's 0.5, at which a `</s>` predicted as `.` sits at zero loss. docs/synmargin.md
+("On the real sample") has the measurements.
 """
 
 from __future__ import annotations

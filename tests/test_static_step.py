@@ -1,4 +1,4 @@
-"""The graph-safe training step of `train.compile: graphs` (issue 35), piece by piece against
+"""The graph-safe training step of `train.compile: graphs`, piece by piece against
 today's eager computation on the CPU: the unpacked encoder against the packed one, the fixed-size
 sampled vocabulary against today's sampler (the same draws; the same distribution by a
 chi-square test), the masked loss and the whole step (loss, gradients, Adam, clipping) against

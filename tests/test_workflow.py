@@ -1,4 +1,11 @@
-"""The Snakemake DAG of the full configuration: its dry run plans every job, a bad key is named."""
+"""The Snakemake DAG of the full configuration: its dry run plans every job, a bad key is named;
+a dry run writes nothing."""
+
+import hashlib
+import json
+import re
+
+import yaml
 
 from tests.conftest import REPO, snakemake
 from workflow_src import artefacts, layout, registry
@@ -86,3 +93,17 @@ def test_bad_config_key_is_named(tmp_path):
     result = snakemake(tmp_path, "--configfile", str(tmp_path / "bad.yaml"), "-n", "all", check=False)
     assert result.returncode != 0
     assert "batch_sise" in result.stdout + result.stderr
+
+
+def test_a_dry_run_writes_nothing_and_a_job_writes_the_resolved_config(tmp_path):
+    """Building the DAG writes no file (`-n` included): the resolved config that the GPU check, the
+    plans and the diagnostics read is the output of a job (rule resolved_config), named by the
+    hash of what it holds."""
+    demo = REPO / "config.demo.yaml"
+    result = snakemake(tmp_path, "--configfile", str(demo), "-n", "all")
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and ".snakemake" not in p.relative_to(tmp_path).parts] == []
+    path = re.search(r"rule resolved_config:\n\s+output: (results/config/[0-9a-f]+\.json)\n", result.stdout).group(1)
+    snakemake(tmp_path, "--configfile", str(demo), "--cores", "1", path)
+    text = (tmp_path / path).read_text()
+    assert path == f"results/config/{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    assert json.loads(text)["papers"] == yaml.safe_load(demo.read_text())["papers"]
