@@ -18,7 +18,7 @@ import torch
 from scipy import stats
 
 from tests import fixed_step
-from tests.conftest import random_corpus_arguments
+from tests.conftest import LM_SPEC, random_corpus_arguments
 from workflow_src.data.vocab import Vocab
 from workflow_src.model import joint
 from workflow_src.model.graphs import Captured
@@ -198,7 +198,7 @@ def test_the_static_language_model_segment_is_todays(monkeypatch):
     (its masks are drawn per row, the same draws) and AL's objective."""
     from workflow_src.train import train_lm
 
-    spec = train_lm.resolve({"experiment": "t", "size": 10, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
+    spec = train_lm.resolve({**LM_SPEC, "experiment": "t", "size": 10, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
                              "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.5,
                              "decay_after": 1, "clip": 0.5, "bptt": 10, "batch_size": 4, "max_epochs": 1, "seed": 1,
                              "device": "cpu", "unit_norm_embeddings": True})

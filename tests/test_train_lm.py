@@ -55,6 +55,7 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
     spec = {**LM_SPEC, "loss": loss, "loss_params": LM_SPEC["loss_params"] if loss == "augmented" else {},
             "reuse_embedding": reuse_embedding, "dropout": 0.0, "size": 10, "batch_size": 4, "max_epochs": 6}
     train_lm.main(arguments(corpus, tmp_path, spec))
+    assert json.loads((tmp_path / "spec.json").read_text()) == spec  # the run's spec document, in its folder
     history = metrics(tmp_path)
     result = json.loads((tmp_path / "perplexity.json").read_text())
     assert [m["epoch"] for m in history] == list(range(1, 7))
