@@ -4,7 +4,11 @@
  --dev-tgt ... --dev-src-words ... --dev-ref ... --src-vocab ... [--tgt-vocab ... | --tgt-table ...]
  --out-dir DIR`
 
-In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
+The spec: `--spec`, the JSON document of a `workflow_src.specs.TrainSpec`, whose fields say what each
+key means (`layout.train_spec` builds it from the config).
+
+In DIR: `spec.json` (that document, written as the run begins), `checkpoint.pt` (after every epoch:
+weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
 `metrics.jsonl` (one line per epoch: learning rate, losses, development BLEU, seconds, speed, trainable parameters,
 training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's

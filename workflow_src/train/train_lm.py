@@ -28,7 +28,8 @@ epochs each ended above 1.5 times its best validation perplexity has diverged an
 The spec: `--spec`, the JSON document of a `workflow_src.specs.LMSpec`, whose fields say what each
 key means (`lm_specs.lm_spec` builds it from the config).
 
-In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
+In DIR: `spec.json` (the spec's document, written as the run begins), `checkpoint.pt` (after every
+epoch, with the spec's hash: a rerun resumes from it, and the
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
 would; unreadable, it is said in the log and `workflow_src.train.checkpoints` decides what to go on
 from), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (written when training ends, the
