@@ -32,13 +32,13 @@ class ModelShape:
     """The encoder-decoder's sizes (config `model`, changed by the experiment's architecture and
     depth: `layout.model_settings`)."""
     encoder_layers: int
-    encoder_bidirectional: bool  # hidden / 2 units per direction (vMF Table 7), else one direction of hidden
     decoder_layers: int
     hidden: int  # units per LSTM layer (the decoder's state size)
     src_embedding: int  # width of the source word (or piece) embeddings
     tgt_embedding: int  # width of the decoder's input embeddings
     dropout: float  # drop probability between layers
-    input_feed: bool  # the last attentional state fed to the decoder's next step (OpenNMT-py)
+    encoder_bidirectional: bool = True  # hidden / 2 units per direction (vMF Table 7), else one direction of hidden
+    input_feed: bool = True  # the last attentional state fed to the decoder's next step (OpenNMT-py)
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,7 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
     config = {
         "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
                   "hidden": settings["hidden"], "src_embedding": settings["src_embedding"],
-                  "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0,
-                  "encoder_bidirectional": True, "input_feed": True},  # Seq2Seq's settings of the vMF paper
+                  "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0},
         "datasets": {"benchmark": {"src_vocab_size": settings["vocab"], "tgt_vocab_size": settings["vocab"],
                                    "emb_vocab_size": settings["vocab"], "max_len": settings["length"],
                                    "max_len_unit": "word"}},
