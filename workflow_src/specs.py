@@ -169,24 +169,24 @@ def document(spec: TrainSpec | LMSpec) -> dict:
 
 def spec_hash(spec: TrainSpec | LMSpec | dict) -> str:
     """The first 16 hex digits of the SHA-256 of the spec's document (or of a document), its keys sorted."""
-    fields_ = spec if isinstance(spec, dict) else document(spec)
-    return hashlib.sha256(json.dumps(fields_, sort_keys=True).encode()).hexdigest()[:16]
+    entries = spec if isinstance(spec, dict) else document(spec)
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class SpecError(ValueError):
     """A spec document that is not one of this version's: its message is one line naming the source and key."""
 
 
-def load(cls: type[Spec], fields_: dict, source: str) -> Spec:
-    """The spec of document `fields_` (from `source`, a file or a command-line option), or a
+def load(cls: type[Spec], entries: dict, source: str) -> Spec:
+    """The spec of the document `entries` (from `source`, a file or a command-line option), or a
     SpecError naming `source` and the first unknown or missing key, or another spec_version."""
-    if not isinstance(fields_, dict):
-        raise SpecError(f"{source}: a spec is a JSON object, not {type(fields_).__name__}")
-    version = fields_.get(VERSION_KEY)
+    if not isinstance(entries, dict):
+        raise SpecError(f"{source}: a spec is a JSON object, not {type(entries).__name__}")
+    version = entries.get(VERSION_KEY)
     if version != SPEC_VERSION:
         raise SpecError(f"{source}: {VERSION_KEY} {version!r}, not {SPEC_VERSION} (a spec of another version: "
                         f"its run was made under other hashes; docs/architecture.md, \"Training specs\")")
-    return _build(cls, {k: v for k, v in fields_.items() if k != VERSION_KEY}, source, "")
+    return _build(cls, {k: v for k, v in entries.items() if k != VERSION_KEY}, source, "")
 
 
 def _nested(annotation) -> type | None:
@@ -195,19 +195,21 @@ def _nested(annotation) -> type | None:
     return next((option for option in options if dataclasses.is_dataclass(option)), None)
 
 
-def _build(cls: type, fields_, source: str, prefix: str):
-    if not isinstance(fields_, dict):
-        raise SpecError(f"{source}: {prefix.rstrip('.')} is {fields_!r}, not an object (a {cls.__name__})")
+def _build(cls: type, entries, source: str, prefix: str):
+    """An instance of spec dataclass `cls` from a document's `entries`, its nested parts built
+    alike; `prefix`: the path of `entries` in the whole document ("train.")."""
+    if not isinstance(entries, dict):
+        raise SpecError(f"{source}: {prefix.rstrip('.')} is {entries!r}, not an object (a {cls.__name__})")
     names = [f.name for f in dataclasses.fields(cls)]
-    unknown = [key for key in fields_ if key not in names]
+    unknown = [key for key in entries if key not in names]
     if unknown:
         raise SpecError(f"{source}: unknown key {prefix}{unknown[0]} in a {cls.__name__}")
-    missing = [name for name in names if name not in fields_]
+    missing = [name for name in names if name not in entries]
     if missing:
         raise SpecError(f"{source}: missing key {prefix}{missing[0]} of a {cls.__name__}")
     hints = typing.get_type_hints(cls)
     values = {}
     for name in names:
-        part, value = _nested(hints[name]), fields_[name]
+        part, value = _nested(hints[name]), entries[name]
         values[name] = _build(part, value, source, f"{prefix}{name}.") if part and value is not None else value
     return cls(**values)
