@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from workflow_src.specs import LengthLimit, LMSpec, ModelShape, TrainSettings, TrainSpec, VocabSizes, document
+
 REPO = Path(__file__).resolve().parents[1]
 REAL_FIXTURES = REPO.parent / "shared" / "fixtures" / "real"
 sys.path.insert(0, str(REPO))
@@ -210,14 +212,15 @@ def processes_in_group(group: int, command_part: str) -> list[int]:
 
 # A tiny translation corpus and its training command (tests/test_train.py and its neighbours) ----
 
-TRANSLATION_SPEC = {  # a tiny translation model: train.train's spec
-    "experiment": "tiny", "source_unit": "word", "target_unit": "word", "output_layer": "softmax", "loss": "ce",
-    "loss_params": {}, "embeddings": None, "tied": False, "tgt_lang": "en", "device": "cpu",
-    "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 32, "src_embedding": 16, "tgt_embedding": 16, "dropout": 0.2},
-    "vocab": {"src_size": 300, "tgt_size": 300},
-    "data": {"max_len": 50, "max_len_unit": "word"},
-    "train": {"seed": 7, "lr": 0.005, "batch_size": 4, "max_epochs": 3, "patience": 5, "selection": "bleu", "clip": 5.0, "init_scale": 0.1},
-}
+TRANSLATION_SPEC = document(TrainSpec(  # a tiny translation model: train.train's spec, as its JSON document
+    experiment="tiny", source_unit="word", target_unit="word", output_layer="softmax", loss="ce", tgt_lang="en",
+    device="cpu",
+    model=ModelShape(encoder_layers=1, encoder_bidirectional=True, decoder_layers=2, hidden=32, src_embedding=16,
+                     tgt_embedding=16, dropout=0.2, input_feed=True),
+    vocab=VocabSizes(src_size=300, tgt_size=300),
+    data=LengthLimit(max_len=50, max_len_unit="word"),
+    train=TrainSettings(seed=7, lr=0.005, batch_size=4, max_epochs=3, patience=5, selection="bleu", clip=5.0,
+                        init_scale=0.1)))
 
 
 @pytest.fixture(scope="module")
@@ -280,10 +283,10 @@ def assert_same_weights(a: Path, b: Path) -> None:
         assert torch.equal(sa[key], sb[key]), key
 
 
-LM_SPEC = {  # a tiny language model: train_lm's spec
-    "experiment": "tiny", "size": 12, "layers": 2, "dropout": 0.3, "reuse_embedding": False,
-    "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.9,
-    "decay_after": 2, "clip": 5.0, "bptt": 10, "batch_size": 8, "max_epochs": 4, "seed": 3, "device": "cpu"}
+LM_SPEC = document(LMSpec(  # a tiny language model: train_lm's spec, as its JSON document
+    experiment="tiny", size=12, layers=2, dropout=0.3, reuse_embedding=False, loss="augmented",
+    loss_params={"gamma": 0.5, "tau": 20.0}, lr=1.0, lr_decay=0.9, decay_after=2, clip=5.0, bptt=10, batch_size=8,
+    max_epochs=4, seed=3, device="cpu"))
 
 
 # Small builders other modules share -------------------------------------------------------------

@@ -9,12 +9,13 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, random_corpus_arguments
+from tests.conftest import REPO, TRANSLATION_SPEC, random_corpus_arguments
 from workflow_src.layout import resolve_spec
 from workflow_src.lm_specs import resolve_lm_spec
 from workflow_src.model import compilation
 from workflow_src.model.lm import LSTMLanguageModel, unrolled_lstm
 from workflow_src.model.seq2seq import Seq2Seq
+from workflow_src.specs import TrainSpec, load
 from workflow_src.train import train_lm
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -102,10 +103,10 @@ def test_graphs_off_cuda_and_unknown_settings_name_the_key(setting, message):
         compilation.apply(Seq2Seq(SPEC, 20, 30, PAD), {"compile": setting}, CPU)
 
 
-def test_off_leaves_the_specs_as_they_were_and_fuse_joins_them():
-    """`off` adds nothing (eager jobs keep their spec hashes and Snakemake params); `fuse` is in
-    the spec, and the language-model spec accepts it; `graphs` also brings the translation spec
-    its length buckets (config train.length_buckets, required then, rising)."""
+def test_off_is_the_default_and_fuse_joins_the_specs():
+    """`off` is what an unset train.compile means; `fuse` is in the spec, and the language-model
+    spec accepts it; `graphs` also brings the translation spec its length buckets (config
+    train.length_buckets, required then, rising), which the other settings leave null."""
     def specs(setting, **train):
         config = copy.deepcopy(CONFIG)
         if setting is None:
@@ -117,8 +118,8 @@ def test_off_leaves_the_specs_as_they_were_and_fuse_joins_them():
                 resolve_lm_spec(config, "ptb", "lm-small-vd", seed=1))
 
     assert specs("off") == specs(None)
-    assert all("compile" not in spec for spec in specs("off"))
-    assert all("length_buckets" not in spec for spec in specs("off") + specs("fuse"))
+    assert all(spec["compile"] == "off" for spec in specs("off"))
+    assert all(spec.get("length_buckets") is None for spec in specs("off") + specs("fuse"))
     translation, language_model = specs("fuse")
     assert translation["compile"] == language_model["compile"] == "fuse"
     assert train_lm.resolve(language_model)["compile"] == "fuse"
@@ -145,11 +146,10 @@ def test_a_fused_epoch_with_validation_and_decoding_compiles_the_step_a_bounded_
     torch._dynamo.reset()
     counters.clear()
     args = random_corpus_arguments(tmp_path, {"train": 23, "dev": 7}, longest=30, words=30)
-    spec = {**SPEC, "source_unit": "word", "target_unit": "word", "loss_params": {}, "embeddings": None,
-            "tgt_lang": "en", "device": "cpu", "vocab": {"src_size": 100, "tgt_size": 100},
-            "data": {"max_len": 50, "max_len_unit": "word"},
-            "train": {"seed": 1, "lr": 0.005, "batch_size": 5, "max_epochs": 1, "patience": 5, "selection": "bleu",
-                      "clip": 5.0, "init_scale": 0.1}}
+    spec = load(TrainSpec, {**TRANSLATION_SPEC, "experiment": "t", "compile": "fuse",
+                            "model": {**SPEC["model"], "encoder_bidirectional": True, "input_feed": True},
+                            "vocab": {"src_size": 100, "tgt_size": 100},
+                            "train": {**TRANSLATION_SPEC["train"], "seed": 1, "batch_size": 5, "max_epochs": 1}}, "spec")
     try:
         train.train(spec, args, CPU)
     finally:

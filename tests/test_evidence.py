@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import hand_set_model
+from tests.conftest import LM_SPEC, hand_set_model
 from workflow_src import artefacts, layout, registry
 from workflow_src.artefacts import Context
 from workflow_src.plan import benchmark
@@ -49,9 +49,8 @@ def test_perplexity_blocks_reproduce_the_reported_perplexity(tmp_path):
     rng = random.Random(0)
     for split, n in (("train", 200), ("valid", 300), ("test", 400)):
         (tmp_path / f"{split}.txt").write_text("".join(" ".join(rng.choices(words, k=5)) + "\n" for _ in range(n)))
-    spec = {"experiment": "tiny", "size": 8, "layers": 1, "dropout": 0.0, "reuse_embedding": False, "loss": "ce",
-            "loss_params": {}, "lr": 1.0, "lr_decay": 1.0, "decay_after": 1, "clip": 5.0, "bptt": 10, "batch_size": 4,
-            "max_epochs": 1, "seed": 1, "device": "cpu"}
+    spec = {**LM_SPEC, "size": 8, "layers": 1, "dropout": 0.0, "loss": "ce", "loss_params": {}, "lr_decay": 1.0,
+            "decay_after": 1, "batch_size": 4, "max_epochs": 1, "seed": 1}
     train_lm.main(["--spec", json.dumps(spec), *(f"--{s}={tmp_path / f'{s}.txt'}" for s in ("train", "valid", "test")),
                    "--out-dir", str(tmp_path / "out")])
     result = json.loads((tmp_path / "out" / "perplexity.json").read_text())

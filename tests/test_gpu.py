@@ -1,5 +1,6 @@
 """One device per GPU job on a multi-GPU machine, tested with simulated device counts."""
 
+import json
 import os
 import re
 import subprocess
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, snakemake
+from tests.conftest import REPO, TRANSLATION_SPEC, snakemake
 
 HOLD = """
 import os, sys, time
@@ -179,7 +180,7 @@ def test_a_job_holding_gpu_slots_refuses_the_cpu(monkeypatch, capsys):
         assert "torch.version.cuda 12.4" in message and "torch.cuda.is_available() False" in message
         assert "devices counted 1" in message and message.endswith("or set train.device: cpu")
     # the training command stops the same way, before it reads its inputs
-    spec = '{"device": "auto"}'
+    spec = json.dumps({**TRANSLATION_SPEC, "device": "auto"})
     args = [f"--{name}=/nonexistent" for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words",
                                                    "dev-ref", "src-vocab", "tgt-vocab", "out-dir")]
     with pytest.raises(SystemExit, match=r"^train\.device: auto, but this job holds 1 GPU slot"):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tests import fixed_step
+from tests.conftest import LM_SPEC
 from workflow_src.train import graph_check, train_lm
 
 CPU = torch.device("cpu")
@@ -28,7 +29,7 @@ def test_a_translation_family_agrees_and_is_timed_without_capture(monkeypatch):
 
 
 def test_a_language_model_family_agrees_without_capture():
-    spec = train_lm.resolve({"experiment": "t", "size": 8, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
+    spec = train_lm.resolve({**LM_SPEC, "experiment": "t", "size": 8, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
                              "loss": "ce", "loss_params": {}, "lr": 1.0, "lr_decay": 0.5, "decay_after": 1, "clip": 0.5,
                              "bptt": 5, "batch_size": 3, "max_epochs": 1, "seed": 1, "device": "cpu", "precision": "fp32"})
     result = graph_check.check("lm", spec, {"vocabulary": 30}, CPU, steps=3, timed=1)

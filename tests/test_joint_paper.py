@@ -54,7 +54,7 @@ def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
                         "selection": "bleu", "clip": 5.0, "init_scale": 0.1}}
     spec = layout.resolve_spec(config, "wmt17", "de-en", joint.name("32k", "joint", 512, layers=3), 1)
     assert spec["model"] == {"encoder_layers": 3, "decoder_layers": 3, "hidden": 16, "src_embedding": 4,
-                             "tgt_embedding": 16, "dropout": 0.3, "input_feed": False}
+                             "tgt_embedding": 16, "dropout": 0.3, "input_feed": False, "encoder_bidirectional": True}
     assert spec["vocab"] == {"src_size": None, "tgt_size": None} and spec["train"]["lr"] == 1e-3
     assert layout.unit_files("wmt17", "de-en", "bpe", "tgt", config, "32k")["train"].endswith("/bpe300/train.en")
     with pytest.raises(ValueError, match="bpe_sizes: no BPE vocabulary '64k'"):

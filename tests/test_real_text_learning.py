@@ -45,6 +45,7 @@ from workflow_src.model.nmt_data import (batch_indices, encode_file, load_model,
                                          target_batch)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.papers import joint, synmargin, tying
+from workflow_src.specs import TrainSpec, load
 from workflow_src.train import train, train_lm
 
 CPU = torch.device("cpu")
@@ -204,7 +205,7 @@ def test_translation_models_learn_on_real_pairs(pairs, tmp_path, case):
     initialise(initial, spec["train"]["init_scale"])
     initial_loss = train.mean_loss(initial, dev_src, dev_tgt, src_vocab, tgt_vocab, 64, CPU)
 
-    train.train(spec, args, CPU)
+    train.train(load(TrainSpec, spec, "spec"), args, CPU)
     model, _, src_vocab, tgt_vocab = load_model(tmp_path / "model.pt", CPU)
     history = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     trained_loss = train.mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, 64, CPU)
@@ -260,7 +261,7 @@ def test_language_models_learn_on_real_text(ptb, tmp_path, variant):
              "init_range": tying.init_range("small", LM_WIDTH, DEMO["lm"]["scale_init_to_width"])}
     args = types.SimpleNamespace(train=ptb / "train.txt", valid=ptb / "eval.txt", test=ptb / "eval.txt",
                                  vocabulary_text=ptb / "vocabulary.txt", out_dir=tmp_path, threads=torch.get_num_threads())
-    train_lm.train(train_lm.resolve(spec), args, CPU)
+    train_lm.train(train_lm.read(spec, "spec"), args, CPU)
     result = json.loads((tmp_path / "perplexity.json").read_text())
     history = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     unigram = unigram_perplexity(ptb, result["evaluation"]["batch_size"])

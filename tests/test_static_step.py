@@ -18,13 +18,14 @@ import torch
 from scipy import stats
 
 from tests import fixed_step
-from tests.conftest import random_corpus_arguments
+from tests.conftest import LM_SPEC, TRANSLATION_SPEC, random_corpus_arguments
 from workflow_src.data.vocab import Vocab
 from workflow_src.model import joint
 from workflow_src.model.graphs import Captured
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.seq2seq import Encoder, Seq2Seq
 from workflow_src.model.static_batches import bucket, padding_record, static_batch, target_positions
+from workflow_src.specs import TrainSpec, load
 from workflow_src.train import static_step
 
 PAD = 0
@@ -198,7 +199,7 @@ def test_the_static_language_model_segment_is_todays(monkeypatch):
     (its masks are drawn per row, the same draws) and AL's objective."""
     from workflow_src.train import train_lm
 
-    spec = train_lm.resolve({"experiment": "t", "size": 10, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
+    spec = train_lm.resolve({**LM_SPEC, "experiment": "t", "size": 10, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
                              "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.5,
                              "decay_after": 1, "clip": 0.5, "bptt": 10, "batch_size": 4, "max_epochs": 1, "seed": 1,
                              "device": "cpu", "unit_norm_embeddings": True})
@@ -362,11 +363,11 @@ def test_train_py_trains_with_the_static_step_and_reports_its_padding(tmp_path, 
 
     monkeypatch.setattr(compilation, "mode", lambda setting, device: setting)
     args = random_corpus_arguments(tmp_path, {"train": 40, "dev": 6}, longest=9, words=12)
-    spec = {**fixed_step.BASE, "compile": "graphs", "length_buckets": [4, 8, 12], "vocab": {"src_size": 50, "tgt_size": 50},
-            "data": {"max_len": 50, "max_len_unit": "word"},
-            "train": {"seed": 1, "lr": 0.02, "batch_size": 6, "max_epochs": 2, "patience": 5, "selection": "loss",
-                      "clip": 5.0, "init_scale": 0.1}}
-    train.train(spec, args, torch.device("cpu"))
+    spec = {**TRANSLATION_SPEC, **fixed_step.BASE, "model": {**TRANSLATION_SPEC["model"], **fixed_step.BASE["model"]},
+            "compile": "graphs", "length_buckets": [4, 8, 12], "vocab": {"src_size": 50, "tgt_size": 50},
+            "train": {**TRANSLATION_SPEC["train"], "seed": 1, "lr": 0.02, "batch_size": 6, "max_epochs": 2,
+                      "selection": "loss"}}
+    train.train(load(TrainSpec, spec, "spec"), args, torch.device("cpu"))
     history = [json.loads(line) for line in (tmp_path / "model" / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in history] == [1, 2]
     assert history[1]["train_loss"] < history[0]["train_loss"]

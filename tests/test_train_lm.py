@@ -2,6 +2,7 @@
 exactly the uninterrupted result, a finished one is not trained again, appendix A's schedule,
 perplexity by hand, closed vocabularies."""
 
+import dataclasses
 import json
 import math
 import os
@@ -19,8 +20,9 @@ from workflow_src.model.lm_losses import augmented_loss
 from workflow_src.model.losses import cross_entropy
 from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
 from workflow_src.train import train_lm
+from workflow_src.specs import TrainSlice
 from workflow_src.train.train_lm import (EOS, batchify, build_model, build_objective, build_vocabulary, encode,
-                                         evaluate, learning_rate, load_language_model, resolve, save_language_model,
+                                         evaluate, learning_rate, load_language_model, read, resolve, save_language_model,
                                          training_stream)
 
 SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
@@ -53,6 +55,7 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
     spec = {**LM_SPEC, "loss": loss, "loss_params": LM_SPEC["loss_params"] if loss == "augmented" else {},
             "reuse_embedding": reuse_embedding, "dropout": 0.0, "size": 10, "batch_size": 4, "max_epochs": 6}
     train_lm.main(arguments(corpus, tmp_path, spec))
+    assert json.loads((tmp_path / "spec.json").read_text()) == spec  # the run's spec document, in its folder
     history = metrics(tmp_path)
     result = json.loads((tmp_path / "perplexity.json").read_text())
     assert [m["epoch"] for m in history] == list(range(1, 7))
@@ -146,9 +149,11 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_
 
 def test_learning_rate_schedule_is_appendix_a():
     """lr 1, decayed by 0.9 / 0.9 / 0.97 each epoch after epoch 5 / 10 / 1; clipping 5 / 5 / 6."""
-    assert [learning_rate(APPENDIX_A["small"], e) for e in range(1, 9)] == pytest.approx([1, 1, 1, 1, 1, 0.9, 0.81, 0.729])
-    assert [learning_rate(APPENDIX_A["medium"], e) for e in (1, 10, 11, 13)] == pytest.approx([1, 1, 0.9, 0.729])
-    assert [learning_rate(APPENDIX_A["large"], e) for e in (1, 2, 3, 40)] == pytest.approx([1, 0.97, 0.97 ** 2, 0.97 ** 39])
+    def schedule(size):
+        return read({**LM_SPEC, **APPENDIX_A[size]}, "LM_SPEC")
+    assert [learning_rate(schedule("small"), e) for e in range(1, 9)] == pytest.approx([1, 1, 1, 1, 1, 0.9, 0.81, 0.729])
+    assert [learning_rate(schedule("medium"), e) for e in (1, 10, 11, 13)] == pytest.approx([1, 1, 0.9, 0.729])
+    assert [learning_rate(schedule("large"), e) for e in (1, 2, 3, 40)] == pytest.approx([1, 0.97, 0.97 ** 2, 0.97 ** 39])
     assert [APPENDIX_A[size]["clip"] for size in ("small", "medium", "large")] == [5, 5, 6]
 
 
@@ -185,20 +190,30 @@ def test_a_word_outside_the_training_vocabulary_fails_naming_file_and_line(corpu
     assert not (tmp_path / "out" / "checkpoint.pt").exists()
 
 
-def test_a_wrong_spec_key_is_named():
-    with pytest.raises(ValueError, match=r"missing keys \['clip'\], unknown keys \['clipping'\]"):
-        resolve({**{k: v for k, v in LM_SPEC.items() if k != "clip"}, "clipping": 5})
+def test_a_wrong_spec_key_is_named(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"^LM_SPEC: unknown key clipping in a LMSpec$"):
+        read({**LM_SPEC, "clipping": 5}, "LM_SPEC")
+    with pytest.raises(ValueError, match=r"^LM_SPEC: missing key clip of a LMSpec$"):
+        read({k: v for k, v in LM_SPEC.items() if k != "clip"}, "LM_SPEC")
+    with pytest.raises(ValueError, match=r"^LM_SPEC: unknown key convergence\.patience in a Convergence$"):
+        read({**LM_SPEC, "convergence": {"window": 2, "tolerance": 0.1, "plateau_decay": 0.5, "patience": 1}}, "LM_SPEC")
     with pytest.raises(ValueError, match="takes loss_params"):
         resolve({**LM_SPEC, "loss": "beta"})
+    # the command says it in one line, naming --spec, and trains nothing
+    with pytest.raises(SystemExit):
+        train_lm.main(["--spec", json.dumps({**LM_SPEC, "clipping": 5}), "--train", "t", "--valid", "v", "--test", "t",
+                       "--out-dir", str(tmp_path / "out")])
+    assert capsys.readouterr().err == "train_lm: error: --spec: unknown key clipping in a LMSpec\n"
+    assert not (tmp_path / "out").exists()
 
 
 def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path):
     stream = torch.arange(1000)
-    spec = resolve({**LM_SPEC, "train_slice": {"length": 300, "start": None}})
+    spec = read({**LM_SPEC, "train_slice": {"length": 300, "start": None}}, "LM_SPEC")
     chosen = training_stream(spec, stream)
     assert len(chosen) == 300 and torch.equal(chosen, torch.arange(chosen[0], chosen[0] + 300))
     assert torch.equal(training_stream(spec, stream), chosen)  # drawn from the seed
-    assert torch.equal(training_stream({**spec, "train_slice": {"length": 300, "start": 7}}, stream), torch.arange(7, 307))
+    assert torch.equal(training_stream(dataclasses.replace(spec, train_slice=TrainSlice(300, 7)), stream), torch.arange(7, 307))
 
     spec = {**LM_SPEC, "loss": "beta", "loss_params": {"beta": 1.0, "tau": 10.0}, "dropout": 0.0, "max_epochs": 2,
             "unit_norm_embeddings": True, "train_slice": {"length": 2000, "start": None}}

@@ -228,15 +228,14 @@ def test_toy_widths_can_drop_less_than_the_paper():
 
 
 def test_the_gradient_through_als_target_is_a_setting_absent_from_the_papers_reading():
-    """Ledger D16: lm.augmented_target_gradient puts `target_gradient` into AL models' specs only when
-    true, so the specs (and checkpoints) of the default reading keep their hash; a spec without AL
-    refuses it."""
+    """Ledger D16: lm.augmented_target_gradient sets `target_gradient` in AL models' specs only, false
+    by default (the paper's reading); a spec without AL refuses it."""
     full = yaml.safe_load((REPO / "config.yaml").read_text())
     assert full["lm"]["augmented_target_gradient"] is False
-    assert "target_gradient" not in lm_specs.resolve_lm_spec(full, "ptb", "lm-small-real@gamma=0.5", 1)
+    assert lm_specs.resolve_lm_spec(full, "ptb", "lm-small-real@gamma=0.5", 1)["target_gradient"] is False
     asked = {**full, "lm": {**full["lm"], "augmented_target_gradient": True}}
     assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-real@gamma=0.5", 1)["target_gradient"] is True
-    assert "target_gradient" not in lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)
+    assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)["target_gradient"] is False
     spec = lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)
     with pytest.raises(ValueError, match="target_gradient needs loss augmented, not ce"):
         train_lm.resolve({**spec, "target_gradient": True})

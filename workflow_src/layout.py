@@ -26,7 +26,8 @@ from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTa
                                     RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
                                     SubspaceSweep, Throughput)
 from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment, paper_module
-from workflow_src.step_mode import compile_spec_entry, length_buckets_entry
+from workflow_src.specs import LengthLimit, ModelShape, TrainSettings, TrainSpec, VocabSizes, document
+from workflow_src.step_mode import compile_setting, length_buckets
 
 RESULTS = "results"
 
@@ -406,35 +407,42 @@ def schedule(train: dict, name: str) -> dict:
             | overrides.get(name.partition("@")[0], {}))
 
 
-def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
+def train_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> TrainSpec:
     """The full training spec of one job: the experiment plus the configured sizes and schedule."""
     experiment: Experiment = registry_experiment(name)
     data = config["datasets"][dataset]
     train = config["train"]
+    group = training_group(experiment)
     model = model_settings(config, experiment)
-    return {
-        "experiment": name,
-        **dataclasses.asdict(experiment),
-        "joint_dim": joint_dim(train, experiment, model["hidden"]),
-        "loss_params": dict(experiment.loss_params),
-        "tgt_lang": pair.split("-")[1],
-        "device": train["device"],
-        "precision": train.get("precision", "auto"),
-        **compile_spec_entry(train),
-        **length_buckets_entry(train),
-        "model": model,
-        "vocab": vocab_sizes(data, experiment),
-        "data": length_limit(data, dataset),
-        "train": {
-            "seed": seed,
-            "lr": train["lr"][training_group(experiment)],
-            "batch_size": batch_size(train, training_group(experiment)),
-            **{key: train[key] for key in ("selection", "clip")},
-            "init_scale": init_scale(train, experiment, model["hidden"]),
+    return TrainSpec(
+        experiment=name,
+        **{**dataclasses.asdict(experiment), "loss_params": dict(experiment.loss_params),
+           "joint_dim": joint_dim(train, experiment, model["hidden"])},
+        tgt_lang=pair.split("-")[1],
+        device=train["device"],
+        precision=train.get("precision", "auto"),
+        compile=compile_setting(train),
+        length_buckets=length_buckets(train),
+        model=ModelShape(**model),
+        vocab=VocabSizes(**vocab_sizes(data, experiment)),
+        data=LengthLimit(**length_limit(data, dataset)),
+        train=TrainSettings(
+            seed=seed,
+            lr=train["lr"][group],
+            batch_size=batch_size(train, group),
+            selection=train["selection"],
+            clip=train["clip"],
+            init_scale=init_scale(train, experiment, model["hidden"]),
             **schedule(train, name),
-            **schedule_settings(train, training_group(experiment)),
-        },
-    }
+            **schedule_settings(train, group),
+        ),
+    )
+
+
+def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
+    """`train_spec`'s JSON document (`specs.document`): the rule's --spec, and what the readers of
+    a spec as a dict (gpu_check, train/graph_check, plan, report/explain) take."""
+    return document(train_spec(config, dataset, pair, name, seed))
 
 
 # The decoder widths at which the papers draw every weight from U(-0.1, 0.1): the vMF paper's Table 7
@@ -473,6 +481,5 @@ def schedule_settings(train: dict, group: str) -> dict:
     development perplexity rises, and averages its loss over target tokens."""
     return {"lr_decay": train.get("lr_decay", {}).get(group),
             "lr_decay_start": train.get("lr_decay_start", {}).get(group),
-            # in the spec only when off, so that the specs that keep OpenNMT-py's rule keep their hash
-            **({"lr_decay_on_rise": False} if train.get("lr_decay_on_rise", {}).get(group) is False else {}),
+            "lr_decay_on_rise": train.get("lr_decay_on_rise", {}).get(group) is not False,
             "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token")}

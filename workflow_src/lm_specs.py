@@ -5,7 +5,8 @@ paper's settings for its size and corpus, and what config `lm` sets.
 from __future__ import annotations
 
 from workflow_src.artefacts import Corpus
-from workflow_src.step_mode import compile_spec_entry
+from workflow_src.specs import Convergence, LMSpec, TrainSlice, document
+from workflow_src.step_mode import compile_setting
 from workflow_src.registry import language_model, language_model_paper, language_models
 
 LM_OVERRIDABLE = ("max_epochs", "lr_decay", "decay_after")
@@ -26,7 +27,7 @@ def lm_schedule(lm: dict, paper_schedule: dict, size: str, name: str) -> dict:
     return {**paper_schedule, "max_epochs": lm["max_epochs"][size], **overrides.get(name.partition("@")[0], {})}
 
 
-def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
+def lm_spec(config: dict, dataset: str, name: str, seed: int) -> LMSpec:
     """The full spec of one language model (`workflow_src.train.train_lm`): the paper's settings for its
     size and corpus (`registry.language_model_paper`: the tying paper's) and the configured ones
     (config `lm`)."""
@@ -52,30 +53,38 @@ def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
     if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):
         raise ValueError(f"language model {name}: the paper gives no {model.size} dropout for {corpus}")
     schedule = lm_schedule(lm, tying.SCHEDULE[model.size], model.size, name)
-    return {
-        "experiment": name,
-        "size": lm["sizes"][model.size],
-        "layers": tying.LAYERS,
+    return LMSpec(
+        experiment=name,
+        size=lm["sizes"][model.size],
+        layers=tying.LAYERS,
         # the paper's drop probability, or config lm.dropout's for the size (the demo's toy widths)
-        "dropout": lm.get("dropout", {}).get(model.size, tying.DROPOUT[corpus][model.size]) if model.regularised else 0.0,
-        "reuse_embedding": model.reuse_embedding,
-        "loss": loss,
-        "loss_params": params,
-        **{key: schedule[key] for key in tying.SCHEDULE[model.size]},  # the order of the spec's JSON: Snakemake
-        "bptt": lm["bptt"],                                               # compares it to decide reruns
-        "batch_size": lm["batch_size"],
-        "max_epochs": schedule["max_epochs"],
-        "sessions": tying.SESSIONS.get((corpus, model.size), 1),
-        "seed": seed,
-        "device": config["train"]["device"],
-        "precision": config["train"].get("precision", "auto"),
-        **compile_spec_entry(config["train"]),
-        "init_range": tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
-        "unit_norm_embeddings": model.unit_norm_embeddings,
-        "train_slice": {"length": lm["train_words"][model.size], "start": None} if model.sliced else None,
-        "keep": model.keep,
-        "output_bias": model.output_bias,
-        "convergence": lm["convergence"][model.size] if model.to_convergence else None,
-        # absent unless asked for, so that the specs (and checkpoints) of the paper's reading keep their hash
-        **({"target_gradient": True} if loss == "augmented" and lm.get("augmented_target_gradient") else {}),
-    }
+        dropout=lm.get("dropout", {}).get(model.size, tying.DROPOUT[corpus][model.size]) if model.regularised else 0.0,
+        reuse_embedding=model.reuse_embedding,
+        loss=loss,
+        loss_params=params,
+        lr=schedule["lr"],
+        lr_decay=schedule["lr_decay"],
+        decay_after=schedule["decay_after"],
+        clip=schedule["clip"],
+        bptt=lm["bptt"],
+        batch_size=lm["batch_size"],
+        max_epochs=schedule["max_epochs"],
+        sessions=tying.SESSIONS.get((corpus, model.size), 1),
+        seed=seed,
+        device=config["train"]["device"],
+        precision=config["train"].get("precision", "auto"),
+        compile=compile_setting(config["train"]),
+        init_range=tying.init_range(model.size, lm["sizes"][model.size], lm.get("scale_init_to_width", False)),
+        unit_norm_embeddings=model.unit_norm_embeddings,
+        train_slice=TrainSlice(length=lm["train_words"][model.size], start=None) if model.sliced else None,
+        keep=model.keep,
+        output_bias=model.output_bias,
+        convergence=Convergence(**lm["convergence"][model.size]) if model.to_convergence else None,
+        target_gradient=loss == "augmented" and bool(lm.get("augmented_target_gradient")),
+    )
+
+
+def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
+    """`lm_spec`'s JSON document (`specs.document`): the rule's --spec, and what the readers of a
+    spec as a dict (gpu_check, train/graph_check, plan, report/explain) take."""
+    return document(lm_spec(config, dataset, name, seed))

@@ -1,22 +1,26 @@
-"""How a translation or language model's training step runs, as config `train` sets it, and what
-that adds to a job's spec: `train.compile` (`model/compilation.py`, `train/static_step.py`) and,
-with `graphs`, `train.length_buckets` (`model/static_batches.py`). Both join a spec only when they
-change the arithmetic, so the specs, hashes and Snakemake params of eager jobs stay what they were.
+"""How a translation or language model's training step runs, as config `train` sets it: the spec's
+`compile` (`model/compilation.py`, `train/static_step.py`) and, with `graphs`, its `length_buckets`
+(`model/static_batches.py`); and what the compile setting adds to a benchmark's settings.
 """
 
 from __future__ import annotations
 
-COMPILE_KEY = "compile"  # config train.compile (`model/compilation.py`); in a spec only when it is not `off`
+COMPILE_KEY = "compile"  # config train.compile (`model/compilation.py`), and the spec's field
+
+
+def compile_setting(train: dict) -> str:
+    """Config train.compile: off (its default), fuse or graphs."""
+    return train.get(COMPILE_KEY, "off")
 
 
 def compile_spec_entry(train: dict) -> dict:
-    """What config `train` adds to a job's spec: {"compile": setting}, or nothing for `off`
-    (so the specs, hashes and Snakemake params of eager jobs stay what they were)."""
-    setting = train.get(COMPILE_KEY, "off")
+    """What config `train` adds to a benchmark's settings (`plan/benchmark.py`): {"compile": setting},
+    or nothing for `off`, so that the params of eager benchmarks stay what they were."""
+    setting = compile_setting(train)
     return {} if setting == "off" else {COMPILE_KEY: setting}
 
 
-LENGTH_BUCKETS_KEY = "length_buckets"  # config train.length_buckets (`model/static_batches.py`); in a spec only with graphs
+LENGTH_BUCKETS_KEY = "length_buckets"  # config train.length_buckets (`model/static_batches.py`), and the spec's field
 
 
 def check_length_buckets(buckets) -> list[int]:
@@ -27,12 +31,11 @@ def check_length_buckets(buckets) -> list[int]:
     return buckets
 
 
-def length_buckets_entry(train: dict) -> dict:
-    """What config `train` adds to a translation job's spec for `train.compile: graphs`: the
-    lengths its batches' S and T are padded up to; nothing for the other settings (their specs,
-    hashes and params stay what they were)."""
-    if train.get(COMPILE_KEY, "off") != "graphs":
-        return {}
+def length_buckets(train: dict) -> tuple[int, ...] | None:
+    """A translation job's `length_buckets` under `train.compile: graphs`: the lengths its batches'
+    S and T are padded up to; None under the other settings, which pad to each batch's longest."""
+    if compile_setting(train) != "graphs":
+        return None
     if LENGTH_BUCKETS_KEY not in train:
         raise ValueError(f"train.{LENGTH_BUCKETS_KEY}: train.compile graphs needs the lengths that batches are padded up to")
-    return {LENGTH_BUCKETS_KEY: check_length_buckets(train[LENGTH_BUCKETS_KEY])}
+    return tuple(check_length_buckets(train[LENGTH_BUCKETS_KEY]))

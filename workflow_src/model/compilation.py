@@ -29,16 +29,15 @@ captures the eager operators and `fuse` stays a mode of its own.
 
 Dropout inside a compiled decoder step draws from inductor's own random stream, and a `graphs`
 step draws over padded shapes, so either is repeatable but not equal to the eager run; that is
-why the setting joins the training spec (and its hash) when it is not `off`. With `off` nothing
-changes and the spec is what it was (`step_mode.compile_spec_entry`): fp32 CPU results are
-bit-for-bit unchanged.
+why the setting is a field of the training spec (`specs.TrainSpec.compile`, `LMSpec.compile`) and
+so of its hash. With `off` the model runs eagerly: fp32 CPU results are bit-for-bit the eager ones.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workflow_src.step_mode import COMPILE_KEY as KEY  # config train.compile; the spec's entry is `step_mode.compile_spec_entry`
+from workflow_src.step_mode import COMPILE_KEY as KEY  # config train.compile; the spec field of the same name
 
 if TYPE_CHECKING:
     import torch

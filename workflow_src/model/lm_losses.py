@@ -67,7 +67,7 @@ OBJECTIVES = {  # a spec's `loss` -> (the loss_params it takes, ℓ(logits, targ
 
 def build_objective(spec: dict):
     """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its
-    parameters (and, for AL, the spec's `target_gradient`: absent is false)."""
+    parameters (and, for AL, the spec's `target_gradient`)."""
     names, loss = OBJECTIVES[spec["loss"]]
     if spec.get("target_gradient"):
         return functools.partial(loss, **spec["loss_params"], target_gradient=True)

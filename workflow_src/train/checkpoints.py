@@ -15,21 +15,17 @@ run's, and Snakemake, which deletes a job's outputs before running it and after 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Callable
 
 from workflow_src.atomic import FileFault, atomic_output, load_saved, read_metrics, write_lines
+from workflow_src.specs import LMSpec, TrainSpec, spec_hash
 
 CHECKPOINT = "checkpoint.pt"
 HISTORY = "metrics.jsonl"
 PROGRESS = "metrics.partial.jsonl"
 CHECKPOINT_KEYS = ("spec_hash", "epoch", "history")
-
-
-def spec_hash(spec: dict) -> str:
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def save_progress(out_dir: Path, history: list[dict]) -> None:
@@ -43,7 +39,7 @@ def save_history(out_dir: Path, history: list[dict]) -> None:
     (out_dir / PROGRESS).unlink(missing_ok=True)
 
 
-def resume_point(out_dir: Path, kept: Path, spec: dict, finished: Callable[[list[dict]], bool], device,
+def resume_point(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: Callable[[list[dict]], bool], device,
                  log: Callable[[str], None]) -> dict | None:
     """The saved state to go on from: `checkpoint.pt`'s dict (`finished` set once training ended:
     then no weights), or one rebuilt from a finished run's `metrics.jsonl` and `kept` model when the
@@ -72,7 +68,7 @@ def resume_point(out_dir: Path, kept: Path, spec: dict, finished: Callable[[list
     return saved
 
 
-def finished_run(out_dir: Path, kept: Path, spec: dict, finished: Callable[[list[dict]], bool], fault: str,
+def finished_run(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: Callable[[list[dict]], bool], fault: str,
                  log: Callable[[str], None]) -> dict | None:
     """The finished state that `metrics.jsonl` and the `kept` model record, written as the
     checkpoint (its history and a `finished` mark); None (train from scratch) where they do not

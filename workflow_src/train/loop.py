@@ -1,6 +1,6 @@
 """The parts of a training job that the translation and language-model trainers share:
 
-    begin        the job's folder, threads and precision, and its first log line
+    begin        the job's folder and its spec.json, threads and precision, and its first log line
     resume       the state to go on from (`checkpoints.resume_point`): weights, history, best score
     epochs       the epochs still to train, each one's torch seed drawn from (seed, epoch)
     checkpoint   the epoch's record in the log, `checkpoint.pt` (atomically), the history so far
@@ -21,11 +21,12 @@ from typing import Callable, Iterator
 
 import torch
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, write_text
 from workflow_src.model import precision as precisions
+from workflow_src.specs import LMSpec, TrainSpec, document, spec_hash
 from workflow_src.train import checkpoints
-from workflow_src.train.checkpoints import spec_hash
 
+SPEC_FILE = "spec.json"  # the run's spec document, written as it begins
 Stop = Callable[[list[dict]], bool]  # whether a (non-empty) history's stopping rule has fired
 
 
@@ -35,9 +36,11 @@ def log(message: str) -> None:
 
 @dataclass(frozen=True)
 class Job:
-    """One training job: its spec, folder, kept-model file (`best.pt`, `kept.pt`), device, the
-    precision it runs in and the one its spec asks for."""
-    spec: dict
+    """One training job: its spec and the spec's JSON document (`specs.document`, which the model
+    files hold and the model code reads), folder, kept-model file (`best.pt`, `kept.pt`), device,
+    the precision it runs in and the one its spec asks for."""
+    spec: TrainSpec | LMSpec
+    document: dict
     out_dir: Path
     kept: Path
     device: torch.device
@@ -60,15 +63,18 @@ class Run:
     saved: dict | None = None  # the last checkpoint written or read
 
 
-def begin(spec: dict, requested: str, out_dir: Path, kept_name: str, threads: int, device: torch.device) -> Job:
-    """Make `out_dir`, set the threads and the precision (`requested`, resolved on `device`:
-    `workflow_src.model.precision`) and log the job's first line."""
+def begin(spec: TrainSpec | LMSpec, out_dir: Path, kept_name: str, threads: int, device: torch.device) -> Job:
+    """Make `out_dir` and write the spec's document there (`spec.json`: which spec, and which
+    spec_version, the folder's run is of), set the threads and the precision (the spec's, resolved
+    on `device`: `workflow_src.model.precision`) and log the job's first line."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    fields = document(spec)
+    write_text(out_dir / SPEC_FILE, json.dumps(fields, indent=2) + "\n")
     torch.set_num_threads(threads)
-    precision = precisions.resolve(requested, device)
+    precision = precisions.resolve(spec.precision, device)
     precisions.configure(precision)
-    log(f"experiment {spec['experiment']} (spec {spec_hash(spec)}) on {device} in {precision}, {threads} threads")
-    return Job(spec, out_dir, out_dir / kept_name, device, precision, requested)
+    log(f"experiment {spec.experiment} (spec {spec_hash(fields)}) on {device} in {precision}, {threads} threads")
+    return Job(spec, fields, out_dir, out_dir / kept_name, device, precision, spec.precision)
 
 
 def ended(history: list[dict], last_epoch: int, stop: Stop) -> bool:
@@ -111,7 +117,7 @@ def checkpoint(job: Job, run: Run, model, optimiser=None) -> None:
     """The last epoch's record in the log; `checkpoint.pt` (weights, `optimiser`'s state where it
     keeps one, history, best score) written atomically; the history so far (`metrics.partial.jsonl`)."""
     log(json.dumps(run.history[-1]))
-    run.saved = {"spec_hash": spec_hash(job.spec), "epoch": run.history[-1]["epoch"], "model": model.state_dict(),
+    run.saved = {"spec_hash": spec_hash(job.document), "epoch": run.history[-1]["epoch"], "model": model.state_dict(),
                  **({} if optimiser is None else {"optimiser": optimiser.state_dict()}),
                  "history": run.history, "best": run.best, **({} if run.stale is None else {"stale": run.stale}),
                  "precision": job.precision}

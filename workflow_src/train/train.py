@@ -4,7 +4,11 @@
  --dev-tgt ... --dev-src-words ... --dev-ref ... --src-vocab ... [--tgt-vocab ... | --tgt-table ...]
  --out-dir DIR`
 
-In DIR: `checkpoint.pt` (after every epoch: weights, optimiser, history, best score),
+The spec: `--spec`, the JSON document of a `workflow_src.specs.TrainSpec`, whose fields say what each
+key means (`layout.train_spec` builds it from the config).
+
+In DIR: `spec.json` (that document, written as the run begins), `checkpoint.pt` (after every epoch:
+weights, optimiser, history, best score),
 `best.pt` (the best epoch so far by the spec's `selection` metric on the development set),
 `metrics.jsonl` (one line per epoch: learning rate, losses, development BLEU, seconds, speed, trainable parameters,
 training pairs kept and dropped by the length limit; for a softmax model the target-side bigram's
@@ -54,7 +58,7 @@ from workflow_src.score.score import bleu
 from workflow_src.train import loop, static_step
 from workflow_src.train.bigram import bigram_loss
 from workflow_src.train.steps import training_step
-from workflow_src.train.checkpoints import spec_hash  # noqa: F401 (tests read it here)
+from workflow_src.specs import SpecError, TrainSpec, load, spec_hash  # noqa: F401 (spec_hash: tests read it here)
 from workflow_src.train.loop import log
 
 
@@ -102,31 +106,31 @@ def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precisi
 BIGRAM_SENTENCES = 200_000
 
 
-def bigram_reference(spec: dict, train_tgt: list[list[int]], dev_tgt: list[list[int]], tgt_vocab) -> dict:
+def bigram_reference(spec: TrainSpec, train_tgt: list[list[int]], dev_tgt: list[list[int]], tgt_vocab) -> dict:
     """{"bigram_dev_loss": nats per development token} of the target-side bigram (`workflow_src.train.bigram`)
     for a softmax model, whose development loss is in the same unit; {} for a continuous one. The
     bigram counts about BIGRAM_SENTENCES training targets, evenly spaced over the corpora: seconds,
     where all of WMT would hold a GPU job for minutes. Fewer counts give a weaker bigram, a lower
     bar: a model still above it has learned nothing that counts."""
-    if spec["output_layer"] != "softmax":
+    if spec.output_layer != "softmax":
         return {}
     sample = train_tgt[::max(1, len(train_tgt) // BIGRAM_SENTENCES)]
     return {"bigram_dev_loss": bigram_loss(sample, dev_tgt, len(tgt_vocab), frozenset({tgt_vocab.pad}))}
 
 
-def layer_diagnostics(model, spec, dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, precision, multiple) -> dict:
+def layer_diagnostics(model, spec: TrainSpec, dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, precision, multiple) -> dict:
     """The epoch's measures of the output layer (`workflow_src.model.diagnostics`): how many
     development tokens a margin loss no longer corrects; how saturated the joint layer's word side is."""
-    if spec["loss"] == "margin":
+    if spec.loss == "margin":
         with precisions.autocast(precision, device):
             return diagnostics.margin_misses(
                 model, evaluation_batches(dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, multiple), tgt_vocab.pad)
-    if spec["output_layer"] == "softmax":
+    if spec.output_layer == "softmax":
         return diagnostics.joint_saturation(model.output)
     return {}
 
 
-def development_bleu(model, spec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
+def development_bleu(model, spec: dict, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
     model.eval()
     hypotheses = translate(model, spec, src_vocab, tgt_vocab, dev_src, device)
     tokenized = [finish(u, a, s.split(), w.split(), spec, {}) for (u, a), s, w in zip(hypotheses, dev_src, dev_src_words)]
@@ -159,14 +163,15 @@ class Steps:
     multiple: int  # `nmt_data.length_multiple`
 
 
-def load_corpora(spec: dict, args) -> Corpora:
+def load_corpora(job: loop.Job, args) -> Corpora:
     """The vocabularies and the encoded corpora of the command line, the too long pairs dropped."""
-    src_vocab, tgt_vocab, table = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
+    spec = job.spec
+    src_vocab, tgt_vocab, table = load_vocabularies(job.document, args.src_vocab, args.tgt_vocab, args.tgt_table)
     train_src = encode_file(args.train_src, src_vocab, eos=False)
     train_tgt = encode_file(args.train_tgt, tgt_vocab, eos=True)
     if len(train_src) != len(train_tgt):
         raise ValueError(f"{args.train_src} has {len(train_src)} lines, {args.train_tgt} {len(train_tgt)}")
-    kept = training_pairs_within(spec, train_src, train_tgt)
+    kept = training_pairs_within(job.document, train_src, train_tgt)
     pairs = {"train_pairs": len(kept), "train_pairs_too_long": len(train_src) - len(kept)}
     train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
     dev_lines = read_lines(args.dev_src)
@@ -175,8 +180,8 @@ def load_corpora(spec: dict, args) -> Corpora:
     dev_ref = read_lines(args.dev_ref)
     dev_words = read_lines(args.dev_src_words)
     log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
-        f"({pairs['train_pairs_too_long']} dropped: a side over {spec['data']['max_len']} units, "
-        f"max_len_unit {spec['data']['max_len_unit']})")
+        f"({pairs['train_pairs_too_long']} dropped: a side over {spec.data.max_len} units, "
+        f"max_len_unit {spec.data.max_len_unit})")
     return Corpora(src_vocab, tgt_vocab, table, train_src, train_tgt, pairs, dev_lines, dev_src, dev_tgt, dev_words,
                    dev_ref)
 
@@ -184,28 +189,28 @@ def load_corpora(spec: dict, args) -> Corpora:
 def build_steps(job: loop.Job, data: Corpora) -> Steps:
     """The model, initialised from the spec's seed, on the device and compiled as the spec says,
     and its optimiser (Adam)."""
-    spec, device, t = job.spec, job.device, job.spec["train"]
-    torch.manual_seed(t["seed"])
-    model = Seq2Seq(spec, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
-    initialise(model, t["init_scale"])
+    fields, device, t = job.document, job.device, job.spec.train
+    torch.manual_seed(t.seed)
+    model = Seq2Seq(fields, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
+    initialise(model, t.init_scale)
     model.to(device)
-    log(f"train.compile: {compilation.apply(model, spec, device)}")
-    graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static batches, rate on the device
+    log(f"train.compile: {compilation.apply(model, fields, device)}")
+    graphs = job.spec.compile == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
-    optimiser = (static_step.adam(trained, t["lr"], device) if graphs else
-                 torch.optim.Adam(trained, lr=t["lr"], fused=True))
-    static = (static_step.TranslationSteps(model, optimiser, spec, device, job.precision, data.src_vocab,
+    optimiser = (static_step.adam(trained, t.lr, device) if graphs else
+                 torch.optim.Adam(trained, lr=t.lr, fused=True))
+    static = (static_step.TranslationSteps(model, optimiser, fields, device, job.precision, data.src_vocab,
                                            data.tgt_vocab) if graphs else None)
     if static:
         static.check_sample(data.train_tgt)
-    return Steps(model, optimiser, static, length_multiple(spec))
+    return Steps(model, optimiser, static, length_multiple(fields))
 
 
-def reference_fields(spec: dict, data: Corpora, model: Seq2Seq) -> dict:
+def reference_fields(spec: TrainSpec, data: Corpora, model: Seq2Seq) -> dict:
     """The fields every epoch's record repeats: the bigram's development loss (softmax), the
     target table's crowding (continuous)."""
     reference = bigram_reference(spec, data.train_tgt, data.dev_tgt, data.tgt_vocab)
-    if spec["output_layer"] == "continuous":
+    if spec.output_layer == "continuous":
         reference |= diagnostics.table_crowding(model.output.table, model.output.banned)
     return reference
 
@@ -213,11 +218,11 @@ def reference_fields(spec: dict, data: Corpora, model: Seq2Seq) -> dict:
 def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: float) -> dict:
     """One pass over the training pairs at rate `lr`, in batches drawn from (seed, epoch): its
     summed loss, target tokens, sentences, seconds and batches."""
-    t, device, static = job.spec["train"], job.device, steps.static
-    rng = random.Random(f"{t['seed']}-{epoch}")
+    t, device, static = job.spec.train, job.device, steps.static
+    rng = random.Random(f"{t.seed}-{epoch}")
     steps.model.train()
     static_step.set_learning_rate(steps.optimiser, lr)
-    batches = batch_indices([len(s) for s in data.train_src], t["batch_size"], rng, [len(s) for s in data.train_tgt])
+    batches = batch_indices([len(s) for s in data.train_src], t.batch_size, rng, [len(s) for s in data.train_tgt])
     started, tokens, sentences = time.perf_counter(), 0, 0
     total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
     built = (static.batch(data.train_src, data.train_tgt, idx) if static else
@@ -226,8 +231,8 @@ def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: 
     for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
                       mininterval=10, leave=False):
         loss, n = (static.step(batch) if static else
-                   training_step(steps.model, steps.optimiser, batch, data.tgt_vocab.pad, job.precision, t["clip"],
-                                 t.get("loss_normalisation", "token")))
+                   training_step(steps.model, steps.optimiser, batch, data.tgt_vocab.pad, job.precision, t.clip,
+                                 t.loss_normalisation))
         total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
     total = total.item()
     return {"loss": total, "tokens": tokens, "sentences": sentences, "seconds": time.perf_counter() - started,
@@ -237,15 +242,15 @@ def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: 
 def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
     """The development loss, the output layer's diagnostics, the development BLEU, and the seconds
     they took."""
-    spec, model, batch_size = job.spec, steps.model, job.spec["train"]["batch_size"]
+    spec, model, batch_size = job.spec, steps.model, job.spec.train.batch_size
     started = time.perf_counter()
     dev_loss = (steps.static.mean_loss(data.dev_src, data.dev_tgt) if steps.static else
                 mean_loss(model, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size, job.device,
                           job.precision, steps.multiple))
     layer = layer_diagnostics(model, spec, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size,
                               job.device, job.precision, steps.multiple)
-    dev_bleu = development_bleu(model, spec, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words,
-                                data.dev_ref, spec["tgt_lang"], job.device)
+    dev_bleu = development_bleu(model, job.document, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words,
+                                data.dev_ref, spec.tgt_lang, job.device)
     return {"dev_loss": dev_loss, "dev_bleu": dev_bleu, "layer": layer, "seconds": time.perf_counter() - started}
 
 
@@ -269,19 +274,19 @@ def epoch_record(epoch: int, lr: float, elapsed: float, trained: dict, validated
     }
 
 
-def warn_if_unlearned(spec: dict, record: dict, reference: dict) -> None:
+def warn_if_unlearned(spec: TrainSpec, record: dict, reference: dict) -> None:
     """The log's warning when the first epoch's development loss is not below the bigram's."""
     if record["epoch"] == 1 and record["dev_loss"] >= reference.get("bigram_dev_loss", math.inf):
-        log(f"WARNING: {spec['experiment']} (seed {spec['train']['seed']}) has not learned from the source after its "
+        log(f"WARNING: {spec.experiment} (seed {spec.train.seed}) has not learned from the source after its "
             f"first epoch: development perplexity {math.exp(record['dev_loss']):.1f} is not below the target-side "
             f"bigram's {math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/train/bigram.py). At the papers' "
             f"sizes every model beats it after one epoch: check train.lr, train.init_scale and the data before "
             f"spending more GPU time (results/training_diagnostics.md lists every such model).")
 
 
-def selection_score(spec: dict, record: dict) -> float:
+def selection_score(spec: TrainSpec, record: dict) -> float:
     """An epoch's score by the spec's `train.selection`: its development BLEU, or minus its loss."""
-    return record["dev_bleu"] if spec["train"]["selection"] == "bleu" else -record["dev_loss"]
+    return record["dev_bleu"] if spec.train.selection == "bleu" else -record["dev_loss"]
 
 
 def select(job: loop.Job, run: loop.Run, record: dict, data: Corpora, model: Seq2Seq) -> None:
@@ -291,12 +296,12 @@ def select(job: loop.Job, run: loop.Run, record: dict, data: Corpora, model: Seq
     improved = score > run.best
     if improved:
         run.best, run.stale = score, 0
-        save_model(job.kept, model, job.spec, data.src_vocab, data.tgt_vocab,
+        save_model(job.kept, model, job.document, data.src_vocab, data.tgt_vocab,
                    {"epoch": record["epoch"], "precision": job.precision})
     else:
         run.stale += 1
     record["best"] = improved
-    record["early_stop"] = run.stale >= job.spec["train"]["patience"]
+    record["early_stop"] = run.stale >= job.spec.train.patience
 
 
 def early_stopped(history: list[dict]) -> bool:
@@ -304,19 +309,18 @@ def early_stopped(history: list[dict]) -> bool:
     return history[-1]["early_stop"]
 
 
-def train(spec: dict, args, device: torch.device) -> None:
+def train(spec: TrainSpec, args, device: torch.device) -> None:
     """Train to `max_epochs` or an early stop, from the checkpoint where there is one, and publish
     the best epoch as `model.pt`."""
-    t = spec["train"]
-    job = loop.begin(spec, spec.get("precision", "auto"), args.out_dir, "best.pt", args.threads, device)
-    data = load_corpora(spec, args)
+    t = spec.train
+    job = loop.begin(spec, args.out_dir, "best.pt", args.threads, device)
+    data = load_corpora(job, args)
     steps = build_steps(job, data)
     reference = reference_fields(spec, data, steps.model)
-    run = loop.resume(job, loop.Run(-math.inf, stale=0), t["max_epochs"], early_stopped, steps.model, steps.optimiser)
+    run = loop.resume(job, loop.Run(-math.inf, stale=0), t.max_epochs, early_stopped, steps.model, steps.optimiser)
     elapsed = run.history[-1]["train_seconds_total"] if run.history else 0.0
-    for epoch in loop.epochs(run, t["max_epochs"], t["seed"], early_stopped):
-        lr = learning_rate(run.history, t["lr"], t.get("lr_decay"), t.get("lr_decay_start"),
-                           t.get("lr_decay_on_rise", True))
+    for epoch in loop.epochs(run, t.max_epochs, t.seed, early_stopped):
+        lr = learning_rate(run.history, t.lr, t.lr_decay, t.lr_decay_start, t.lr_decay_on_rise)
         trained = train_one_epoch(job, data, steps, epoch, lr)
         elapsed += trained["seconds"]
         record = epoch_record(epoch, lr, elapsed, trained, validate(job, data, steps), data, steps, reference)
@@ -326,13 +330,14 @@ def train(spec: dict, args, device: torch.device) -> None:
         loop.checkpoint(job, run, steps.model, steps.optimiser)
     loop.finish(job, run)
     best_epoch = max(run.history, key=lambda record: selection_score(spec, record))
-    log(f"done: best epoch {best_epoch['epoch']} by development {t['selection']} ({best_epoch['dev_bleu']} BLEU)")
+    log(f"done: best epoch {best_epoch['epoch']} by development {t.selection} ({best_epoch['dev_bleu']} BLEU)")
 
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", type=json.loads, required=True, help="the resolved experiment spec (JSON)")
+    parser.add_argument("--spec", type=json.loads, required=True,
+                        help="the spec's JSON document (workflow_src.specs.TrainSpec)")
     for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words", "dev-ref", "src-vocab"):
         parser.add_argument(f"--{name}", type=Path, required=True)
     parser.add_argument("--tgt-vocab", type=Path, help="target word counts (softmax models)")
@@ -342,8 +347,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if (args.tgt_vocab is None) == (args.tgt_table is None):
         parser.error("give exactly one of --tgt-vocab and --tgt-table")
-    with job_device(args.spec.get("device", "auto"), key="train.device") as device:
-        train(args.spec, args, device)
+    try:
+        spec = load(TrainSpec, args.spec, "--spec")
+    except SpecError as err:
+        parser.exit(1, f"train: error: {err}\n")
+    with job_device(spec.device, key="train.device") as device:
+        train(spec, args, device)
 
 
 if __name__ == "__main__":

@@ -25,42 +25,11 @@ training loss: Figure 1 measures its models "at the minimum training loss"). A r
 epochs each ended above 1.5 times its best validation perplexity has diverged and stops there
 (`given_up`; docs/tying.md, "REAL diverges in the demo").
 
-The spec (JSON); every key is required but those with a default:
-    experiment            name
-    size                  units per layer (= the embedding size): 200 / 650 / 1500 (§6.1)
-    layers                LSTM layers (2)
-    dropout               drop probability (`papers.tying.DROPOUT`: appendix A's numbers are keep probabilities)
-    reuse_embedding       RE (§4): W = Lᵀ, no output bias
-    loss, loss_params     ce {} | augmented {gamma, tau} | beta {beta, tau}
-    target_gradient       absent (false) | true: AL's gradient also reaches L through ỹ (ledger D16;
-                          `lm_losses.augmented_loss`); only with loss augmented
-    lr, lr_decay, decay_after, clip   the schedule above (`papers.tying.SCHEDULE[size]` has the paper's)
-    bptt, batch_size      35, 20
-    max_epochs, seed, device (auto | cpu | cuda)
-    precision             default auto; auto | bf16 | tf32 | fp32 (`workflow_src.model.precision`: auto is
-                          bf16 on CUDA, fp32 elsewhere; the loss always runs in fp32)
-    compile               absent (off) | fuse | graphs: the dropout segment through torch.compile
-                          (`workflow_src.model.compilation`; absent, not defaulted, so eager specs keep their hash)
-    sessions              default 1; the schedule's runs, each from the weights the last ended with
-    keep                  default best; best | last | lowest_train_loss: the epoch `model.pt` holds
-                          (the best validation perplexity, the last, the lowest training loss)
-    eval_batch_size       default 10
-    init_range            U(-r, r) for every weight; default 0.1 (`papers.tying.INIT_RANGE` per size)
-    unit_norm_embeddings  default false; true keeps every row of L at norm 1 (Figure 1)
-    output_bias           default true; false: b = 0 in an untied model (§4 and Figure 1: y = W h)
-    convergence           default null; {"window": k, "tolerance": r, "plateau_decay": f}: train until
-                          the training loss converges (Figure 1: "the minimum training loss possible"),
-                          `max_epochs` (per session) being only a cap: stop after epoch e once
-                              (min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i < r,
-                          i.e. the last k epochs lowered the best training loss by less than r; the
-                          rate is multiplied by f after every epoch whose training loss is not below
-                          the best before it (as pytorch/examples' word_language_model does on
-                          validation loss), on top of the schedule above
-    train_slice           default null; {"length": n, "start": i or null}: train on the tokens
-                          [i, i + n) of the stream only, i drawn from the seed when null (Figure 1's
-                          20,000 words); the vocabulary is still the whole file's
+The spec: `--spec`, the JSON document of a `workflow_src.specs.LMSpec`, whose fields say what each
+key means (`lm_specs.lm_spec` builds it from the config).
 
-In DIR: `checkpoint.pt` (after every epoch, with the spec's hash: a rerun resumes from it, and the
+In DIR: `spec.json` (the spec's document, written as the run begins), `checkpoint.pt` (after every
+epoch, with the spec's hash: a rerun resumes from it, and the
 dropout masks of epoch e are drawn from (seed, e), so it ends exactly where an uninterrupted run
 would; unreadable, it is said in the log and `workflow_src.train.checkpoints` decides what to go on
 from), `kept.pt` (the epoch to keep so far), `metrics.jsonl` (written when training ends, the
@@ -103,7 +72,8 @@ from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_lan
                                    perplexity, save_language_model)
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.train import static_step
-from workflow_src.train.lm_spec import KEEP, resolve
+from workflow_src.specs import LMSpec, SpecError
+from workflow_src.train.lm_spec import KEEP, read, resolve  # noqa: F401 (resolve: tests read it here)
 from workflow_src.train.steps import evaluate, predicted_tokens, token_nll, train_epoch
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
 from workflow_src.score.evidence import BLOCK_TOKENS, perplexity_blocks
@@ -130,19 +100,19 @@ def plateaus(history: list[dict]) -> int:
     return sum(loss >= min(losses[:i]) for i, loss in enumerate(losses) if i > 0)
 
 
-def kept(spec: dict, history: list[dict]) -> dict:
-    """The record of the epoch to keep (`KEEP[spec["keep"]]`), the first of equals."""
-    return min(history, key=KEEP[spec["keep"]])
+def kept(spec: LMSpec, history: list[dict]) -> dict:
+    """The record of the epoch to keep (`KEEP[spec.keep]`), the first of equals."""
+    return min(history, key=KEEP[spec.keep])
 
 
-def session_epoch(spec: dict, epoch: int) -> tuple[int, int]:
+def session_epoch(spec: LMSpec, epoch: int) -> tuple[int, int]:
     """(session, epoch within it), both from 1, of an epoch counted over every session."""
-    return (epoch - 1) // spec["max_epochs"] + 1, (epoch - 1) % spec["max_epochs"] + 1
+    return (epoch - 1) // spec.max_epochs + 1, (epoch - 1) % spec.max_epochs + 1
 
 
-def learning_rate(spec: dict, epoch: int) -> float:
+def learning_rate(spec: LMSpec, epoch: int) -> float:
     """lr_e = lr · lr_decay^max(0, e - decay_after), e counted from 1 (in each session; appendix A)."""
-    return spec["lr"] * spec["lr_decay"] ** max(0, epoch - spec["decay_after"])
+    return spec.lr * spec.lr_decay ** max(0, epoch - spec.decay_after)
 
 
 def build_vocabulary(path: Path) -> list[str]:
@@ -191,14 +161,14 @@ def segments_progress(segments: list):
     return tqdm(segments, desc="segments", file=sys.stderr, mininterval=10, leave=False)
 
 
-def training_stream(spec: dict, stream: torch.Tensor) -> torch.Tensor:
-    if spec["train_slice"] is None:
+def training_stream(spec: LMSpec, stream: torch.Tensor) -> torch.Tensor:
+    if spec.train_slice is None:
         return stream
-    length, start = spec["train_slice"]["length"], spec["train_slice"].get("start")
+    length, start = spec.train_slice.length, spec.train_slice.start
     if length > len(stream):
         raise ValueError(f"train_slice of {length} tokens is longer than the training stream ({len(stream)})")
     if start is None:
-        start = random.Random(spec["seed"]).randrange(len(stream) - length + 1)
+        start = random.Random(spec.seed).randrange(len(stream) - length + 1)
     log(f"training on tokens [{start}, {start + length}) of {len(stream)}")
     return stream[start:start + length]
 
@@ -223,13 +193,13 @@ class Steps:
     static: static_step.LanguageModelSteps | None
 
 
-def load_streams(spec: dict, args, device: torch.device) -> Streams:
+def load_streams(spec: LMSpec, args, device: torch.device) -> Streams:
     """The vocabulary and the encoded, batchified texts of the command line."""
     itos = build_vocabulary(args.vocabulary_text or args.train)
     word_ids = {word: i for i, word in enumerate(itos)}
     train_stream = training_stream(spec, encode(args.train, word_ids))
-    train_data = batchify(train_stream, spec["batch_size"]).to(device)
-    valid_data, test_data = (batchify(encode(path, word_ids), spec["eval_batch_size"]).to(device)
+    train_data = batchify(train_stream, spec.batch_size).to(device)
+    valid_data, test_data = (batchify(encode(path, word_ids), spec.eval_batch_size).to(device)
                              for path in (args.valid, args.test))
     log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, "
         f"test {test_data.numel()}")
@@ -240,26 +210,26 @@ def build_steps(job: loop.Job, vocabulary: int) -> Steps:
     """The model, initialised from the spec's seed, on the device and compiled as the spec says,
     its optimiser (SGD) and objective."""
     spec, device = job.spec, job.device
-    torch.manual_seed(spec["seed"])
-    model = build_model(spec, vocabulary).to(device)
-    log(f"train.compile: {compilation.apply(model, spec, device)}")
-    if spec["unit_norm_embeddings"]:
+    torch.manual_seed(spec.seed)
+    model = build_model(job.document, vocabulary).to(device)
+    log(f"train.compile: {compilation.apply(model, job.document, device)}")
+    if spec.unit_norm_embeddings:
         normalise_embedding_rows(model)
-    graphs = spec.get(compilation.KEY) == "graphs"  # the whole step captured: static segments, rate on the device
-    optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
-                 torch.optim.SGD(model.parameters(), lr=spec["lr"]))
-    objective = build_objective(spec)
-    static = (static_step.LanguageModelSteps(model, optimiser, objective, spec, device, job.precision) if graphs else
-              None)
+    graphs = spec.compile == "graphs"  # the whole step captured: static segments, rate on the device
+    optimiser = (static_step.sgd(model.parameters(), spec.lr, device) if graphs else
+                 torch.optim.SGD(model.parameters(), lr=spec.lr))
+    objective = build_objective(job.document)
+    static = (static_step.LanguageModelSteps(model, optimiser, objective, job.document, device, job.precision)
+              if graphs else None)
     return Steps(model, optimiser, objective, static)
 
 
-def epoch_learning_rate(spec: dict, history: list[dict], epoch: int) -> float:
+def epoch_learning_rate(spec: LMSpec, history: list[dict], epoch: int) -> float:
     """The rate of `epoch` (counted over sessions): the schedule's, and with `convergence`, times
     `plateau_decay` for every plateau of `history`."""
     lr = learning_rate(spec, session_epoch(spec, epoch)[1])
-    if spec["convergence"] is not None:
-        lr *= spec["convergence"]["plateau_decay"] ** plateaus(history)
+    if spec.convergence is not None:
+        lr *= spec.convergence.plateau_decay ** plateaus(history)
     return lr
 
 
@@ -270,10 +240,10 @@ def train_and_validate(job: loop.Job, run: loop.Run, streams: Streams, steps: St
     lr = epoch_learning_rate(spec, run.history, epoch)
     static_step.set_learning_rate(steps.optimiser, lr)
     started = time.perf_counter()
-    train_loss, train_nll, train_tokens = train_epoch(model, streams.train, spec, steps.optimiser, steps.objective,
+    train_loss, train_nll, train_tokens = train_epoch(model, streams.train, job.document, steps.optimiser, steps.objective,
                                                       job.precision, steps.static, progress=segments_progress)
     seconds = time.perf_counter() - started
-    valid_perplexity = evaluate(model, streams.valid, spec["bptt"], job.precision)
+    valid_perplexity = evaluate(model, streams.valid, spec.bptt, job.precision)
     improved, run.best = valid_perplexity < run.best, min(run.best, valid_perplexity)
     row_norm, row = largest_embedding_row(model)
     return {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
@@ -290,14 +260,14 @@ def after_epoch(job: loop.Job, run: loop.Run, streams: Streams, model: LSTMLangu
     spec, history, record = job.spec, run.history, run.history[-1]
     if how := diverged(history):
         row_norm, row = largest_embedding_row(model)
-        log(f"WARNING: {spec['experiment']} has diverged: {how}; the largest embedding row is now "
+        log(f"WARNING: {spec.experiment} has diverged: {how}; the largest embedding row is now "
             f"{streams.itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
     if kept(spec, history) is record:
-        save_language_model(job.kept, model, spec, streams.itos, record["epoch"], {"precision": job.precision})
-    if spec["convergence"] is not None:
-        improvement = training_loss_improvement(history, spec["convergence"]["window"])
+        save_language_model(job.kept, model, job.document, streams.itos, record["epoch"], {"precision": job.precision})
+    if spec.convergence is not None:
+        improvement = training_loss_improvement(history, spec.convergence.window)
         record |= {"train_loss_improvement": improvement,
-                   "converged": improvement is not None and improvement < spec["convergence"]["tolerance"]}
+                   "converged": improvement is not None and improvement < spec.convergence.tolerance}
 
 
 def scores(job: loop.Job, run: loop.Run, streams: Streams) -> dict:
@@ -306,31 +276,31 @@ def scores(job: loop.Job, run: loop.Run, streams: Streams) -> dict:
     spec = job.spec
     model, _ = load_language_model(job.kept, job.device)
     (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
-        scored(model, data, spec["bptt"], job.precision) for data in (streams.valid, streams.test))
+        scored(model, data, spec.bptt, job.precision) for data in (streams.valid, streams.test))
     return {
-        "experiment": spec["experiment"], "kept_epoch": kept(spec, run.history)["epoch"], "keep": spec["keep"],
-        "sessions": spec["sessions"], "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
+        "experiment": spec.experiment, "kept_epoch": kept(spec, run.history)["epoch"], "keep": spec.keep,
+        "sessions": spec.sessions, "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
         "stopped": stopped(spec, run.history),
         "train_tokens": len(streams.train_stream),
-        "evaluation": {"batch_size": spec["eval_batch_size"], "bptt": spec["bptt"], "vocabulary": len(streams.itos),
+        "evaluation": {"batch_size": spec.eval_batch_size, "bptt": spec.bptt, "vocabulary": len(streams.itos),
                        "valid_tokens": predicted_tokens(streams.valid), "test_tokens": predicted_tokens(streams.test),
                        "block_tokens": BLOCK_TOKENS},
         "valid_blocks": valid_blocks, "test_blocks": test_blocks,
     }
 
 
-def train(spec: dict, args, device: torch.device) -> None:
+def train(spec: LMSpec, args, device: torch.device) -> None:
     """Train the spec's sessions of epochs (until convergence or divergence, where the spec says),
     from the checkpoint where there is one; publish the kept epoch as `model.pt` and score it."""
-    job = loop.begin(spec, spec["precision"], args.out_dir, "kept.pt", args.threads, device)
+    job = loop.begin(spec, args.out_dir, "kept.pt", args.threads, device)
     streams = load_streams(spec, args, device)
     steps = build_steps(job, len(streams.itos))
-    last_epoch = spec["sessions"] * spec["max_epochs"]
+    last_epoch = spec.sessions * spec.max_epochs
     run = loop.resume(job, loop.Run(float("inf")), last_epoch, stops, steps.model)
-    for epoch in loop.epochs(run, last_epoch, spec["seed"], stops):
+    for epoch in loop.epochs(run, last_epoch, spec.seed, stops):
         run.history.append(train_and_validate(job, run, streams, steps, epoch))
         after_epoch(job, run, streams, steps.model)
         loop.checkpoint(job, run, steps.model)
@@ -351,24 +321,24 @@ def given_up(history: list[dict]) -> bool:
     return len(history) >= DIVERGED_EPOCHS and all(diverged(history[:len(history) - i]) for i in range(DIVERGED_EPOCHS))
 
 
-def stopped(spec: dict, history: list[dict]) -> str:
+def stopped(spec: LMSpec, history: list[dict]) -> str:
     """Why training ended, in words."""
     if given_up(history):
         return (f"diverged: {diverged(history)} (its last {DIVERGED_EPOCHS} epochs each above "
                 f"{DIVERGED_RATIO} times the best); stopped after epoch {history[-1]['epoch']}")
     if history and history[-1].get("converged"):
-        rule = spec["convergence"]
+        rule = spec.convergence
         return (f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
-                f"{history[-1]['train_loss_improvement']:.2%} over the last {rule['window']} epochs "
-                f"(tolerance {rule['tolerance']:.2%})")
-    suffix = " without converging" if spec["convergence"] is not None else ""
-    return f"the epoch cap: {spec['sessions']} x {spec['max_epochs']} epochs{suffix}"
+                f"{history[-1]['train_loss_improvement']:.2%} over the last {rule.window} epochs "
+                f"(tolerance {rule.tolerance:.2%})")
+    suffix = " without converging" if spec.convergence is not None else ""
+    return f"the epoch cap: {spec.sessions} x {spec.max_epochs} epochs{suffix}"
 
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", type=json.loads, required=True, help="the experiment spec (JSON; keys above)")
+    parser.add_argument("--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.LMSpec)")
     for name in ("train", "valid", "test"):
         parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
     parser.add_argument("--vocabulary-text", type=Path,
@@ -378,10 +348,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     try:
-        spec = resolve(args.spec)
-        with job_device(spec["device"], key="train.device") as device:
+        spec = read(args.spec, "--spec")
+        with job_device(spec.device, key="train.device") as device:
             train(spec, args, device)
-    except CorpusError as err:
+    except (CorpusError, SpecError) as err:
         parser.exit(1, f"train_lm: error: {err}\n")
 
 
