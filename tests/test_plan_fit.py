@@ -32,21 +32,32 @@ def test_the_fixture_holds_only_what_the_h200_printed():
     assert report["step_seconds"] == {m.name: m.seconds for m in measured}
 
 
+# The fit's worst modelled / measured over the eager steps (2026-11-27: 1.557, NMT 1x512 nmt/ce's 22.9 ms in the
+# graph check, modelled 35.6; the floor no setting of the terms beats: 1.380)
+WORST = 1.56
+
+
 def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
-    """Fitted to the H200's 67 eager steps, the graph check's 30 eager and 30 replayed ones
-    (docs/gpu_check/2026-11-27-h200), the model is within 1.3x of every graphs step but not of every
-    eager one, and no setting of its terms could be: the same family's eager step, at the same
-    counts, was measured up to SPREAD apart in the two runs (NMT 2x512 tied/ce: 61.9 ms in the check,
-    35.1 in the graph check, 48.2 in the graph check's fp64 repeat), and `worst_ratio_floor` finds
-    pairs whose counts order one way and whose times the other by more than 1.3^2. The check timed
-    its eager steps (a median of 3) while up to 12 worker processes computed the CPU references on
-    the same host; an eager step is host-bound (2.5-7x its graphs step), so the host's load is in its
-    time. The graphs steps repeat within 2% (the four of graphs-fp64/)."""
+    """Fitted to the H200's eager steps (63 of its 67 families counted), the graph check's 30 eager and
+    30 replayed ones (docs/gpu_check/2026-11-27-h200), the model is within 1.27x of every graphs step
+    but only within WORST = 1.56x of every eager one, and no setting of its terms could be within
+    1.3x: `worst_ratio_floor` finds pairs whose counts order one way and whose times the other by
+    more than 1.3^2 (1.38x at best: NMT 1x1024 margin tied, projection negative, 65.3 ms in the check,
+    against NMT 2x512 nmt/ce, 32.9 ms in the graph check, whose counts are at least 1/1.04 of its own in
+    every term),
+    and the same family at the same counts was measured up to 1.76x apart in the two runs (NMT 2x512
+    tied/ce: 61.9 ms in the check, 35.1 in the graph check, 48.2 in the graph check's fp64 repeat).
+    Why: the check timed its eager steps (a median of 3) while up to 12 worker processes computed
+    the CPU references and the plan's counts on the same host, and an eager step is host-bound
+    (2.5-7x its graphs step), so the host's load is in its time; even the graph check's quieter
+    eager steps (a median of 20) spread 1.76x between families of near-equal counts (NMT 1x512
+    tied/ce 40.4 ms, nmt/ce 22.9). The graphs steps repeat within 2% (the four of graphs-fp64/)."""
     reports, counts, fitted = fit.load()
     measured = fit.measurements(reports)
     eager = [m for m in measured if m.mode == "eager"]
     graphs = [m for m in measured if m.mode == "graphs"]
-    assert (len(eager), len(graphs)) == (67 + 30, 30)
+    # 63 of the check's 67 families counted (the counts file says why not the other 4), the 30 graphs targets among them
+    assert (len(eager), len(graphs)) == (63 + 30, 30)
     assert fit.worst_ratio(fitted, graphs, counts) <= 1.3
     floor, a, b = fit.worst_ratio_floor(eager, counts)
     assert floor > 1.3, (a.label, b.label)
@@ -63,14 +74,16 @@ def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
 
 
 def test_the_stored_counts_are_the_plans_counts_of_the_measured_steps():
-    """docs/gpu_check/h200_2026-11-27_counts.json holds `fit.count_measured`'s counts of every family
-    the check timed; resumed with all but one (LM 200x2 ce RE: the fastest to count), it counts that
+    """docs/gpu_check/h200_2026-11-27_counts.json holds `fit.count_measured`'s counts of the families
+    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the fastest to count), it counts that
     one again and gives the stored counts."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     check, counts = fit.read(fit.MEASURED[0]), fit.read_counts(fit.COUNTED)
-    assert set(counts) == set(check["families"])
+    not_counted = fit.read(fit.COUNTED)["not_counted"]
+    assert set(counts) | set(not_counted) == set(check["families"]) and len(not_counted) == 4
     name = "LM 200x2 V=10000 loss=ce RE dropout=0.3"
     written = []
+    check["families"] = {k: family for k, family in check["families"].items() if k in counts}
     recounted = fit.count_measured(config, check, counted={k: c for k, c in counts.items() if k != name},
                                    on_counted=lambda so_far: written.append(dict(so_far)))
     assert recounted == counts and len(written) == 1 and written[0] == counts

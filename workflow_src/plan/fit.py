@@ -361,9 +361,18 @@ class Fitting:
 
 
 def load(measured: tuple[Path, ...] = MEASURED, counted: Path = COUNTED) -> tuple[list[dict], dict[str, Counts], CostModel]:
-    """(the reports, their counts, the model fitted to them) of a measurement and its stored counts."""
-    reports, counts = [read(path) for path in measured], read_counts(counted)
-    return reports, counts, fit(reports, counts)
+    """(the reports, their counts, the model fitted to them) of a measurement and its stored counts.
+    Families the counts file names under `not_counted` (with why) are left out of the reports."""
+    skipped = read(counted).get("not_counted", {})
+    reports = [{**report, "families": {k: v for k, v in report["families"].items() if k not in skipped},
+                "compile": [e for e in report.get("compile", []) if e["family"] not in skipped]}
+               for report in (read(path) for path in measured)]
+    counts = read_counts(counted)
+    model = fit(reports, counts)
+    if skipped:
+        model = dataclasses.replace(model, source=f"{model.source}; not fitted, not counted: {', '.join(skipped)} "
+                                                  f"({'; '.join(sorted(set(skipped.values())))})")
+    return reports, counts, model
 
 
 def describe(device: Device) -> str:
