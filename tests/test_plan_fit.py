@@ -1,6 +1,8 @@
 """The cost plan's model fitted to what a GPU measured (workflow_src/plan/fit.py, costmodel.py): the
-H200's step times of 2026-11-26 (docs/gpu_check/h200_2026-11-26_steps.json) against the plan's
-stored counts of the same steps, the model's transfer to the H100, and CUDA graphs beside eager."""
+H200's check of 2026-11-27 (docs/gpu_check/2026-11-27-h200/: eager steps of 67 families, and 30
+of them replayed as CUDA graphs) against the plan's stored counts of the same steps, the model's
+transfer to the H100, and CUDA graphs beside eager. The partial check of 2026-11-26
+(docs/gpu_check/h200_2026-11-26_steps.json) is the record of what that run printed."""
 
 import dataclasses
 import re
@@ -12,6 +14,7 @@ from tests.conftest import REPO
 from workflow_src import plan
 from workflow_src.plan import costmodel, fit
 
+PARTIAL = REPO / "docs" / "gpu_check" / "h200_2026-11-26_steps.json"
 # What docs/gpu_check/2026-11-26-h200-partial.md printed, ms per step
 PRINTED = {"LM beta": 5.8, "LM ce": 30.5, "LM augmented": 34.9, "LM ce RE": 24.9, "LM augmented RE": 28.8,
            "softmax tied": 36.6, "softmax joint": 34.8, "softmax joint sampled": 44.2, "softmax nmt sampled": 51.6,
@@ -19,7 +22,7 @@ PRINTED = {"LM beta": 5.8, "LM ce": 30.5, "LM augmented": 34.9, "LM ce RE": 24.9
 
 
 def test_the_fixture_holds_only_what_the_h200_printed():
-    report = fit.read(fit.MEASURED)
+    report = fit.read(PARTIAL)
     doc = (REPO / "docs" / "gpu_check" / "2026-11-26-h200-partial.md").read_text()
     measured = fit.measured_steps(report)
     assert {m.name: round(m.seconds * 1000, 1) for m in measured} == PRINTED
@@ -29,51 +32,73 @@ def test_the_fixture_holds_only_what_the_h200_printed():
     assert report["step_seconds"] == {m.name: m.seconds for m in measured}
 
 
-def test_the_fitted_plan_predicts_every_measured_family_within_1_3x():
-    """Today's assumed model (8 µs per operator on the host, 2.5 µs per kernel on the GPU, views free)
-    is 1.4-3.4x off these steps; the fitted one is within 1.3x of every one."""
-    report, counts, fitted = fit.load()
-    measured = fit.measured_steps(report)
-    assert fit.worst_ratio(fitted, measured, counts) <= 1.3
-    assert fitted.device == costmodel.H200 and set(fitted.fitted) == set(fit.FITTED)
-    # the model the plan assumed before (docs/plan_modelled.md of 2026-11-25): every kernel 8 µs on the host
-    # and 2.5 µs on the GPU, views free
-    h100 = costmodel.H100
-    for m in measured:
-        c = counts[m.name]
-        assumed = (max(c.kernels * 8e-6, c.flops / (0.3 * h100.peak_flops["bf16"]) + c.bytes / h100.hbm_bytes_per_second
-                       + c.kernels * 2.5e-6) + c.syncs * 10.5e-6)
-        assert m.seconds / assumed > 1.3 or m.name == "LM beta", m.name  # 1.4-3.4x under
+# The fit's worst modelled / measured over the eager steps (2026-11-27: 1.557, NMT 1x512 nmt/ce's 22.9 ms in the
+# graph check, modelled 35.6; the floor no setting of the terms beats: 1.380)
+WORST = 1.56
+
+
+def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
+    """Fitted to the H200's eager steps (63 of its 67 families counted), the graph check's 30 eager and
+    30 replayed ones (docs/gpu_check/2026-11-27-h200), the model is within 1.27x of every graphs step
+    but only within WORST = 1.56x of every eager one, and no setting of its terms could be within
+    1.3x: `worst_ratio_floor` finds pairs whose counts order one way and whose times the other by
+    more than 1.3^2 (1.38x at best: NMT 1x1024 margin tied, projection negative, 65.3 ms in the check,
+    against NMT 2x512 nmt/ce, 32.9 ms in the graph check, whose counts are at least 1/1.04 of its own in
+    every term),
+    and the same family at the same counts was measured up to 1.76x apart in the two runs (NMT 2x512
+    tied/ce: 61.9 ms in the check, 35.1 in the graph check, 48.2 in the graph check's fp64 repeat).
+    Why: the check timed its eager steps (a median of 3) while up to 12 worker processes computed
+    the CPU references and the plan's counts on the same host, and an eager step is host-bound
+    (2.5-7x its graphs step), so the host's load is in its time; even the graph check's quieter
+    eager steps (a median of 20) spread 1.76x between families of near-equal counts (NMT 1x512
+    tied/ce 40.4 ms, nmt/ce 22.9). The graphs steps repeat within 2% (the four of graphs-fp64/)."""
+    reports, counts, fitted = fit.load()
+    measured = fit.measurements(reports)
+    eager = [m for m in measured if m.mode == "eager"]
+    graphs = [m for m in measured if m.mode == "graphs"]
+    # 63 of the check's 67 families counted (the counts file says why not the other 4), the 30 graphs targets among them
+    assert (len(eager), len(graphs)) == (63 + 30, 30)
+    assert fit.worst_ratio(fitted, graphs, counts) <= 1.3
+    floor, a, b = fit.worst_ratio_floor(eager, counts)
+    assert floor > 1.3, (a.label, b.label)
+    assert floor <= fit.worst_ratio(fitted, eager, counts) <= WORST
+    assert fitted.device == costmodel.H200 and set(fitted.fitted) == set(TERMS)
+    # the same family measured in both runs, at the same counts but for 25 of 26 target positions
+    check = {m.name: m.seconds for m in eager if m.source == "check"}
+    again = {m.name: m.seconds for m in eager if m.source == "graph check"}
+    assert max(check[name] / again[name] for name in again) > 1.3 ** 2 * 26 / 25
     # the fitted terms are a host's and a GPU's (µs each), not a fit's artefacts
-    assert 1e-6 < fitted.host_operator < 30e-6 and 1e-6 < fitted.host_view < 30e-6
-    assert 2.5e-6 < fitted.recurrent_kernel < 30e-6
-    assert fitted.kernel == fit.PRIOR["kernel"] <= fit.kernel_bound(fitted, report, counts)
+    assert all(1e-6 < getattr(fitted, name) < 30e-6 for name in TERMS if name != "achieved")
+    assert 0.01 < fitted.achieved < 1
+    assert fitted.host_recurrent_kernel > fitted.recurrent_kernel  # eager, cuDNN's host loop is the slower
 
 
 def test_the_stored_counts_are_the_plans_counts_of_the_measured_steps():
-    """docs/gpu_check/h200_2026-11-26_counts.json holds `fit.count_measured`'s counts; one family
-    counted again (LM ce RE: the fastest to count) gives them."""
-    import torch
-
+    """docs/gpu_check/h200_2026-11-27_counts.json holds `fit.count_measured`'s counts of the families
+    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the fastest to count), it counts that
+    one again and gives the stored counts."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    report, counts = fit.read(fit.MEASURED), fit.read_counts(fit.COUNTED)
-    assert set(counts) == set(report["step_seconds"])
-    m = next(m for m in fit.measured_steps(report) if m.name == "LM ce RE")
-    job = plan.PlannedJob("lm", "ptb", "lm", m.experiment, 1)
-    family = plan.lm_family(config, job, plan.lm_corpus(config, "ptb"))
-    as_measured = {**config, "train": {**config["train"], "precision": m.precision}}
-    counted = plan.time_lm(as_measured, job, family, torch.device("cpu"), model_only=True).counts["step"]
-    assert counted == counts[m.name]
-    translation = counts["softmax tied"]
+    check, counts = fit.read(fit.MEASURED[0]), fit.read_counts(fit.COUNTED)
+    not_counted = fit.read(fit.COUNTED)["not_counted"]
+    assert set(counts) | set(not_counted) == set(check["families"]) and len(not_counted) == 4
+    name = "LM 200x2 V=10000 loss=ce RE dropout=0.3"
+    written = []
+    check["families"] = {k: family for k, family in check["families"].items() if k in counts}
+    recounted = fit.count_measured(config, check, counted={k: c for k, c in counts.items() if k != name},
+                                   on_counted=lambda so_far: written.append(dict(so_far)))
+    assert recounted == counts and len(written) == 1 and written[0] == counts
+    translation = counts["NMT enc 2x512 dec 2x512 tied/ce V 32000->32000 batch 96 length 26"]
     assert translation.recurrent_kernels > 0 and translation.operators + translation.recurrent_kernels > translation.kernels
 
 
 def test_a_model_carried_to_the_h100_keeps_the_host_and_slows_the_memory():
     model = costmodel.CostModel(costmodel.H200, host_operator=10e-6, host_view=3e-6, kernel=2e-6,
-                                recurrent_kernel=12e-6, achieved=0.3)
+                                recurrent_kernel=12e-6, achieved=0.3, host_recurrent_kernel=4e-6)
     carried = model.on(costmodel.H100)
     counts = plan.Counts(flops=1e12, kernels=1000, bytes=4.8e9, operators=900, views=500, recurrent_kernels=200)
-    assert carried.host(counts) == model.host(counts) == pytest.approx(900 * 10e-6 + 500 * 3e-6)
+    # eager, the host launches each fused LSTM kernel; replayed, none
+    assert carried.host(counts) == model.host(counts) == pytest.approx(900 * 10e-6 + 500 * 3e-6 + 200 * 4e-6)
+    assert model.host(counts, replays=1) == pytest.approx((costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6)
     assert carried.latency_seconds(counts) == model.latency_seconds(counts) == pytest.approx(800 * 2e-6 + 200 * 12e-6)
     assert carried.flop_seconds(counts, "bf16") == model.flop_seconds(counts, "bf16")  # the same GH100
     assert carried.memory_seconds(counts) == pytest.approx(4.8e9 / 3.35e12) and model.memory_seconds(counts) == 1e-3
@@ -127,3 +152,83 @@ def test_config_yaml_runs_at_the_settings_the_modelled_plan_recommends():
     assert config["gpu"]["jobs_per_device"] == int(row.group(1))
     assert config["threads"]["train"] == int(threads.group(1)) == costmodel.THREADS_PER_JOB
     assert "fitted to NVIDIA H200's step times" in text
+
+
+# -- the fit to the H200's check of 2026-11-27: eager steps and steps replayed as CUDA graphs ----------------
+TERMS = {"host_operator": 7e-6, "host_view": 12e-6, "host_recurrent_kernel": 9e-6, "kernel": 2.2e-6,
+         "recurrent_kernel": 4e-6, "achieved": 0.08}
+# name: (kind, operators, views, kernels, of them in fused LSTM layers, GFLOP); a language model-like pair at 11
+# and 200 GFLOP, a cuDNN language model, two translation models with one and two fused encoder layers
+CONSTRUCTED = {"LM small": ("lm", 2000, 1200, 2000, 0, 10), "LM large": ("lm", 2000, 1200, 2000, 0, 200),
+               "LM fused": ("lm", 100, 50, 450, 400, 20), "NMT one": ("nmt", 1600, 2000, 1900, 260, 400),
+               "NMT two": ("nmt", 1700, 2000, 2200, 520, 400)}
+
+
+def constructed_reports() -> tuple[list[dict], dict]:
+    """A check and a graph check in the layout of 2026-11-27 whose times are those of TERMS, computed
+    here from the cost model's equations (costmodel.py's docstring), and the counts behind them."""
+    counts, families, compiled = {}, {}, []
+    peak, hbm = costmodel.H200.peak_flops["bf16"], costmodel.H200.hbm_bytes_per_second
+    t = TERMS
+    for name, (kind, operators, views, kernels, recurrent, gigaflops) in CONSTRUCTED.items():
+        counts[name] = plan.Counts(gigaflops * 1e9, kernels, 1e8, 0, operators=operators, views=views,
+                                   recurrent_kernels=recurrent)
+        length = 35 if kind == "lm" else 26
+        width = 1 if kind == "lm" else 25 / 26  # the graph check times translation at 25 target positions
+
+        def busy(w):
+            return (gigaflops * 1e9 * w / (t["achieved"] * peak) + 1e8 / hbm
+                    + (round(kernels * w) - round(recurrent * w)) * t["kernel"]
+                    + round(recurrent * w) * t["recurrent_kernel"])
+
+        def eager(w):
+            host = operators * t["host_operator"] + views * t["host_view"] + round(recurrent * w) * t["host_recurrent_kernel"]
+            return max(host, busy(w))
+
+        graphs = max((1 * costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * t["host_operator"], busy(width))
+        families[name] = {"kind": kind, "experiment": name.lower(), "speed": {
+            "step_seconds": eager(1), "precision": "bf16", "length": length, "target_tokens_per_step": 64 * length}}
+        compiled.append({"family": name, "mode": "graphs", "phases": {"graphs against eager": {
+            "step_seconds": graphs, "eager_step_seconds": eager(width)}}})
+    environment = {"device_name": "NVIDIA H200", "date": "2026-11-27T15:38:32+00:00"}
+    check = {"environment": environment, "precision": {"resolved": "bf16"}, "families": families, "compile": []}
+    graph_check = {"environment": environment, "precision": {"resolved": "bf16"}, "families": {}, "compile": compiled}
+    return [check, graph_check], counts
+
+
+def test_the_gpu_terms_are_fitted_from_steps_replayed_as_graphs():
+    """Times made from known terms give those terms back: the host's from the eager steps, the GPU's
+    (per kernel, per fused LSTM kernel, the achieved share of the peak) from the graphs steps, which
+    eager steps alone could not fix (each of these is host-bound)."""
+    reports, counts = constructed_reports()
+    fitted = fit.fit(reports, counts)
+    assert set(fitted.fitted) == set(TERMS) and fitted.device == costmodel.H200
+    for name, value in TERMS.items():
+        assert getattr(fitted, name) == pytest.approx(value, rel=1e-3), name
+    measured = fit.measurements(reports)
+    assert fit.worst_ratio(fitted, measured, counts) == pytest.approx(1, abs=1e-6)
+    # without the graphs steps the GPU's per-kernel terms are priors: eager steps do not fix them
+    eager_only = fit.fit(reports[:1], counts)
+    assert set(eager_only.fitted) == {"host_operator", "host_view", "recurrent_kernel"}
+    assert (eager_only.kernel, eager_only.achieved) == (fit.PRIOR["kernel"], fit.PRIOR["achieved"])
+
+
+def test_a_gpu_check_is_read_in_the_layout_it_writes():
+    """Today's layout: device and date under `environment`; the check's eager step of every family,
+    and the graph check's eager and replayed steps of its 30 targets (translation at 25 of the 26
+    counted target positions); the 2026-11-26 record, device and date at its top level, still reads."""
+    check, graphs = (fit.read(path) for path in fit.MEASURED)
+    measured = fit.measurements([check, graphs])
+    eager = [m for m in measured if m.source == "check"]
+    assert len(eager) == 67 == len(check["families"]) and {m.mode for m in eager} == {"eager"}
+    replayed = [m for m in measured if m.source == "graph check"]
+    assert len(replayed) == 2 * 30 and sum(m.mode == "graphs" for m in replayed) == 30
+    entry = graphs["compile"][0]
+    first = [m for m in replayed if m.name == entry["family"]]
+    assert {m.mode: m.seconds for m in first} == {"eager": entry["phases"]["graphs against eager"]["eager_step_seconds"],
+                                                  "graphs": entry["phases"]["graphs against eager"]["step_seconds"]}
+    assert {(m.kind, m.width_ratio) for m in replayed} == {("lm", 1.0), ("nmt", 25 / 26)}
+    assert {m.precision for m in measured} == {"bf16"}
+    assert fit.environment(check)["device_name"] == "NVIDIA H200" and fit.environment(check)["date"].startswith("2026-11-27")
+    partial = fit.read(PARTIAL)
+    assert fit.environment(partial)["device_name"] == "NVIDIA H200" and len(fit.measured_steps(partial)) == 13

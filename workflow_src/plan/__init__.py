@@ -33,7 +33,7 @@ Modules, imported one way (cost -> report -> tables -> fit, steps -> timing -> c
     jobs       the planned jobs, their corpus sizes and families
     counting   FLOPs, kernels, operators, views, syncs and optimiser bytes of one call, padding, extrapolation
     costmodel  a device's documented peaks, and seconds from counts: host and GPU, eager and as graphs
-    fit        the cost model fitted to a GPU check's step times (docs/gpu_check/h200_2026-11-26_steps.json)
+    fit        the cost model fitted to a GPU check's step times, eager and as graphs (docs/gpu_check/2026-11-27-h200/)
     timing     measuring on the device, a job's seconds, wall hours
     steps      the step, forward and decode of a family, timed or counted
     tables     CSV rows: jobs, summary, families;  report: the Markdown;  compare: plan vs actual
@@ -43,8 +43,10 @@ Modules, imported one way (cost -> report -> tables -> fit, steps -> timing -> c
     the optimiser's memory traffic at HBM bandwidth) and the recommended `gpu.jobs_per_device` and
     `threads.train`, eager and as graphs.
 
-`python -m workflow_src.plan count-measured --config CONFIG.json --measured STEPS.json --out COUNTS.json`
-    the plan's counts of the steps a GPU check timed (`fit.count_measured`), for the fit.
+`python -m workflow_src.plan count-measured --config config.yaml --measured CHECK/gpu_check.json --out COUNTS.json
+ [--first GRAPHS/gpu_check.json] [--resume]`
+    the plan's counts of the steps a GPU check timed (`fit.count_measured`), for the fit: each family
+    at full size on the CPU (seconds to minutes each), written as it goes.
 
 `python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md, .html)
     beside each trained job's predicted seconds, the seconds its metrics.jsonl records

@@ -18,7 +18,7 @@ from workflow_src.plan.timing import modelled_precision, sharing_slowdown
 
 
 def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False, gpu_check: Path | None = None,
-         measured: Path = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
+         measured: tuple[Path, ...] = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
     """Write `<prefix>.csv`, `.jobs.csv`, `.families.csv` and `.md`. `model_only`: count each family
     on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing.
     `gpu_check`: the GPU check's JSON, whose measured slowdown of jobs sharing a device scales the
@@ -82,9 +82,9 @@ def families_timed(config: dict, threads: int, model_only: bool) -> Families:
 
 
 def write(config: dict, timed: Families, out_prefix: Path, model_only: bool = False, gpu_check: Path | None = None,
-          measured: Path = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
+          measured: tuple[Path, ...] = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
     """The plan's files from its families' timings (`plan`)."""
-    report, measured_counts, fitted = fit.load(measured, counted)
+    reports, measured_counts, fitted = fit.load(measured, counted)
     model = fitted.on(H100)
     timings_by_family = {family: steps.as_graphs(config, family, timing) for family, timing in timed.timings.items()}
     rows = job_rows(config, timed.jobs, timed.corpora, timed.families, timings_by_family, model)
@@ -96,14 +96,16 @@ def write(config: dict, timed: Families, out_prefix: Path, model_only: bool = Fa
                to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, model, rows)))
     write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
                                                       [{**row, "device": timed.device_name} for row in summary]))
-    fitting = fit.Fitting(report, measured_counts, fitted, model)
+    fitting = fit.Fitting(reports, measured_counts, fitted, model)
     write_text(out_prefix.with_suffix(".md"),
                markdown(config, timed.device_name, summary, rows, timings_by_family, fitting, model_only, slowdown))
 
 
 def read_config(value: str) -> dict:
-    """The config of `--config`: a JSON object, or the path of a file holding one."""
-    return json.loads(value if value.lstrip().startswith("{") else Path(value).read_text())
+    """The config of `--config`: a JSON object, or the path of a file holding one (JSON or YAML)."""
+    import yaml
+
+    return json.loads(value) if value.lstrip().startswith("{") else yaml.safe_load(Path(value).read_text())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -119,14 +121,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device")
     p.add_argument("--model-only", action="store_true",
                    help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone")
-    p.add_argument("--fit-to", type=Path, default=fit.MEASURED,
-                   help="a GPU check's step times to fit the H100 model to (default the H200's, docs/gpu_check/)")
+    p.add_argument("--fit-to", type=Path, nargs="+", default=fit.MEASURED,
+                   help="GPU checks' gpu_check.json (eager steps; graphs steps of --checks compile) to fit the H100 "
+                        "model to (default the H200's of 2026-11-27, docs/gpu_check/)")
     p.add_argument("--fit-counts", type=Path, default=fit.COUNTED,
                    help="the plan's counts of those steps (python -m workflow_src.plan count-measured)")
     m = commands.add_parser("count-measured")
     m.add_argument("--config", type=read_config, required=True, help="the config the GPU check measured")
-    m.add_argument("--measured", type=Path, default=fit.MEASURED)
+    m.add_argument("--measured", type=Path, default=fit.MEASURED[0], help="the GPU check's gpu_check.json")
     m.add_argument("--out", type=Path, default=fit.COUNTED)
+    m.add_argument("--first", type=Path, help="a gpu_check.json whose compile targets' families are counted first")
+    m.add_argument("--resume", action="store_true", help="keep the families --out already holds")
     c = commands.add_parser("compare")
     c.add_argument("--jobs", type=Path, required=True, help="the plan's <prefix>.jobs.csv")
     c.add_argument("--out-prefix", type=Path, required=True)
@@ -134,8 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "plan":
         plan(args.config, args.out_prefix, args.threads, args.model_only, args.gpu_check, args.fit_to, args.fit_counts)
     elif args.command == "count-measured":
-        counts = fit.count_measured(args.config, fit.read(args.measured))
-        fit.write_counts(counts, args.measured, args.out)
+        first = tuple(entry["family"] for entry in fit.read(args.first)["compile"]) if args.first else ()
+        counted = fit.read_counts(args.out) if args.resume and args.out.exists() else None
+        fit.count_measured(args.config, fit.read(args.measured), first, counted,
+                           lambda counts: fit.write_counts(counts, args.measured, args.out))
     else:
         total = write_comparison(args.jobs, args.out_prefix)
         print(f"actual / predicted: {total['actual / predicted']}")

@@ -2,6 +2,7 @@
 (`counting.Counts`), run eagerly or replayed as CUDA graphs (`train.compile: graphs`):
 
     host, eager   = operators · host_operator + views · host_view        (eager PyTorch dispatching each)
+                    + recurrent kernels · host_recurrent_kernel          (cuDNN launching each time step's)
     host, graphs  = (replays · REPLAY_OPERATORS + BATCH_OPERATORS) · host_operator
     busy          = FLOPs / (achieved · peak[precision]) + bytes / HBM bandwidth
                     + (kernels - recurrent kernels) · kernel + recurrent kernels · recurrent_kernel
@@ -12,13 +13,15 @@
 Replayed as graphs, a step, a forward and each decoding step is one replay: the host only copies
 the batch into the graph's inputs and launches it; the GPU runs the same kernels at the
 bucket-padded shapes (`Timing.width_ratio` scales FLOPs and kernels), with no host sync in a
-step or a forward. `fit.py` fits the host terms and the recurrent kernels' GPU term to a GPU
-check's step times; `CostModel.on` carries a model fitted on one device to another.
+step or a forward. `fit.py` fits the host terms to a GPU check's eager step times and the GPU terms
+to its steps replayed as graphs; `CostModel.on` carries a model fitted on one device to another.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+import numpy
 
 from workflow_src.plan.counting import Counts
 
@@ -69,6 +72,9 @@ class CostModel:
     kernel: float  # s of GPU time per kernel outside fused LSTM layers
     recurrent_kernel: float  # s of GPU time per kernel of a fused LSTM layer (per time step, layer, direction)
     achieved: float  # the share of the peak that a step's FLOPs run at
+    # s of host time per kernel of a fused LSTM layer, eager: cuDNN's host loop launching each time step's
+    # kernels (0: a fused layer's launches in its one operator)
+    host_recurrent_kernel: float = 0.0
     fitted: tuple = ()
     source: str = "assumed"
 
@@ -102,13 +108,14 @@ class CostModel:
         """The host's seconds: eager (`replays` None) each operator and view dispatched; as graphs,
         `replays` launches with their copies and one batch prepared."""
         if replays is None:
-            return counts.operators * self.host_operator + counts.views * self.host_view
+            return (counts.operators * self.host_operator + counts.views * self.host_view
+                    + counts.recurrent_kernels * self.host_recurrent_kernel)
         return (replays * REPLAY_OPERATORS + BATCH_OPERATORS) * self.host_operator
 
     def alone(self, counts: Counts, precision: str, replays: int | None = None) -> float:
         """A job's seconds alone on the device: the slower of host and GPU, plus a drained queue
-        at each host sync."""
-        return (max(self.host(counts, replays), self.busy(counts, precision))
+        at each host sync (`counts`' fields may be arrays: one step each, as `fit` evaluates them)."""
+        return (numpy.maximum(self.host(counts, replays), self.busy(counts, precision))
                 + counts.syncs * (self.host_operator + self.kernel))
 
     def floor(self, counts: Counts, precision: str) -> float:

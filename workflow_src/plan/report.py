@@ -7,7 +7,7 @@ from __future__ import annotations
 from workflow_src.plan.costmodel import (BATCH_OPERATORS, FLOOR_FRACTION, MODES, REPLAY_OPERATORS, THREADS_PER_JOB,
                                          CostModel)
 from workflow_src.plan.counting import CLIPPING_ACCESSES, OPTIMISER_ACCESSES, RECURRENT_KERNELS_PER_STEP
-from workflow_src.plan.fit import FITTED, Fitting, describe
+from workflow_src.plan.fit import Fitting, describe
 from workflow_src.plan.steps import COUNTING_BATCH, GRAPH_GRANULE
 from workflow_src.plan.tables import (SUMMARY_COLUMNS, cell, family_rows, h100_days_by_jobs_per_device,
                                       modelled_hours, named, recommended_jobs_per_device, seconds_cell, to_markdown)
@@ -92,11 +92,12 @@ def microseconds(seconds: float) -> str:
 
 
 def fit_section(fitting: Fitting) -> list[str]:
-    """The fitted model: its terms on the measured and the planned device, and each measured family
+    """The fitted model: its terms on the measured and the planned device, and each measurement
     against its modelled step."""
-    fitted, model, report = fitting.fitted, fitting.model, fitting.report
+    fitted, model = fitting.fitted, fitting.model
     rows = fitting.rows()
-    worst = max(max(r["ratio"], 1 / r["ratio"]) for r in rows)
+    worst = {mode: max((max(r["ratio"], 1 / r["ratio"]) for r in rows if r["mode"] == mode), default=None)
+             for mode in MODES}
     terms = [("host_operator", "host, per dispatched operator"), ("host_view", "host, per dispatched view"),
              ("recurrent_kernel", "GPU, per kernel of a fused LSTM layer (per time step, layer, direction)"),
              ("kernel", "GPU, per other kernel"), ("achieved", "share of the peak the FLOPs run at")]
@@ -104,8 +105,9 @@ def fit_section(fitting: Fitting) -> list[str]:
     def value(m: CostModel, name: str) -> str:
         return f"{getattr(m, name):.3g}" if name == "achieved" else microseconds(getattr(m, name))
 
+    abouts = " ".join(r["about"] for r in fitting.reports if "about" in r)
     lines = ["## The fit: the model against what a GPU measured", "",
-             f"{fitted.source}. {report.get('about', '')}".strip(), "",
+             f"{fitted.source}. {abouts}".strip(), "",
              f"| term | {fitted.device.name} | {model.device.name} (carried) | |", "|---|---|---|---|"]
     for name, what in terms:
         lines.append(f"| {what} | {value(fitted, name)} | {value(model, name)} | "
@@ -117,27 +119,30 @@ def fit_section(fitting: Fitting) -> list[str]:
         lines.append(f"| {r['family']} ({r['experiment']}) | {r['measured']:.4f} | {r['modelled']:.4f} | "
                      f"{r['ratio']:.2f} | {r['host']:.4f} | {r['busy']:.4f} | {r['operators']} | {r['views']} | "
                      f"{r['kernels']} ({r['recurrent_kernels']}) |")
-    groups = count_groups(rows)
+    eager = [r for r in rows if r["mode"] == "eager"]
+    groups = count_groups(eager)
     spread = max(max(r["measured"] for r in g) / min(r["measured"] for r in g) for g in groups)
-    device_bound = [r["family"] for r in rows if r["busy"] >= r["host"]]
-    lines += ["", f"Every measured family within {worst:.3g}x of its modelled step (fitted to the smallest worst "
-              f"case). The families fall in {len(groups)} groups of counts within 5% of each other, so the "
-              f"{len(FITTED)} fitted terms rest on about {len(groups)} distinct data points, and the spread of measured "
-              f"times within a group (up to {spread:.3g}x) is what the counts do not explain. "
-              + (f"Device-bound at the fit: {', '.join(device_bound)}, whose operators cannot fill its time: the fit "
-                 "gives that time to the GPU's fused LSTM layers (the host launching their kernels would fit as well, "
-                 "and make graphs faster there). " if device_bound else "")
+    device_bound = [r["family"] for r in eager if r["busy"] >= r["host"]]
+    graphs_fitted = "achieved" in fitted.fitted
+    lines += ["", "Every measured step within " + " and ".join(f"{worst[m]:.3g}x ({m})" for m in MODES if worst[m])
+              + " of its modelled step (fitted to the smallest worst case). "
+              f"The eager steps fall in {len(groups)} groups of counts within 5% of each other, and the spread of "
+              f"measured times within a group (up to {spread:.3g}x) is what the counts do not explain: run-to-run "
+              "spread of a host-bound step, which no setting of the terms removes. "
+              + (f"Device-bound at the fit, eager: {', '.join(device_bound)}. " if device_bound else "")
               + ("A view costs the fit more than an operator: the host's Python work between operators grows with "
                  "the views in these steps (the translation decoder slices and reshapes at every target position), "
                  "and the view term carries it; it is a fit across kinds of step, not a measured cost of a view. "
                  if fitted.host_view > fitted.host_operator else "")
-              + "Not fitted: a step with many small kernels is host-bound, so its time bounds the GPU's time per small "
-              + (f"kernel, at most {microseconds(bound)} by these measurements, " if (bound := fitting.kernel_bound())
-                 is not None else "kernel (no measured step without fused LSTM layers bounds it here) ")
-              + f"without fixing it; it stays at the prior {microseconds(fitted.kernel)}, and the achieved share of "
-              "the peak at its prior too. "
-              "The graphs column rests on these two priors: a GPU check of `graphs` (whose step is the GPU's time) "
-              "would fit them.",
+              + ("The GPU's terms (per kernel, per fused LSTM kernel, the achieved share of the peak) are fitted to "
+                 "the steps replayed as CUDA graphs, whose time is the GPU's own; the eager steps fix the host's. "
+                 if graphs_fitted else
+                 "Not fitted: a step with many small kernels is host-bound, so its time bounds the GPU's time per small "
+                 + (f"kernel, at most {microseconds(bound)} by these measurements, " if (bound := fitting.kernel_bound())
+                    is not None else "kernel (no measured step without fused LSTM layers bounds it here) ")
+                 + f"without fixing it; it stays at the prior {microseconds(fitted.kernel)}, and the achieved share of "
+                 "the peak at its prior too. The graphs column rests on these two priors: a GPU check of `graphs` "
+                 "(whose step is the GPU's time) would fit them. "),
               "",
               f"Carried to the {model.device.name}: the host terms unchanged (the same host CPU class; a slower host "
               "CPU lengthens every eager step in proportion); the GPU's per-kernel terms by the ratio of the devices' "
@@ -310,9 +315,11 @@ def markdown(config: dict, device_name: str, summary: list[dict], rows: list[dic
               "- Host syncs: operators whose result the host waits for on CUDA (a value read, nonzero, a boolean "
               "index, unique). A language model's counted step is train_lm's epoch over one segment, so its two "
               "per-epoch reads count in every step.",
-              "- Fitted, not assumed: the host's terms and the fused LSTM layers' GPU term (above). Assumed: the GPU's "
-              "time per small kernel and the achieved share of the peak (bounded, not fixed, by eager measurements), "
-              "the fused LSTM's kernels per step, the graph's replay and batch operators, and the sharing of a device. "
+              "- Fitted, not assumed: " + ", ".join(fitting.fitted.fitted) + " (above). Assumed: "
+              + ("" if "achieved" in fitting.fitted.fitted else
+                 "the GPU's time per small kernel and the achieved share of the peak (bounded, not fixed, by eager "
+                 "measurements), ")
+              + "the fused LSTM's kernels per step, the graph's replay and batch operators, and the sharing of a device. "
               "A plan run on a GPU measures its own step times (device_hours), and those are the ones to trust.",
               f"- `train.compile` is {config['train'].get('compile', 'off')!r}: "
               + ("the kernels are counted as eager PyTorch runs them (the counting runs the step eagerly), so "
