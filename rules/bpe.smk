@@ -4,10 +4,10 @@ rule bpe:
     """A sentencepiece BPE model of one language with the configured merges, learnt on the training
     text (once per corpus: layout.training_pair), and that text encoded."""
     input:
-        DATA_DIR + "/tok/train.{lang}",
+        f"{DATA_DIR}/tok/train.{{lang}}",
     output:
-        model=DATA_DIR + "/bpe{merges}/{lang}.model",
-        encoded=DATA_DIR + "/bpe{merges}/train.{lang}",
+        model=f"{DATA_DIR}/bpe{{merges}}/{{lang}}.model",
+        encoded=f"{DATA_DIR}/bpe{{merges}}/train.{{lang}}",
     params:
         prefix=lambda w, output: output.model.removesuffix(".model"),
     resources:
@@ -26,9 +26,9 @@ rule bpe_encode:
     """A direction's development or test set encoded with its corpus's BPE model."""
     input:
         model=lambda w: layout.corpus_bpe_file(config, w.dataset, pair(w), w.merges, f"{w.lang}.model"),
-        text=DATA_DIR + "/tok/{split}.{lang}",
+        text=f"{DATA_DIR}/tok/{{split}}.{{lang}}",
     output:
-        DATA_DIR + "/bpe{merges}/{split}.{lang}",
+        f"{DATA_DIR}/bpe{{merges}}/{{split}}.{{lang}}",
     params:
         prefix=lambda w, input: input.model.removesuffix(".model"),
     wildcard_constraints:
@@ -47,9 +47,9 @@ rule bpe_counts:
     """A BPE vocabulary: the pieces of the encoded training text with their counts, uncapped, as
     OpenNMT's preprocess built it from BPE'd data."""
     input:
-        DATA_DIR + "/bpe{merges}/train.{lang}",
+        f"{DATA_DIR}/bpe{{merges}}/train.{{lang}}",
     output:
-        DATA_DIR + "/bpe{merges}/vocab.{lang}.tsv",
+        f"{DATA_DIR}/bpe{{merges}}/vocab.{{lang}}.tsv",
     log:
         "logs/data/{dataset}/{src}-{tgt}/bpe{merges}.vocab.{lang}.log",
     conda:

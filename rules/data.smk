@@ -29,9 +29,9 @@ rule extract_train:
     input:
         lambda w: extraction(w, ["train"])[0],
     output:
-        DATA_DIR + "/raw/train.{src}",
-        DATA_DIR + "/raw/train.{tgt}",
-        stats=DATA_DIR + "/raw/train.stats.json",
+        f"{DATA_DIR}/raw/train.{{src}}",
+        f"{DATA_DIR}/raw/train.{{tgt}}",
+        stats=f"{DATA_DIR}/raw/train.stats.json",
     params:
         command=lambda w: extraction(w, ["train"])[1],
         out=lambda w, output: os.path.dirname(output.stats),
@@ -50,9 +50,9 @@ rule extract_evaluation:
     input:
         lambda w: extraction(w, ["dev", "test"])[0],
     output:
-        expand(DATA_DIR + "/raw/{split}.{src}", split=["dev", "test"], allow_missing=True),
-        expand(DATA_DIR + "/raw/{split}.{tgt}", split=["dev", "test"], allow_missing=True),
-        stats=DATA_DIR + "/raw/evaluation.stats.json",
+        expand(f"{DATA_DIR}/raw/{{split}}.{{src}}", split=["dev", "test"], allow_missing=True),
+        expand(f"{DATA_DIR}/raw/{{split}}.{{tgt}}", split=["dev", "test"], allow_missing=True),
+        stats=f"{DATA_DIR}/raw/evaluation.stats.json",
     params:
         command=lambda w: extraction(w, ["dev", "test"])[1],
         out=lambda w, output: os.path.dirname(output.stats),
@@ -70,14 +70,14 @@ rule preprocess_parallel:
     """One split truecased with each language's shared model (sacremoses, use_known); training pairs
     over max_len words (when max_len_unit is word; pieces are limited at training) or max_ratio dropped."""
     input:
-        DATA_DIR + "/tokenized/{split}.{src}",
-        DATA_DIR + "/tokenized/{split}.{tgt}",
+        f"{DATA_DIR}/tokenized/{{split}}.{{src}}",
+        f"{DATA_DIR}/tokenized/{{split}}.{{tgt}}",
         truecase_src="results/truecase/{src}.model",
         truecase_tgt="results/truecase/{tgt}.model",
     output:
-        DATA_DIR + "/tok/{split}.{src}",
-        DATA_DIR + "/tok/{split}.{tgt}",
-        stats=DATA_DIR + "/tok/stats.{split}.json",
+        f"{DATA_DIR}/tok/{{split}}.{{src}}",
+        f"{DATA_DIR}/tok/{{split}}.{{tgt}}",
+        stats=f"{DATA_DIR}/tok/stats.{{split}}.json",
     params:
         tokenized=lambda w, input: os.path.dirname(input[0]),
         out=lambda w, output: os.path.dirname(output.stats),
@@ -100,9 +100,9 @@ rule preprocess_parallel:
 rule word_counts:
     """Training word counts of one side: the word vocabulary, and frequencies for analysis."""
     input:
-        DATA_DIR + "/tok/train.{lang}",
+        f"{DATA_DIR}/tok/train.{{lang}}",
     output:
-        DATA_DIR + "/vocab/{lang}.tsv",
+        f"{DATA_DIR}/vocab/{{lang}}.tsv",
     log:
         "logs/data/{dataset}/{src}-{tgt}/vocab.{lang}.log",
     conda:
@@ -137,8 +137,8 @@ rule extract_lm:
     input:
         lambda w: resource(config["datasets"][w.dataset]["archive"]),
     output:
-        expand(LM_DATA_DIR + "/{split}.txt", split=LM_SPLITS, allow_missing=True),
-        stats=LM_DATA_DIR + "/stats.json",
+        expand(f"{LM_DATA_DIR}/{{split}}.txt", split=LM_SPLITS, allow_missing=True),
+        stats=f"{LM_DATA_DIR}/stats.json",
     params:
         members=lambda w: " ".join(shlex.quote(f"{split}:{member}")
                                    for split, member in config["datasets"][w.dataset]["members"].items()),

@@ -1,9 +1,9 @@
 rule decode:
     """Decode the test set (greedy / nearest neighbour, or beam search), <unk> replaced, detokenized."""
     input:
-        model=MODEL_DIR + "/model.pt",
+        model=f"{MODEL_DIR}/model.pt",
         src=lambda w: side_files(w, "src")["test"],
-        src_words=DATA_DIR + "/tok/test.{src}",
+        src_words=f"{DATA_DIR}/tok/test.{{src}}",
         dictionary="results/align/{dataset}/{src}-{tgt}/dict.tsv",
     output:
         tok=HYPOTHESIS_TOK,

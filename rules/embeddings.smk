@@ -4,11 +4,11 @@
 rule tokenize_parallel:
     """Moses tokenization of one split of a pair (sacremoses, tokenizer.perl without escaping)."""
     input:
-        DATA_DIR + "/raw/{split}.{src}",
-        DATA_DIR + "/raw/{split}.{tgt}",
+        f"{DATA_DIR}/raw/{{split}}.{{src}}",
+        f"{DATA_DIR}/raw/{{split}}.{{tgt}}",
     output:
-        temp(DATA_DIR + "/tokenized/{split}.{src}"),
-        temp(DATA_DIR + "/tokenized/{split}.{tgt}"),
+        temp(f"{DATA_DIR}/tokenized/{{split}}.{{src}}"),
+        temp(f"{DATA_DIR}/tokenized/{{split}}.{{tgt}}"),
     params:
         raw=lambda w, input: os.path.dirname(input[0]),
         out=lambda w, output: os.path.dirname(output[0]),
@@ -91,8 +91,8 @@ rule target_table:
         vectors="results/embeddings/{tgt}/{kind}.vec",
         counts=lambda w: training_files(w, "word", "tgt")["vocab"],
     output:
-        table=DATA_DIR + "/emb/{kind}.vec",
-        coverage=DATA_DIR + "/emb/{kind}.vec.coverage.json",
+        table=f"{DATA_DIR}/emb/{{kind}}.vec",
+        coverage=f"{DATA_DIR}/emb/{{kind}}.vec.coverage.json",
     params:
         size=lambda w: config["datasets"][w.dataset]["emb_vocab_size"],
     log:

@@ -1,9 +1,9 @@
 rule lm_partition:
     """One of two equal line ranges of a language-modelling corpus's training text (tying Table 2)."""
     input:
-        expand(layout.lm_data_dir("{corpus}") + "/{split}.txt", split=LM_SPLITS, allow_missing=True),
+        expand(f"{layout.lm_data_dir('{corpus}')}/{{split}}.txt", split=LM_SPLITS, allow_missing=True),
     output:
-        expand(layout.lm_data_dir("{corpus}part{part}") + "/{split}.txt", split=LM_SPLITS, allow_missing=True),
+        expand(f"{layout.lm_data_dir('{corpus}part{part}')}/{{split}}.txt", split=LM_SPLITS, allow_missing=True),
     params:
         corpus=lambda w, input: os.path.dirname(input[0]),
         out=lambda w, output: os.path.dirname(output[0]),
@@ -25,9 +25,9 @@ rule train_lm:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(lm_corpus),
     output:
-        model=LM_DIR + "/model.pt",
-        metrics=update(LM_DIR + "/metrics.jsonl"),  # kept: as in rules/train.smk
-        perplexity=LM_DIR + "/perplexity.json",
+        model=f"{LM_DIR}/model.pt",
+        metrics=update(f"{LM_DIR}/metrics.jsonl"),  # kept: as in rules/train.smk
+        perplexity=f"{LM_DIR}/perplexity.json",
     params:
         spec=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
         inputs=lambda w, input: cli_args(dict(input.items())),
@@ -67,7 +67,7 @@ rule lm_next_words:
     """A language model's top next-word predictions after each phrase of a table (read in the
     corpus's text where the table says so)."""
     input:
-        model=LM_DIR + "/model.pt",
+        model=f"{LM_DIR}/model.pt",
         phrases="results/{paper}/{artefact}.phrases.tsv",
         context=lambda w: (f"{layout.lm_data_dir(w.dataset)}/{registry.artefact(w.paper, w.artefact).context}.txt"
                            if registry.artefact(w.paper, w.artefact).context else []),

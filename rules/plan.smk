@@ -3,8 +3,11 @@ rule resolved_config:
     of it: written by a job, so that building the DAG (a dry run too) writes nothing."""
     output:
         RESOLVED_CONFIG,
+    log:
+        "logs/resolved_config.log",
     run:
         write_text(output[0], RESOLVED_CONFIG_TEXT)
+        write_text(log[0], f"wrote {output[0]}\n")
 
 
 rule plan:

@@ -2,7 +2,7 @@ rule bleu:
     """sacrebleu on detokenized output against the untokenized references, with its signature."""
     input:
         hyp=HYPOTHESIS,
-        ref=DATA_DIR + "/raw/test.{tgt}",
+        ref=f"{DATA_DIR}/raw/test.{{tgt}}",
     output:
         layout.score_path(*MODEL_WILDCARDS, "{search}", "bleu"),
     log:
@@ -18,7 +18,7 @@ rule bleu_tokenized:
     own, on the tokenized (de-BPE'd) output against the tokenized references."""
     input:
         hyp=HYPOTHESIS_TOK,
-        ref=DATA_DIR + "/tok/test.{tgt}",
+        ref=f"{DATA_DIR}/tok/test.{{tgt}}",
     output:
         layout.score_path(*MODEL_WILDCARDS, "{search}", "bleu_tok"),
     log:
@@ -47,7 +47,7 @@ rule meteor:
     """METEOR of detokenized output against the references (nltk's, or the official jar when configured)."""
     input:
         hyp=HYPOTHESIS,
-        ref=DATA_DIR + "/raw/test.{tgt}",
+        ref=f"{DATA_DIR}/raw/test.{{tgt}}",
         wordnet=lambda w: ["resources/nltk_data/corpora/wordnet"] if w.tgt == "en" and not config["scoring"]["meteor_jar"] else [],
     output:
         layout.score_path(*MODEL_WILDCARDS, "{search}", "meteor"),
@@ -94,9 +94,9 @@ rule meteor_by_frequency:
 rule neighbours:
     """Where a continuous model's teacher-forced test predictions land among the target vectors."""
     input:
-        model=MODEL_DIR + "/model.pt",
+        model=f"{MODEL_DIR}/model.pt",
         src=lambda w: side_files(w, "src")["test"],
-        tgt=DATA_DIR + "/tok/test.{tgt}",
+        tgt=f"{DATA_DIR}/tok/test.{{tgt}}",
     output:
         layout.neighbours_path(MODEL_JOB),
     params:
@@ -118,7 +118,7 @@ rule neighbours:
 rule representations:
     """The pieces nearest to an artefact's query words among a softmax model's input and output representations."""
     input:
-        MODEL_DIR + "/model.pt",
+        f"{MODEL_DIR}/model.pt",
     output:
         layout.representations_path(MODEL_JOB, "{paper}", "{artefact}"),
     params:

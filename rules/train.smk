@@ -6,7 +6,7 @@ rule train:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(train_inputs),
     output:
-        model=MODEL_DIR + "/model.pt",
+        model=f"{MODEL_DIR}/model.pt",
         # the training history: update(), so Snakemake neither deletes it before a rerun nor after a
         # failed one (it restores it); the job replaces it only once training has ended
         # (workflow_src/train/checkpoints.py)
