@@ -245,7 +245,8 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
     devices = {environment(r)["device_name"] for r in reports}
     if len(devices) != 1:
         raise ValueError(f"the reports measured {len(devices)} devices ({', '.join(sorted(devices))}): fit one at a time")
-    device = device_named(devices.pop())
+    measured_on = devices.pop()
+    device = device_named(measured_on)
     measured = measurements(reports)
     missing = sorted({m.name for m in measured if m.name not in counts})
     if missing:
@@ -313,12 +314,8 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
     dates = sorted({environment(r)["date"][:10] for r in reports})
     kinds = ", ".join(f"{sum(m.mode == mode for m in measured)} {mode}" for mode in ("eager", "graphs"))
     return dataclasses.replace(model(chosen), fitted=terms,
-                               source=f"fitted to {device_name(reports)}'s step times of {', '.join(dates)} "
+                               source=f"fitted to {measured_on}'s step times of {', '.join(dates)} "
                                       f"({len({m.name for m in measured})} families; {kinds} steps)")
-
-
-def device_name(reports: list[dict]) -> str:
-    return environment(reports[0])["device_name"]
 
 
 def kernel_bound(model: CostModel, reports: list[dict], counts: dict[str, Counts]) -> float | None:
