@@ -6,12 +6,14 @@ script's training on real pairs; its Snakemake wiring never makes a finished mod
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import yaml
 
 from conftest import REPO, real_fixture
 from workflow_src import gpu_check, layout
-from workflow_src.gpu_check import compile_check, decoding, device as measured
+from workflow_src.gpu_check import compile_check, decoding, device as measured, references
 from workflow_src.gpu_check.__main__ import main
 from workflow_src.gpu_check.references import CHECK_BATCH, InProcess, decoding_reference
 from workflow_src.plan.jobs import LM_PATH, PlannedJob
@@ -313,6 +315,75 @@ def test_host_syncs_are_the_sync_warnings_alone(monkeypatch):
     assert measured.syncs_per_step(lambda: None, CPU) == (0.0, [])
     count, sites = measured.syncs_per_step(step, CPU, steps=4)
     assert count == 0.5 and len(sites) == 1 and sites[0].startswith(__file__)
+
+
+def process_state(pid: int) -> str:
+    """/proc/PID/stat's state: T where stopped."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def wait_for(condition, seconds: float = 20.0) -> bool:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_the_cpu_workers_are_stopped_while_the_device_is_timed_and_then_finish_their_work():
+    """Workers.paused stops every worker (state T) and continues them after, their work intact;
+    stop() ends a paused worker too."""
+    workers = references.Workers(1, 1)
+    try:
+        task = workers.submit(time.sleep, 1.0)
+        assert wait_for(lambda: workers.processes() and process_state(workers.processes()[0].pid) in "SR")
+        (process,) = workers.processes()
+        with workers.paused():
+            assert wait_for(lambda: process_state(process.pid) == "T")
+            time.sleep(1.5)
+            assert process_state(process.pid) == "T" and not task.done()
+        assert task.result(timeout=20) is None and process_state(process.pid) != "T"
+        with workers.paused():
+            assert wait_for(lambda: process_state(process.pid) == "T")
+            workers.stop()
+            process.join(timeout=20)
+            assert not process.is_alive()
+    finally:
+        workers.stop()
+
+
+def test_the_check_times_steps_sharing_and_compile_items_with_its_workers_paused(monkeypatch, demo_config, demo_families,
+                                                                                    tmp_path):
+    """Check.family measures a family's step inside the pool's `paused` (and sharing and compile
+    items run whole inside it); the CPU reference is awaited outside it (a paused worker computes
+    nothing)."""
+    family = first(demo_families, kind="lm")
+    events = []
+
+    class Pool(references.InProcess):
+        @contextlib.contextmanager
+        def paused(self):
+            events.append("pause")
+            yield
+            events.append("continue")
+
+    def measure(*args):
+        events.append("measure")
+        return {"step_seconds": 0.01}, []
+
+    monkeypatch.setattr(measured, "measure", measure)
+    check = gpu_check.Check(demo_config, CPU, tmp_path, only=[family.name], log=lambda line: None)
+    check.pool = Pool()
+    reference = Future()
+    reference.set_exception(RuntimeError("no reference here"))
+    check.family(family, reference)
+    assert events == ["pause", "measure", "continue"]
+    monkeypatch.setattr(compile_check, "check", lambda *args: (events.append("compile") or {"phases": {}}, []))
+    check.report.data["compile"] = []
+    check.compiled(family, "graphs")
+    assert events[3:] == ["pause", "compile", "continue"]
 
 
 def test_checks_runs_only_the_kinds_asked_for(demo_config, demo_families, tmp_path):

@@ -27,7 +27,8 @@ In this order, each item reported as it ends (`report.Report`: a console line `p
                  a fresh dynamo state, training and evaluation as a job runs them (`compile_check`).
 
 The CPU's work (references, decoding references, the plan's counts) runs in worker processes
-beside the device's (`references`). With a deadline, an item that would not end before it is not
+beside the device's (`references`), stopped while the device is timed (a family's step, sharing,
+compile items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not end before it is not
 started: the report names it and everything after it, and the check exits 1 (as on a failure).
 
 Imports: torch, numpy and this package only (no Snakemake, gensim, fastText, eflomal, tqdm,
@@ -172,6 +173,7 @@ class Check:
         self.jobs_per_device = config.get("gpu", {}).get("jobs_per_device", 1)
         self.sharing_jobs = sharing_jobs or (self.jobs_per_device if self.jobs_per_device > 1 else SHARING_WHEN_ALONE)
         self.compile_modes = compile_check.modes(config["train"].get(compilation.KEY, "off"), compile_modes, device)
+        self.pool = executor(0, 1)  # run's own, with its workers
         self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
         environment = measured.environment(device)
         self.report = Report(out, {
@@ -196,7 +198,9 @@ class Check:
         return {
             "families": (f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
                          f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
-                         f"of {measured.STEPS} after {measured.WARMUP} warm-up steps. Peak memory: "
+                         f"of {measured.STEPS} after {measured.WARMUP} warm-up steps"
+                         + (", the CPU workers stopped while it runs (as while sharing and compile items run)" if cuda else "")
+                         + ". Peak memory: "
                          + ("torch.cuda.max_memory_allocated (and reserved) over those steps, times gpu.jobs_per_device, "
                             f"with {measured.HEADROOM:.0%} of the device left" if cuda else "not measured on the CPU")
                          + ". Compared with the CPU: `full` families (one per architecture, output layer and loss) in loss, "
@@ -233,7 +237,8 @@ class Check:
         e = {"kind": family.kind, "experiment": family.job.experiment, "dataset": family.job.dataset,
              "pair": family.job.pair, "jobs": family.jobs, "compared": "",
              "modelled": "not reached" if self.cuda else "not computed on the CPU"}
-        speed, problems = measured.measure(family, self.precision, self.device, self.jobs_per_device)
+        with self.pool.paused():
+            speed, problems = measured.measure(family, self.precision, self.device, self.jobs_per_device)
         e["speed"] = speed
         if isinstance(speed.get("syncs_per_step"), float) and speed["syncs_per_step"] > SYNCS_ALLOWED:
             problems.append((f"{speed['syncs_per_step']:g} host syncs per training step, called from "
@@ -274,6 +279,10 @@ class Check:
         self.report.data["decoding"][family.name] = entry
 
     def sharing(self, chosen: list[Family]) -> None:
+        with self.pool.paused():
+            self.shared(chosen)
+
+    def shared(self, chosen: list[Family]) -> None:
         families_entry, alone = {}, self.report.data["step_seconds"]
         for family in chosen:
             model, step = measured.full_size_step(family, self.precision, self.device)
@@ -307,7 +316,8 @@ class Check:
                 f"MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}"]))
 
     def compiled(self, family: Family, mode: str) -> None:
-        entry, problems = compile_check.check(family, mode, self.precision, self.device)
+        with self.pool.paused():
+            entry, problems = compile_check.check(family, mode, self.precision, self.device)
         entry["verdict"] = self.report.check(compile_check.subject(family, mode), problems, ", ".join(
             f"{name}: {p['speedup']:.2f} x eager's speed, agreeing in {p['agreement']}" if "speedup" in p else
             f"{name} {p.get('graphs')} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
@@ -334,7 +344,7 @@ class Check:
                 e["measured_over_modelled"] = e["speed"]["step_seconds"] / modelled["alone_seconds"]
 
     def run(self) -> Report:
-        pool = executor(self.workers, 1)
+        pool = self.pool = executor(self.workers, 1)
         scratch = tempfile.TemporaryDirectory(prefix="gpu_check-")
         measured_families = self.found if "family" in self.checks else []
         refs = {f.name: pool.submit(reference, f if f.name in self.full else at_width(f), f.name in self.full,

@@ -8,8 +8,10 @@ check's scratch folder, not through the worker's pipe; its random draws and word
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
+import signal
 from pathlib import Path
 
 import torch
@@ -94,6 +96,9 @@ class InProcess:
     def submit(self, function, *args):
         return self.Task(function, args)
 
+    def paused(self):
+        return contextlib.nullcontext()
+
     def stop(self) -> None:
         pass
 
@@ -108,13 +113,36 @@ class Workers:
     def submit(self, function, *args):
         return self.pool.submit(function, *args)
 
+    def processes(self) -> list:
+        return [process for process in (self.pool._processes or {}).values() if process.is_alive()]
+
+    @contextlib.contextmanager
+    def paused(self):
+        """The workers stopped (SIGSTOP) while the device is timed, then continued (SIGCONT): an eager
+        step is the host's Python, and 12 busy workers slow it (the H200's check of 2026-11-27, timed
+        beside them, measured the same family's eager step up to 1.8 times apart)."""
+        processes = self.processes()
+        for process in processes:
+            send(process.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for process in processes:
+                send(process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
-        """End the workers now, whatever they are computing (the check's deadline does not wait)."""
-        processes = list((self.pool._processes or {}).values())
+        """End the workers now, whatever they are computing (the check's deadline does not wait);
+        a paused one is continued, so that it receives the end."""
+        processes = self.processes()
         self.pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
-            if process.is_alive():
-                process.terminate()
+            process.terminate()
+            send(process.pid, signal.SIGCONT)
+
+
+def send(pid: int, signal_number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal_number)
 
 
 def executor(workers: int, threads: int):
