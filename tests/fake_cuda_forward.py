@@ -114,7 +114,7 @@ class Harness(TorchDispatchMode):
         return len(self.reads), len(self.uploads)
 
     def rewind(self, marks: tuple[int, int]) -> None:
-        del self.reads[marks[0]:], self.uploads[marks[1]:]
+        del self.reads[marks[0] :], self.uploads[marks[1] :]
 
     def read(self, kind: str, func) -> None:
         self.reads.append({"kind": kind, "op": str(func), "site": site()})
@@ -141,8 +141,9 @@ class Harness(TorchDispatchMode):
                 self.uploads.append(site())
                 if func is aten.copy_.default:
                     return args[0]
-                return torch.empty_strided(source.shape, source.stride(), dtype=kwargs.get("dtype") or source.dtype,
-                                           device=CUDA)
+                return torch.empty_strided(
+                    source.shape, source.stride(), dtype=kwargs.get("dtype") or source.dtype, device=CUDA
+                )
         if func is aten._pack_padded_sequence.default:
             return self.pack(*args, **kwargs)
         if func is aten.lstm.data:
@@ -163,7 +164,9 @@ class Harness(TorchDispatchMode):
         if torch.Tag.dynamic_output_shape not in func.tags:
             return False
         if func.overloadpacket in (aten.index, aten.index_put, aten.index_put_, aten._index_put_impl_):
-            return any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in args[1] if i is not None)
+            return any(
+                isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in args[1] if i is not None
+            )
         return True
 
     @staticmethod
@@ -293,7 +296,11 @@ def on_fake_cuda(model: torch.nn.Module, state: dict):
 
 
 def describe(tensor: torch.Tensor) -> dict:
-    return {"device": tensor.device.type, "dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape)}
+    return {
+        "device": tensor.device.type,
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape),
+    }
 
 
 def call_counts(targets: dict[str, tuple]) -> tuple[collections.Counter, contextlib.ExitStack]:
@@ -322,10 +329,22 @@ def config() -> dict:
 def nmt_key(spec: dict) -> tuple:
     """What a family's code path depends on (sizes and rates aside)."""
     m = spec["model"]
-    return (spec["output_layer"], spec.get("output_form"), spec["loss"], tuple(sorted(spec.get("loss_params") or {})),
-            spec.get("negative"), bool(spec.get("embeddings")), bool(spec.get("tied")), spec.get("joint_dim") is not None,
-            spec.get("sample_share") is not None, m.get("encoder_bidirectional", True), m.get("input_feed", True),
-            min(m["encoder_layers"], 2), min(m["decoder_layers"], 2), m["dropout"] > 0)
+    return (
+        spec["output_layer"],
+        spec.get("output_form"),
+        spec["loss"],
+        tuple(sorted(spec.get("loss_params") or {})),
+        spec.get("negative"),
+        bool(spec.get("embeddings")),
+        bool(spec.get("tied")),
+        spec.get("joint_dim") is not None,
+        spec.get("sample_share") is not None,
+        m.get("encoder_bidirectional", True),
+        m.get("input_feed", True),
+        min(m["encoder_layers"], 2),
+        min(m["decoder_layers"], 2),
+        m["dropout"] > 0,
+    )
 
 
 def nmt_label(spec: dict) -> str:
@@ -336,19 +355,31 @@ def nmt_label(spec: dict) -> str:
     parts += ["pretrained"] if spec.get("embeddings") else []
     parts += ["tied"] if spec.get("tied") else []
     parts += ["sampled"] if spec.get("sample_share") else []
-    parts += [f"enc{min(m['encoder_layers'], 2)}{'bi' if m.get('encoder_bidirectional', True) else 'uni'}",
-              f"dec{min(m['decoder_layers'], 2)}", "feed" if m.get("input_feed", True) else "nofeed"]
+    parts += [
+        f"enc{min(m['encoder_layers'], 2)}{'bi' if m.get('encoder_bidirectional', True) else 'uni'}",
+        f"dec{min(m['decoder_layers'], 2)}",
+        "feed" if m.get("input_feed", True) else "nofeed",
+    ]
     parts += ["dropout"] if m["dropout"] > 0 else []
     return "nmt-" + "-".join(parts)
 
 
 def lm_key(spec: dict) -> tuple:
-    return (spec["loss"], spec["reuse_embedding"], spec["dropout"] > 0, spec.get("output_bias", True),
-            spec.get("unit_norm_embeddings", False))
+    return (
+        spec["loss"],
+        spec["reuse_embedding"],
+        spec["dropout"] > 0,
+        spec.get("output_bias", True),
+        spec.get("unit_norm_embeddings", False),
+    )
 
 
 def lm_label(spec: dict) -> str:
-    parts = [spec["loss"], "re" if spec["reuse_embedding"] else "untied", "dropout" if spec["dropout"] > 0 else "nodropout"]
+    parts = [
+        spec["loss"],
+        "re" if spec["reuse_embedding"] else "untied",
+        "dropout" if spec["dropout"] > 0 else "nodropout",
+    ]
     parts += [] if spec.get("output_bias", True) else ["nobias"]
     parts += ["unitnorm"] if spec.get("unit_norm_embeddings") else []
     return "lm-" + "-".join(parts)
@@ -380,8 +411,13 @@ def families(cfg: dict | None = None) -> dict[str, dict]:
 def small_nmt(spec: dict) -> dict:
     m = spec["model"]
     model = {**m, "hidden": HIDDEN, "src_embedding": EMBEDDING, "tgt_embedding": EMBEDDING}
-    return {**spec, "model": model, "joint_dim": JOINT_DIM if spec.get("joint_dim") else None,
-            "device": "cuda", "precision": spec.get("precision", "auto")}
+    return {
+        **spec,
+        "model": model,
+        "joint_dim": JOINT_DIM if spec.get("joint_dim") else None,
+        "device": "cuda",
+        "precision": spec.get("precision", "auto"),
+    }
 
 
 def small_lm(spec: dict) -> dict:
@@ -391,8 +427,10 @@ def small_lm(spec: dict) -> dict:
 def vocabularies():
     from workflow_src.data.vocab import SPECIALS, Vocab
 
-    return (Vocab(list(SPECIALS) + [f"s{i}" for i in range(SRC_VOCAB - len(SPECIALS))]),
-            Vocab(list(SPECIALS) + [f"t{i}" for i in range(TGT_VOCAB - len(SPECIALS))]))
+    return (
+        Vocab(list(SPECIALS) + [f"s{i}" for i in range(SRC_VOCAB - len(SPECIALS))]),
+        Vocab(list(SPECIALS) + [f"t{i}" for i in range(TGT_VOCAB - len(SPECIALS))]),
+    )
 
 
 def build_nmt(spec: dict):
@@ -416,46 +454,67 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
 
     spec = small_nmt(spec)
     model, src_vocab, tgt_vocab = build_nmt(spec)
-    result = {"case": label, "family": {k: spec.get(k) for k in ("experiment", "output_layer", "output_form", "loss",
-                                                                   "negative", "tied", "sample_share")}}
+    result = {
+        "case": label,
+        "family": {
+            k: spec.get(k)
+            for k in ("experiment", "output_layer", "output_form", "loss", "negative", "tied", "sample_share")
+        },
+    }
     precision = precisions.resolve(spec.get("precision", "auto"), CUDA)
     multiple = nmt_data.length_multiple(spec)
-    counts, undo = call_counts({
-        "Decoder.embedding_gates": (seq2seq.Decoder, "embedding_gates"),
-        "lstm_cell": (seq2seq, "lstm_cell"),
-        "sample_vocabulary_topk": (joint, "sample_vocabulary_topk"),
-        "sample_vocabulary": (joint, "sample_vocabulary"),
-        "uniform_negative_ids": (losses, "uniform_negative_ids"),
-        "sample_vocabulary_static": (static_step, "sample_vocabulary_static"),
-        "unpacked": (seq2seq, "unpacked"),
-        "pack_padded_sequence": (seq2seq, "pack_padded_sequence"),
-    })
+    counts, undo = call_counts(
+        {
+            "Decoder.embedding_gates": (seq2seq.Decoder, "embedding_gates"),
+            "lstm_cell": (seq2seq, "lstm_cell"),
+            "sample_vocabulary_topk": (joint, "sample_vocabulary_topk"),
+            "sample_vocabulary": (joint, "sample_vocabulary"),
+            "uniform_negative_ids": (losses, "uniform_negative_ids"),
+            "sample_vocabulary_static": (static_step, "sample_vocabulary_static"),
+            "unpacked": (seq2seq, "unpacked"),
+            "pack_padded_sequence": (seq2seq, "pack_padded_sequence"),
+        }
+    )
     with undo, fake_cuda() as (mode, harness):
         state = fake_state(model)
         with on_fake_cuda(model, state):
             model.train()
-            indices = nmt_data.batch_indices([len(s) for s in SOURCES], len(SOURCES), random.Random(1),
-                                             [len(t) for t in TARGETS])
-            built = (nmt_data.training_batch(SOURCES, TARGETS, idx, src_vocab, tgt_vocab, CUDA, multiple)
-                     for idx in indices)
+            indices = nmt_data.batch_indices(
+                [len(s) for s in SOURCES], len(SOURCES), random.Random(1), [len(t) for t in TARGETS]
+            )
+            built = (
+                nmt_data.training_batch(SOURCES, TARGETS, idx, src_vocab, tgt_vocab, CUDA, multiple) for idx in indices
+            )
             start, ops_before = len(harness.reads), collections.Counter(harness.ops)
             batches = []
             for batch in nmt_data.prefetched(built, CUDA):
                 with precisions.autocast(precision, CUDA):
-                    loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad,
-                                         batch.positions)
-                batches.append({"loss": describe(loss), "tokens": n, "expected_tokens": batch.tokens,
-                                "target_steps": batch.tgt_in.shape[1]})
+                    loss, n = model.loss(
+                        batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions
+                    )
+                batches.append(
+                    {
+                        "loss": describe(loss),
+                        "tokens": n,
+                        "expected_tokens": batch.tokens,
+                        "target_steps": batch.tgt_in.shape[1],
+                    }
+                )
             step_ops = harness.ops - ops_before
-            result["step"] = {"batches": batches, "reads": harness.reads[start:],
-                              "fused_lstm_cells": step_ops["aten._thnn_fused_lstm_cell"],
-                              "cpu_lstm_cells": step_ops["repro.lstm_cell"],
-                              "decoder_layers": spec["model"]["decoder_layers"],
-                              "input_feed": spec["model"].get("input_feed", True),
-                              "calls": dict(counts)}
+            result["step"] = {
+                "batches": batches,
+                "reads": harness.reads[start:],
+                "fused_lstm_cells": step_ops["aten._thnn_fused_lstm_cell"],
+                "cpu_lstm_cells": step_ops["repro.lstm_cell"],
+                "decoder_layers": spec["model"]["decoder_layers"],
+                "input_feed": spec["model"].get("input_feed", True),
+                "calls": dict(counts),
+            }
             counts.clear()
             start = len(harness.reads)
-            mean = train.mean_loss(model, SOURCES, TARGETS, src_vocab, tgt_vocab, len(SOURCES), CUDA, precision, multiple)
+            mean = train.mean_loss(
+                model, SOURCES, TARGETS, src_vocab, tgt_vocab, len(SOURCES), CUDA, precision, multiple
+            )
             result["validation"] = {"reads": harness.reads[start:], "value_type": type(mean).__name__}
             model.eval()
             src, lengths = nmt_data.source_batch(SOURCES, list(range(len(SOURCES))), src_vocab, CUDA, multiple)
@@ -471,22 +530,35 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                 if search == "greedy":
                     words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)
                 else:
-                    words, attended = model.beam_search(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len,
-                                                        BEAM)
-                result[f"{search}_{max_len}"] = {"words": describe(words), "attended": describe(attended),
-                                                 "reads": harness.reads[start:]}
+                    words, attended = model.beam_search(
+                        src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len, BEAM
+                    )
+                result[f"{search}_{max_len}"] = {
+                    "words": describe(words),
+                    "attended": describe(attended),
+                    "reads": harness.reads[start:],
+                }
             if translate:
                 start = len(harness.reads)
                 sentences = [" ".join(src_vocab.itos[i] for i in s) for s in SOURCES]
-                hypotheses = decode.translate(model, spec, src_vocab, tgt_vocab, sentences, CUDA, batch_size=len(SOURCES))
-                result["translate"] = {"reads": harness.reads[start:], "hypotheses": len(hypotheses),
-                                       "max_len": int(2.0 * max(len(s) for s in SOURCES) + 10)}
+                hypotheses = decode.translate(
+                    model, spec, src_vocab, tgt_vocab, sentences, CUDA, batch_size=len(SOURCES)
+                )
+                result["translate"] = {
+                    "reads": harness.reads[start:],
+                    "hypotheses": len(hypotheses),
+                    "max_len": int(2.0 * max(len(s) for s in SOURCES) + 10),
+                }
             # train.compile graphs: the graph-safe step on a static batch (a padding row, S and T
             # bucketed to 4), backward a no-op; then validation on static batches
             model.train()
             model.encoder.packed = False
-            graphs_spec = {**spec, "compile": "graphs", "length_buckets": STATIC_BUCKETS,
-                           "train": {**spec["train"], "batch_size": len(SOURCES) + 1}}
+            graphs_spec = {
+                **spec,
+                "compile": "graphs",
+                "length_buckets": STATIC_BUCKETS,
+                "train": {**spec["train"], "batch_size": len(SOURCES) + 1},
+            }
             optimiser = static_step.adam([t for t in state.values() if t.is_floating_point()], 1e-3, CUDA)
             steps = static_step.TranslationSteps(model, optimiser, graphs_spec, CUDA, precision, src_vocab, tgt_vocab)
             counts.clear()
@@ -496,8 +568,14 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                 static_step.set_learning_rate(optimiser, 5e-4)
                 for batch in nmt_data.prefetched([steps.batch(SOURCES, TARGETS, list(range(len(SOURCES))))], CUDA):
                     loss, n = steps.step(batch)
-                    batches.append({"loss": describe(loss), "tokens": n, "shape": list(batch.tgt_out.shape),
-                                    "expected_tokens": sum(len(t) for t in TARGETS)})
+                    batches.append(
+                        {
+                            "loss": describe(loss),
+                            "tokens": n,
+                            "shape": list(batch.tgt_out.shape),
+                            "expected_tokens": sum(len(t) for t in TARGETS),
+                        }
+                    )
             result["static_step"] = {"batches": batches, "reads": harness.reads[start:], "calls": dict(counts)}
             start = len(harness.reads)
             mean = steps.mean_loss(SOURCES, TARGETS)
@@ -523,22 +601,33 @@ def run_lm(label: str, spec: dict) -> dict:
         state = fake_state(model)
         with on_fake_cuda(model, state):
             for segments in (1, 3):
-                stream = torch.randint(0, LM_VOCAB, (segments * spec["bptt"] * spec["batch_size"] + spec["batch_size"],))
+                stream = torch.randint(
+                    0, LM_VOCAB, (segments * spec["bptt"] * spec["batch_size"] + spec["batch_size"],)
+                )
                 data = train_lm.batchify(stream, spec["batch_size"]).to(CUDA)  # an upload, once per job
                 start = len(harness.reads)
                 totals = train_lm.train_epoch(model, data, spec, optimiser, objective, precision)
-                result[f"train_epoch_{segments}"] = {"reads": harness.reads[start:],
-                                                     "returned": [type(t).__name__ for t in totals]}
+                result[f"train_epoch_{segments}"] = {
+                    "reads": harness.reads[start:],
+                    "returned": [type(t).__name__ for t in totals],
+                }
             # one segment's forward and objective, for devices, dtypes and shapes
             model.train()
             tokens = torch.randint(0, LM_VOCAB, (spec["bptt"], spec["batch_size"]), device=CUDA)
             start = len(harness.reads)
             with precisions.autocast(precision, CUDA):
                 logits, h, hidden = model(tokens, model.init_hidden(spec["batch_size"]))
-            per_token = objective(logits.flatten(0, 1).float(), tokens.flatten(), model.embedding.weight, model.output_bias)
-            result["segment"] = {"logits": describe(logits), "h": describe(h), "state": describe(hidden[0]),
-                                 "per_token": describe(per_token), "reads": harness.reads[start:],
-                                 "calls": dict(counts)}
+            per_token = objective(
+                logits.flatten(0, 1).float(), tokens.flatten(), model.embedding.weight, model.output_bias
+            )
+            result["segment"] = {
+                "logits": describe(logits),
+                "h": describe(h),
+                "state": describe(hidden[0]),
+                "per_token": describe(per_token),
+                "reads": harness.reads[start:],
+                "calls": dict(counts),
+            }
             held_out = train_lm.batchify(torch.randint(0, LM_VOCAB, (20,)), spec["eval_batch_size"]).to(CUDA)
             start = len(harness.reads)
             train_lm.evaluate(model, held_out, spec["bptt"], precision)
@@ -550,8 +639,12 @@ def run_lm(label: str, spec: dict) -> dict:
             tokens = torch.randint(0, LM_VOCAB, (spec["bptt"] - 1, spec["batch_size"]), device=CUDA)
             start = len(harness.reads)
             total, nll, hidden = steps.step(tokens, tokens, model.init_hidden(spec["batch_size"]))
-            result["static_segment"] = {"total": describe(total), "nll": describe(nll), "state": describe(hidden[0]),
-                                        "reads": harness.reads[start:]}
+            result["static_segment"] = {
+                "total": describe(total),
+                "nll": describe(nll),
+                "state": describe(hidden[0]),
+                "reads": harness.reads[start:],
+            }
     return result
 
 
@@ -643,8 +736,12 @@ def main(argv: list[str]) -> None:
                 result = runner(label, *arguments)
             result["ok"] = True
         except Exception as err:  # noqa: BLE001 (reported per case)
-            result = {"case": label, "ok": False, "error": f"{type(err).__name__}: {err}",
-                      "traceback": traceback.format_exc()[-4000:]}
+            result = {
+                "case": label,
+                "ok": False,
+                "error": f"{type(err).__name__}: {err}",
+                "traceback": traceback.format_exc()[-4000:],
+            }
         result["seconds"] = round(time.perf_counter() - started, 3)
         print(json.dumps(result), flush=True)
 

@@ -10,15 +10,42 @@ from workflow_src.model.losses import cross_entropy
 from workflow_src.model.seq2seq import Seq2Seq
 
 BASE = {
-    "experiment": "tiny", "source_unit": "word", "target_unit": "word", "output_layer": "softmax", "loss": "ce",
-    "loss_params": {}, "embeddings": None, "tied": False, "tgt_lang": "en", "device": "cpu",
-    "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8, "dropout": 0.2},
+    "experiment": "tiny",
+    "source_unit": "word",
+    "target_unit": "word",
+    "output_layer": "softmax",
+    "loss": "ce",
+    "loss_params": {},
+    "embeddings": None,
+    "tied": False,
+    "tgt_lang": "en",
+    "device": "cpu",
+    "model": {
+        "encoder_layers": 1,
+        "decoder_layers": 2,
+        "hidden": 16,
+        "src_embedding": 8,
+        "tgt_embedding": 8,
+        "dropout": 0.2,
+    },
 }
 KINDS = {
     "softmax": {},
     "joint_sampled": {"output_form": "joint", "joint_dim": 12, "sample_share": 0.5},
-    "tied_nllvmf": {"output_layer": "continuous", "loss": "nllvmf", "loss_params": {"lambda1": 0.02}, "embeddings": "x", "tied": True},
-    "most_informative": {"output_layer": "continuous", "loss": "margin", "negative": "most_informative", "embeddings": "x", "tied": True},
+    "tied_nllvmf": {
+        "output_layer": "continuous",
+        "loss": "nllvmf",
+        "loss_params": {"lambda1": 0.02},
+        "embeddings": "x",
+        "tied": True,
+    },
+    "most_informative": {
+        "output_layer": "continuous",
+        "loss": "margin",
+        "negative": "most_informative",
+        "embeddings": "x",
+        "tied": True,
+    },
 }
 VOCAB, DIM = 40, 6
 
@@ -64,8 +91,8 @@ def lm_losses(reuse_embedding: bool) -> list[str]:
     data = torch.randint(0, VOCAB, (31, 4), generator=torch.Generator().manual_seed(2))
     hidden, losses = model.init_hidden(4), []
     for start in range(0, 30, 10):
-        logits, _, hidden = model(data[start:start + 10], hidden)
-        loss = cross_entropy(logits.flatten(0, 1), data[start + 1:start + 11].flatten()).sum()
+        logits, _, hidden = model(data[start : start + 10], hidden)
+        loss = cross_entropy(logits.flatten(0, 1), data[start + 1 : start + 11].flatten()).sum()
         optimiser.zero_grad()
         (loss / 4).backward()
         optimiser.step()
@@ -74,8 +101,7 @@ def lm_losses(reuse_embedding: bool) -> list[str]:
 
 
 def reference() -> dict[str, list[str]]:
-    return {**{kind: seq2seq_losses(kind) for kind in KINDS},
-            "lm": lm_losses(False), "lm_tied": lm_losses(True)}
+    return {**{kind: seq2seq_losses(kind) for kind in KINDS}, "lm": lm_losses(False), "lm_tied": lm_losses(True)}
 
 
 if __name__ == "__main__":

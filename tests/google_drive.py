@@ -12,11 +12,12 @@ def drive_confirmation(port: int) -> bytes:
     return (
         '<!DOCTYPE html><html><head><title>Google Drive - Virus scan warning</title><meta http-equiv="content-type" '
         'content="text/html; charset=utf-8"/><style nonce="Xn1rKkq2vV3qWm0YdV0o7g">.goog-inline-block{position:'
-        'relative;display:-moz-inline-box;display:inline-block}body{color:#222;font:normal 13px/1.4 arial,sans-serif;'
+        "relative;display:-moz-inline-box;display:inline-block}body{color:#222;font:normal 13px/1.4 arial,sans-serif;"
         'margin:0}.uc-main{padding-top:50px;text-align:center}</style><link rel="icon" href="//ssl.gstatic.com/docs/'
         'doclist/images/drive_2022q3_32dp.png"/></head><body><div class="uc-main"><div id="uc-dl-icon" '
         'class="image-container"><div class="drive-sprite-aux-download-file"></div></div><div id="uc-text"><p '
-        'class="uc-warning-caption">Google Drive can\'t scan this file for viruses.</p><p class="uc-warning-subcaption">'
+        'class="uc-warning-caption">Google Drive can\'t scan this file for viruses.</p><p '
+        'class="uc-warning-subcaption">'
         f'<span class="uc-name-size"><a href="/open?id={DRIVE_ID}">2016-01.tgz</a> (188M)</span> is too large for '
         'Google to scan for viruses. Would you still like to download this file?</p><form id="download-form" '
         f'action="http://127.0.0.1:{port}/download" method="get"><input type="submit" id="uc-download-link" '

@@ -41,7 +41,7 @@ def check_tables(text: str, where: str) -> list[list[list[str]]]:
     for start, table in zip(written, tables):
         header = lines[start - 1]
         width = len(UNESCAPED_PIPE.findall(lines[start])) - 1
-        for line in [header] + lines[start + 1:start + len(table)]:
+        for line in [header] + lines[start + 1 : start + len(table)]:
             assert len(UNESCAPED_PIPE.findall(line)) - 1 == width, f"{where}: {width} columns, but {line[:120]!r}"
         assert all(len(row) == width for row in table), where
     return tables

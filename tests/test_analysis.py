@@ -79,8 +79,10 @@ def example_table(root, monkeypatch):
 
 def test_table10_shows_the_papers_own_sentence_when_the_test_set_holds_it(tmp_path, monkeypatch):
     # the real test set has the accents the paper's text extraction lost, and Moses-style quotes
-    paper_source = ("Une éducation est critique, mais régler ce problème va nécessiter que chacun d'entre nous "
-                    "s'engage et soit un meilleur exemple pour les femmes et filles dans nos vies.")
+    paper_source = (
+        "Une éducation est critique, mais régler ce problème va nécessiter que chacun d'entre nous "
+        "s'engage et soit un meilleur exemple pour les femmes et filles dans nos vies."
+    )
     filler = "Une phrase de plus de dix mots qui vient en premier dans ce test ."
     write_example_world(tmp_path, [filler, paper_source, filler], ["a", "An education is critical ...", "c"])
     _, rows, footer = example_table(tmp_path, monkeypatch)
@@ -111,8 +113,12 @@ def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds
         for seed, dev in losses.items():
             path = Path(layout.metrics_path(Job("iwslt16", "fr-en", system.experiment, seed)))
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(json.dumps({"epoch": e + 1, "dev_loss": loss, "train_seconds_total": 10.0 * (e + 1)}) + "\n"
-                                    for e, loss in enumerate(dev)))
+            path.write_text(
+                "".join(
+                    json.dumps({"epoch": e + 1, "dev_loss": loss, "train_seconds_total": 10.0 * (e + 1)}) + "\n"
+                    for e, loss in enumerate(dev)
+                )
+            )
     ctx = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)})
     columns, rows, footer = convergence(vmf.ARTEFACTS["table3"], ctx, "vmf", "table3")
     fr_en = rows[0]
@@ -133,8 +139,10 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("vmf", "table4")
     rows = artefact.rows
-    benchmark = {"settings": {"repeats": 5}, "rows": {r.experiment: {"input": 1, "output": 1, "ms": 10.0 + i, "ms_sd": 0.5}
-                                                     for i, r in enumerate(rows)}}
+    benchmark = {
+        "settings": {"repeats": 5},
+        "rows": {r.experiment: {"input": 1, "output": 1, "ms": 10.0 + i, "ms_sd": 0.5} for i, r in enumerate(rows)},
+    }
     path = tmp_path / layout.benchmark_path("vmf", "table4")
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(benchmark))
@@ -144,7 +152,9 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
         counts = {"layer_parameters": {"input": 1000 + i, "output": 2000 + i}} if row != rows[-1] else {}
         metrics.write_text(json.dumps({"epoch": 1, **counts}) + "\n")
     ctx = artefacts.Context(seeds=(1,), pairs={"iwslt16": ("fr-en",)})
-    assert layout.metrics_path(artefacts.Job("iwslt16", "fr-en", rows[0].experiment, 1)) in layout.inputs(artefact, ctx, "vmf", "table4")
+    assert layout.metrics_path(artefacts.Job("iwslt16", "fr-en", rows[0].experiment, 1)) in layout.inputs(
+        artefact, ctx, "vmf", "table4"
+    )
     _, out, footer = analysis.table(artefact, ctx, "vmf", "table4")
     assert [r["input layer parameters ours"] for r in out[:-1]] == [1000 + i for i in range(len(rows) - 1)]
     assert out[1]["output layer parameters ours ratio"] == pytest.approx(2001 / 2000)

@@ -16,7 +16,10 @@ PACKAGE = ROOT / "workflow_src"
 # every module at the top of workflow_src: the registry and the papers, the config's check,
 # atomic output, the artefacts' layout and the table writer.
 STAGES = ("base", "data", "model", "decode", "score", "train", "report", "plan", "gpu_check")
-MAX_LINES = 500
+# Physical lines in ruff's format (ruff.toml), which gives a call that does not fit on one line one
+# argument a line: the papers' registries and the largest stage modules grew 1.3-1.7 times when it was
+# adopted (the 500 lines of the compact style before it became 800), their statements unchanged.
+MAX_LINES = 800
 
 
 def module_name(path: Path) -> str:
@@ -35,8 +38,13 @@ def stage(module: str) -> str:
 def without_main_block(tree: ast.Module) -> ast.Module:
     """The module less its `if __name__ == "__main__":` block: what runs it as a program (`python -m
     workflow_src.registry explain`) is above every stage, and never imported."""
-    tree.body = [node for node in tree.body if not (isinstance(node, ast.If) and ast.unparse(node.test) in (
-        "__name__ == '__main__'", "'__main__' == __name__"))]
+    tree.body = [
+        node
+        for node in tree.body
+        if not (
+            isinstance(node, ast.If) and ast.unparse(node.test) in ("__name__ == '__main__'", "'__main__' == __name__")
+        )
+    ]
     return tree
 
 
@@ -51,7 +59,9 @@ def imported(module: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
     return {name for name in found if name.split(".")[0] == "workflow_src" and name != "workflow_src"}
@@ -66,9 +76,12 @@ def test_every_import_names_a_module_that_exists():
 
 
 def test_imports_never_run_from_a_lower_stage_to_a_higher_one():
-    upward = [f"{module} ({stage(module)}) imports {name} ({stage(name)})"
-              for module, names in IMPORTS.items() for name in names
-              if STAGES.index(stage(name)) > STAGES.index(stage(module))]
+    upward = [
+        f"{module} ({stage(module)}) imports {name} ({stage(name)})"
+        for module, names in IMPORTS.items()
+        for name in names
+        if STAGES.index(stage(name)) > STAGES.index(stage(module))
+    ]
     assert not upward, "\n".join(sorted(upward))
 
 
@@ -81,7 +94,7 @@ def cycle_through(graph: dict[str, set[str]]) -> list[str] | None:
         trail.append(node)
         for nxt in sorted(graph.get(node, ())):
             if colour.get(nxt) == "grey":
-                return trail[trail.index(nxt):] + [nxt]
+                return trail[trail.index(nxt) :] + [nxt]
             if nxt not in colour and (found := visit(nxt)):
                 return found
         colour[node] = "black"
@@ -118,8 +131,12 @@ def test_papers_are_data_reached_through_the_registry():
         assert IMPORTS[module] <= types, f"{module} imports {sorted(IMPORTS[module] - types)}"
     for paper in papers:
         assert IMPORTS[paper] <= types | shared, f"{paper} imports {sorted(IMPORTS[paper] - types - shared)}"
-    by_name = [f"{module} imports {name}" for module, names in IMPORTS.items() for name in names
-               if name in papers or name == "workflow_src.papers"]
+    by_name = [
+        f"{module} imports {name}"
+        for module, names in IMPORTS.items()
+        for name in names
+        if name in papers or name == "workflow_src.papers"
+    ]
     assert not by_name, by_name
 
 
@@ -135,8 +152,11 @@ def test_every_rule_runs_a_tool_of_its_stage_package():
     stage's package."""
     import re
 
-    commands = {m for smk in (ROOT / "rules").glob("*.smk")
-                for m in re.findall(r"python -m (workflow_src[\w.{}]*)(?![\w.{}<])", smk.read_text())}
+    commands = {
+        m
+        for smk in (ROOT / "rules").glob("*.smk")
+        for m in re.findall(r"python -m (workflow_src[\w.{}]*)(?![\w.{}<])", smk.read_text())
+    }
     assert any("{" in command for command in commands)
     for command in commands:
         module = command.partition("{")[0].rstrip(".")
@@ -152,8 +172,14 @@ def test_building_the_workflows_dag_imports_neither_torch_nor_scipy():
     import sys
 
     sources = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
-    imports = sorted({line.strip() for path in sources for line in path.read_text().splitlines()
-                      if line.strip().startswith(("from workflow_src", "import workflow_src"))})
+    imports = sorted(
+        {
+            line.strip()
+            for path in sources
+            for line in path.read_text().splitlines()
+            if line.strip().startswith(("from workflow_src", "import workflow_src"))
+        }
+    )
     assert len(imports) >= 8 and "from workflow_src import plan" in imports
     code = "\n".join([*imports, "import sys", "print(sorted({'torch', 'scipy'} & set(sys.modules)))"])
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -164,8 +190,12 @@ def test_claims_and_ledger_stay_out_of_the_rendering_code():
     """The claims and the ledger write through workflow_src.tables, never through the renderers:
     no import runs claims -> render -> analysis -> layout (the papers' side of that old circle is
     test_papers_are_data_reached_through_the_registry's: a paper imports only the registry's types)."""
-    rendering = {"workflow_src.report.render", "workflow_src.report.analysis", "workflow_src.report.figures",
-                 "workflow_src.layout"}
+    rendering = {
+        "workflow_src.report.render",
+        "workflow_src.report.analysis",
+        "workflow_src.report.figures",
+        "workflow_src.layout",
+    }
     for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
         assert not IMPORTS[f"workflow_src.{module}"] & rendering, module
 
@@ -180,8 +210,13 @@ def test_rules_spell_no_path_that_layout_builds():
 
     part = "PART"
     job = artefacts.Job(part, part, part, part)
-    built = [layout.data_dir(part, part), layout.lm_data_dir(part), layout.model_dir(part, part, part, part),
-             layout.lm_dir(job), layout.benchmark_path(part, part)]  # every other path lies in one of these folders
+    built = [
+        layout.data_dir(part, part),
+        layout.lm_data_dir(part),
+        layout.model_dir(part, part, part, part),
+        layout.lm_dir(job),
+        layout.benchmark_path(part, part),
+    ]  # every other path lies in one of these folders
     patterns = [re.compile(r"(?<![\w/{])" + re.escape(path).replace(part, r"[^/\s\"']+")) for path in built]
     assert patterns[2].search('"results/models/{dataset}/{src}-{tgt}/{experiment}/seed{seed}/model.pt"')
     assert not any(p.search('"results/benchmarks/data.json"') for p in patterns)  # not a layout path

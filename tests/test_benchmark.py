@@ -1,5 +1,6 @@
 """workflow_src/plan/benchmark.py on the CPU at tiny sizes: training steps run in config
-`train.precision` and decoding in fp32 (as decode jobs), every result is stamped with where, in what and when it ran, and vMF Table 4's
+`train.precision` and decoding in fp32 (as decode jobs), every result is stamped with where, in what and when it ran,
+and vMF Table 4's
 rows carry target tokens per second."""
 
 import json
@@ -10,17 +11,46 @@ import torch
 
 from workflow_src.plan import benchmark
 
-SETTINGS = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 16, "src_embedding": 8,
-            "tgt_embedding": 8, "dim": 8, "vocab": 60, "bpe_vocab": 40, "batch_size": 4, "length": 5, "warmup": 1,
-            "steps": 2, "batch_sizes": [2, 4], "max_batch": 4, "sampling_vocab": 50, "sample_shares": [0.5]}
-EXPERIMENTS = {"output-layers": ["word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"],
-               "throughput": ["word2word-ce"], "decoding": ["word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"],
-               "sampling": ["bpe128k-nmt", "bpe128k-joint512"], "log-cm": []}
+SETTINGS = {
+    "device": "cpu",
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "hidden": 16,
+    "src_embedding": 8,
+    "tgt_embedding": 8,
+    "dim": 8,
+    "vocab": 60,
+    "bpe_vocab": 40,
+    "batch_size": 4,
+    "length": 5,
+    "warmup": 1,
+    "steps": 2,
+    "batch_sizes": [2, 4],
+    "max_batch": 4,
+    "sampling_vocab": 50,
+    "sample_shares": [0.5],
+}
+EXPERIMENTS = {
+    "output-layers": ["word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"],
+    "throughput": ["word2word-ce"],
+    "decoding": ["word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"],
+    "sampling": ["bpe128k-nmt", "bpe128k-joint512"],
+    "log-cm": [],
+}
 
 
 def run(kind: str, precision: str, out) -> dict:
-    benchmark.main([kind, "--settings", json.dumps({**SETTINGS, "precision": precision}),
-                    "--experiments", *EXPERIMENTS[kind], "--out", str(out)])
+    benchmark.main(
+        [
+            kind,
+            "--settings",
+            json.dumps({**SETTINGS, "precision": precision}),
+            "--experiments",
+            *EXPERIMENTS[kind],
+            "--out",
+            str(out),
+        ]
+    )
     return json.loads(out.read_text())
 
 

@@ -30,8 +30,14 @@ def test_witten_bell_on_a_hand_counted_example():
 
 def test_the_loss_is_the_mean_negative_log_probability_and_ignores_padding():
     model = WittenBellBigram(TRAIN, VOCAB)
-    expected = -(math.log(model.probability(BEGIN, 1)) + math.log(model.probability(1, 3))
-                 + math.log(model.probability(BEGIN, 4))) / 3
+    expected = (
+        -(
+            math.log(model.probability(BEGIN, 1))
+            + math.log(model.probability(1, 3))
+            + math.log(model.probability(BEGIN, 4))
+        )
+        / 3
+    )
     assert bigram_loss(TRAIN, [[1, 3, 0, 0], [4]], VOCAB, ignore=frozenset({0})) == pytest.approx(expected)
     with pytest.raises(ValueError, match="no held-out tokens"):
         bigram_loss(TRAIN, [[0, 0]], VOCAB, ignore=frozenset({0}))

@@ -42,7 +42,7 @@ def bleu_statistics(quality: float, sentences: int, seed: int, length: int = 20)
     uniforms = np.random.default_rng(seed).random((sentences, 4, length))
     out = []
     for sentence in uniforms:
-        matches = [int(np.sum(sentence[n - 1, :length - n + 1] < quality ** n)) for n in range(1, 5)]
+        matches = [int(np.sum(sentence[n - 1, : length - n + 1] < quality**n)) for n in range(1, 5)]
         totals = [length - n + 1 for n in range(1, 5)]
         out.append([length, length, *matches, *totals])  # sacrebleu's order: lengths, matches, totals
     return out
@@ -56,11 +56,14 @@ def meteor_sentences(quality: float, sentences: int, seed: int, words: int = 10)
     for uniforms in np.random.default_rng(seed).random((sentences, 2, words)):
         function, content = (int(np.sum(u < quality)) for u in uniforms)
         matches = function + content
-        out.append([2 * words, 2 * words, words, words, (matches + 1) // 2, matches, content, function, content, function])
+        out.append(
+            [2 * words, 2 * words, words, words, (matches + 1) // 2, matches, content, function, content, function]
+        )
     return out
 
 
 # -- each method against an independent computation ---------------------------------------------------------
+
 
 def test_one_seed_bleu_is_koehns_paired_bootstrap_on_sacrebleus_draw():
     """With one seed a side, p is the share of sacrebleu's resamples on which the claim fails,
@@ -76,8 +79,10 @@ def test_one_seed_bleu_is_koehns_paired_bootstrap_on_sacrebleus_draw():
     assert p_claim == pytest.approx((1 + np.sum(a_r <= b_r)) / 1001)
     assert p_opposite == pytest.approx((1 + np.sum(a_r >= b_r)) / 1001)
     everything = np.arange(150)[None]
-    assert d == pytest.approx(significance.seed_mean_bleu([np.array(a_stats)], everything)[0]
-                              - significance.seed_mean_bleu([np.array(b_stats)], everything)[0])
+    assert d == pytest.approx(
+        significance.seed_mean_bleu([np.array(a_stats)], everything)[0]
+        - significance.seed_mean_bleu([np.array(b_stats)], everything)[0]
+    )
     assert "150 test sentences" in method and "resampled" not in method
     # one seed: all of d's variance is the test set's, and the seeds' is not measured
     assert test.spread.per_run is None and test.spread.fixed == pytest.approx(np.var(a_r - b_r, ddof=1))
@@ -90,13 +95,16 @@ def test_seed_variance_counts_in_the_multi_seed_bootstrap():
     qualities = (0.55, 0.63, 0.71, 0.6)
     spread_a = [bleu_statistics(q + 0.006, 300, 10 + i) for i, q in enumerate(qualities)]
     spread_b = [bleu_statistics(q, 300, 10 + i) for i, q in enumerate(qualities)]
-    sentences_only = significance.paired_bootstrap_p([np.array(s) for s in spread_a], [np.array(s) for s in spread_b],
-                                                     significance.resample_indices(300))
+    sentences_only = significance.paired_bootstrap_p(
+        [np.array(s) for s in spread_a], [np.array(s) for s in spread_b], significance.resample_indices(300)
+    )
     assert sentences_only < 0.05
     a = Cell("a", "c", "bleu", tuple(spread_a), evidence.seed_labels(range(4)))
     b = Cell("b", "c", "bleu", tuple(spread_b), evidence.seed_labels(range(4)))
     outcome = claims.decide(Check("table1", "c", "a", than="b"), keyed(a, b))
-    assert outcome.verdict == INCONCLUSIVE and "seeds resampled too" in outcome.reason and "4 seeds each" in outcome.reason
+    assert (
+        outcome.verdict == INCONCLUSIVE and "seeds resampled too" in outcome.reason and "4 seeds each" in outcome.reason
+    )
 
 
 def test_meteor_bootstrap_recomputes_meteor_on_each_resampled_test_set():
@@ -112,10 +120,22 @@ def test_meteor_bootstrap_recomputes_meteor_on_each_resampled_test_set():
         return [[w if rng.random() < keep else "xx" for w in r] for r in references]
 
     hypotheses = {"a": system(0.8), "b": system(0.6)}
-    cells = {name: Cell(name, "De→En", "meteor", (meteor.binned_meteor(h, references, {"bin": bin_words}, p)["bin"]["sentences"],),
-                        ("seed 1",), 0.0, dataclasses.asdict(p)) for name, h in hypotheses.items()}
-    sentence_stats = {name: [meteor.meteor_statistics(h, r, meteor.align(h, r), bin_words, 1) for h, r in zip(hyps, references)]
-                      for name, hyps in hypotheses.items()}
+    cells = {
+        name: Cell(
+            name,
+            "De→En",
+            "meteor",
+            (meteor.binned_meteor(h, references, {"bin": bin_words}, p)["bin"]["sentences"],),
+            ("seed 1",),
+            0.0,
+            dataclasses.asdict(p),
+        )
+        for name, h in hypotheses.items()
+    }
+    sentence_stats = {
+        name: [meteor.meteor_statistics(h, r, meteor.align(h, r), bin_words, 1) for h, r in zip(hyps, references)]
+        for name, hyps in hypotheses.items()
+    }
 
     def corpus(name: str, drawn) -> float:
         total = None
@@ -144,8 +164,9 @@ def test_perplexity_and_f1_numbers_from_their_units():
     assert inference.observed(f1) == pytest.approx(2 * 3 / (5 + 5))
 
 
-@pytest.mark.parametrize("a, b", [([10.0, 11.0, 12.5, 10.4], [9.0, 9.6, 8.8, 9.9]),
-                                  ([5.0, 5.2, 4.9], [5.1, 5.0, 5.3, 4.8, 5.2])])
+@pytest.mark.parametrize(
+    "a, b", [([10.0, 11.0, 12.5, 10.4], [9.0, 9.6, 8.8, 9.9]), ([5.0, 5.2, 4.9], [5.1, 5.0, 5.3, 4.8, 5.2])]
+)
 def test_values_are_decided_by_welchs_t(a, b):
     result = inference.by_t(Check("table3", "c", "a", than="b"), values("a", "c", a), values("b", "c", b))
     assert result.p_claim == pytest.approx(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
@@ -159,8 +180,12 @@ def test_a_threshold_a_factor_and_a_parity():
     half = [48.0, 51.0, 49.5, 50.5, 47.9]
     factor = Check("t", "c", "a", than="b", lower_is_better=True, factor=0.6)
     assert claims.decide(factor, keyed(values("a", "c", half), values("b", "c", times))).verdict == REPRODUCED
-    assert claims.decide(dataclasses.replace(factor, factor=0.4),
-                         keyed(values("a", "c", half), values("b", "c", times))).verdict == NOT_REPRODUCED
+    assert (
+        claims.decide(
+            dataclasses.replace(factor, factor=0.4), keyed(values("a", "c", half), values("b", "c", times))
+        ).verdict
+        == NOT_REPRODUCED
+    )
     parity = Check("t", "c", "a", than="b", parity=0.1)
     same = keyed(values("a", "c", [t * 1.01 for t in times]), values("b", "c", times))
     assert claims.decide(parity, same).verdict == REPRODUCED
@@ -173,9 +198,14 @@ def test_runs_still_learning_decide_nothing():
     """A cell whose runs had not plateaued (`Cell.unsettled`, written by the table) is not decided
     on, however clear the difference: it ranks by the training budget, not by the method."""
     check = Check("table1", "fr-en", "a", than="b")
-    a, b = (Cell(row, "fr-en", "bleu", (bleu_statistics(q, 100, i),), ("seed 1",)) for i, (row, q) in enumerate((("a", 0.8), ("b", 0.5))))
+    a, b = (
+        Cell(row, "fr-en", "bleu", (bleu_statistics(q, 100, i),), ("seed 1",))
+        for i, (row, q) in enumerate((("a", 0.8), ("b", 0.5)))
+    )
     assert claims.decide(check, keyed(a, b)).verdict == REPRODUCED
-    moving = dataclasses.replace(b, unsettled="not plateaued when its training stopped (seed 1: development BLEU 60.0 → 67.0 at epoch 6)")
+    moving = dataclasses.replace(
+        b, unsettled="not plateaued when its training stopped (seed 1: development BLEU 60.0 → 67.0 at epoch 6)"
+    )
     outcome = claims.decide(check, keyed(a, moving), unit="BLEU")
     assert outcome.verdict == NOT_DECIDABLE and outcome.test is None
     assert "b not plateaued when its training stopped (seed 1" in outcome.reason and "BLEU" in outcome.ours
@@ -183,8 +213,10 @@ def test_runs_still_learning_decide_nothing():
 
 def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_the_reason():
     check = Check("table3", "Emb ours", "fr-en", than_column="Softmax ours", lower_is_better=True)
-    one = keyed(Cell("fr-en", "Emb ours", "value", (3.0,), ("seed 1",)),
-                Cell("fr-en", "Softmax ours", "value", (5.0,), ("seed 1",)))
+    one = keyed(
+        Cell("fr-en", "Emb ours", "value", (3.0,), ("seed 1",)),
+        Cell("fr-en", "Softmax ours", "value", (5.0,), ("seed 1",)),
+    )
     outcome = claims.decide(check, one, unit="s of training")
     assert outcome.verdict == INCONCLUSIVE and "only one run of fr-en (seed 1)" in outcome.reason
     assert outcome.ours == "3 s of training"  # a value with its unit, never a bare number
@@ -195,15 +227,29 @@ def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_t
 
 
 def test_evidence_files_round_trip(tmp_path):
-    cells = [Cell("r", "fr-en", "bleu", ([[20, 20, 10, 5, 2, 1, 20, 19, 18, 17]],), ("seed 1",)),
-             values("r", "ms per batch", [1.0, 2.0]),
-             Cell("NMT", "De→En", "meteor", (meteor_sentences(0.6, 3, 1),), ("seed 1",), 2.0,
-                  {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0, "weights": [1.0]})]
+    cells = [
+        Cell("r", "fr-en", "bleu", ([[20, 20, 10, 5, 2, 1, 20, 19, 18, 17]],), ("seed 1",)),
+        values("r", "ms per batch", [1.0, 2.0]),
+        Cell(
+            "NMT",
+            "De→En",
+            "meteor",
+            (meteor_sentences(0.6, 3, 1),),
+            ("seed 1",),
+            2.0,
+            {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0, "weights": [1.0]},
+        ),
+    ]
     evidence.write(tmp_path / "t.evidence.json", cells)
     assert evidence.read(tmp_path / "t.evidence.json") == {c.key: c for c in cells}
-    (tmp_path / "f.csv").write_text(evidence.figure_csv(
-        [{"panel": "(a)", "series": "d", "x": 1.0, "y": 0.1, "replicate": "seed 1"},
-         {"panel": "(a)", "series": "d", "x": 1.0, "y": 0.2, "replicate": "seed 2"}]))
+    (tmp_path / "f.csv").write_text(
+        evidence.figure_csv(
+            [
+                {"panel": "(a)", "series": "d", "x": 1.0, "y": 0.1, "replicate": "seed 1"},
+                {"panel": "(a)", "series": "d", "x": 1.0, "y": 0.2, "replicate": "seed 2"},
+            ]
+        )
+    )
     assert evidence.read_figure(tmp_path / "f.csv")[("d", "(a)", 1.0)].replicates == (0.1, 0.2)
     (tmp_path / "bad.csv").write_text("panel,series\n")
     with pytest.raises(ValueError, match="bad.csv: columns"):
@@ -211,6 +257,7 @@ def test_evidence_files_round_trip(tmp_path):
 
 
 # -- every claim can be decided under config.yaml ----------------------------------------------------------
+
 
 def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
     """(kind, replicates) of a check's cells in a full run of config.yaml."""
@@ -279,7 +326,9 @@ def meteor_parameters(paper: str, check: Check) -> dict | None:
     return dataclasses.asdict(meteor.MeteorParameters(*panel.parameters[panel.column.pair.split("-")[1]]))
 
 
-def unit_cells(check: Check, kind: str, replicates: int, case: str, parameters: dict | None = None) -> tuple[Cell, Cell | None]:
+def unit_cells(
+    check: Check, kind: str, replicates: int, case: str, parameters: dict | None = None
+) -> tuple[Cell, Cell | None]:
     """Per-seed units (200 sentences, or 60 blocks of 1,000 tokens) of a clear effect, the
     opposite, or none (the claimed row at its boundary); a METEOR cell scores with `parameters`."""
     better = -1 if check.lower_is_better else 1
@@ -290,14 +339,18 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str, parameters: 
             units = [bleu_statistics(level, 200, offset + s) for s in range(replicates)]
         elif kind == "mean":  # sentence scores in %, around 100 x level
             rng = np.random.default_rng(offset)
-            units = [[[float(100 * np.clip(level + 0.15 * rng.standard_normal(), 0, 1)), 1] for _ in range(200)]
-                     for _ in range(replicates)]
+            units = [
+                [[float(100 * np.clip(level + 0.15 * rng.standard_normal(), 0, 1)), 1] for _ in range(200)]
+                for _ in range(replicates)
+            ]
         elif kind == "meteor":
             units = [meteor_sentences(level, 200, offset + s) for s in range(replicates)]
         elif kind == "perplexity":
             rng = np.random.default_rng(offset)
-            units = [[[1000 * (math.log(level) + 0.3 * rng.standard_normal()), 1000] for _ in range(60)]
-                     for _ in range(replicates)]
+            units = [
+                [[1000 * (math.log(level) + 0.3 * rng.standard_normal()), 1000] for _ in range(60)]
+                for _ in range(replicates)
+            ]
         else:
             rng = np.random.default_rng(offset)
             units = []
@@ -312,7 +365,10 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str, parameters: 
         reference = 0.62
     elif kind == "perplexity":
         reference = check.threshold or 100.0
-        levels = {"effect": reference * (0.8 if better < 0 else 1.25), "opposite": reference * (1.25 if better < 0 else 0.8)}
+        levels = {
+            "effect": reference * (0.8 if better < 0 else 1.25),
+            "opposite": reference * (1.25 if better < 0 else 0.8),
+        }
     else:  # f1, mean
         reference = 0.4
         levels = {"effect": 0.6 if better > 0 else 0.2, "opposite": 0.2 if better > 0 else 0.6}
@@ -326,15 +382,20 @@ def unit_cells(check: Check, kind: str, replicates: int, case: str, parameters: 
     low, high = 0.3, 0.9  # BLEU within a margin: the quality whose BLEU sits at the boundary
     for _ in range(30):
         middle = (low + high) / 2
-        d = inference.difference(check, inference.observed(cell(check.row, check.column, middle, 0)), inference.observed(compared))
+        d = inference.difference(
+            check, inference.observed(cell(check.row, check.column, middle, 0)), inference.observed(compared)
+        )
         low, high = (middle, high) if d < 0 else (low, middle)
     return cell(check.row, check.column, (low + high) / 2, 0), compared
 
 
 def made_to_show(paper: str, check: Check, case: str) -> dict:
     kind, replicates = evidence_shape(paper, check)
-    a, b = (value_cells(check, replicates, case) if kind == "value" else
-            unit_cells(check, kind, replicates, case, meteor_parameters(paper, check)))
+    a, b = (
+        value_cells(check, replicates, case)
+        if kind == "value"
+        else unit_cells(check, kind, replicates, case, meteor_parameters(paper, check))
+    )
     return keyed(a, *([b] if b is not None else []))
 
 
@@ -358,6 +419,7 @@ def test_every_claim_can_be_decided_under_config_yaml(paper: str, claim: Claim):
 
 # -- the claims of the papers ----------------------------------------------------------------------------
 
+
 def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     """(rows, columns) a check may name in its artefact."""
     artefact = registry.artefact(paper, check.artefact)
@@ -377,7 +439,9 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     if isinstance(artefact, artefacts.SamplingTable):
         return {r.experiment for r in artefact.rows}, {f"{share:.0%}" for share in artefact.shares}
     if isinstance(artefact, artefacts.PerplexityTable):
-        return {r.experiment for r in artefact.rows}, {f"{c.name} {split}" for c in artefact.columns for split in ("valid", "test")}
+        return {r.experiment for r in artefact.rows}, {
+            f"{c.name} {split}" for c in artefact.columns for split in ("valid", "test")
+        }
     return {r.experiment for r in artefact.rows}, {c.name for c in artefact.columns}
 
 
@@ -402,8 +466,19 @@ def test_each_paper_states_seven_claims_on_cells_its_artefacts_have(paper):
 
 def test_the_tool_writes_every_claim_with_its_data_note(tmp_path):
     out = tmp_path / "results" / "claims"
-    claims.main(["--papers", "tying", "joint", "--evidence", "", "--data-notes", '{"tying": "demo", "joint": "demo"}',
-                 "--out-prefix", str(out)])
+    claims.main(
+        [
+            "--papers",
+            "tying",
+            "joint",
+            "--evidence",
+            "",
+            "--data-notes",
+            '{"tying": "demo", "joint": "demo"}',
+            "--out-prefix",
+            str(out),
+        ]
+    )
     with out.with_suffix(".csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(claims.paper_claims("tying")) + len(claims.paper_claims("joint"))
@@ -450,8 +525,12 @@ def test_every_claim_quotes_its_papers_words(paper):
 
 
 def test_the_quote_check_tells_a_paraphrase_from_the_paper():
-    text = comparable("Syn-margin is found to be\nfaster than other margin-based methods, and compara-\nble in speed to vMF.")
-    assert comparable("Syn-margin is found to be faster than other margin-based methods, and comparable in speed") in text
+    text = comparable(
+        "Syn-margin is found to be\nfaster than other margin-based methods, and compara-\nble in speed to vMF."
+    )
+    assert (
+        comparable("Syn-margin is found to be faster than other margin-based methods, and comparable in speed") in text
+    )
     assert comparable("Syn-margin is faster than the other margin-based methods") not in text
 
 
@@ -459,7 +538,9 @@ def test_the_quote_check_tells_a_paraphrase_from_the_paper():
 def outcome_with(p_claim: float, p_opposite: float, d: float = 0.1, runs: int = 4) -> claims.Outcome:
     """A check's outcome with a test of the given p (a t-test's spread: 1 per run)."""
     verdict = REPRODUCED if p_claim < 0.05 else NOT_REPRODUCED if p_opposite < 0.05 else INCONCLUSIVE
-    return claims.Outcome(verdict, "", "", inference.Test(d, p_claim, p_opposite, "t", inference.Spread(0.0, 1.0, runs, "seed")))
+    return claims.Outcome(
+        verdict, "", "", inference.Test(d, p_claim, p_opposite, "t", inference.Spread(0.0, 1.0, runs, "seed"))
+    )
 
 
 def test_holm_on_a_constructed_case():
@@ -471,8 +552,10 @@ def test_holm_on_a_constructed_case():
 
 
 def test_a_check_names_its_pair():
-    assert claims.pair_name(Check("table5", "Emb w/ NLL-vMF", "5-9", than_column="Softmax")) == \
-        "Emb w/ NLL-vMF against Softmax (5-9)"
+    assert (
+        claims.pair_name(Check("table5", "Emb w/ NLL-vMF", "5-9", than_column="Softmax"))
+        == "Emb w/ NLL-vMF against Softmax (5-9)"
+    )
     assert claims.pair_name(Check("figure1", "(a)", "d", x=1.0, than_x=0.0)) == "d at x = 1 against x = 0 ((a))"
     assert claims.pair_name(Check("table3", "PTB test", "r", threshold=68.7)) == "r against 68.7 (PTB test)"
 
@@ -489,24 +572,36 @@ def test_one_reversed_check_among_many_is_not_enough_after_holm():
     assert decision.verdict == NOT_REPRODUCED and "Holm" in decision.reason
 
 
-def one_seed_bleu_cells(row: str, than: str, column: str, quality: float, offset: int, sentences: int) -> tuple[Cell, Cell]:
-    return (Cell(row, column, "bleu", (bleu_statistics(quality, sentences, offset),), ("seed 1",)),
-            Cell(than, column, "bleu", (bleu_statistics(0.6, sentences, offset + 500),), ("seed 1",)))
+def one_seed_bleu_cells(
+    row: str, than: str, column: str, quality: float, offset: int, sentences: int
+) -> tuple[Cell, Cell]:
+    return (
+        Cell(row, column, "bleu", (bleu_statistics(quality, sentences, offset),), ("seed 1",)),
+        Cell(than, column, "bleu", (bleu_statistics(0.6, sentences, offset + 500),), ("seed 1",)),
+    )
 
 
 def test_the_pooled_test_against_a_direct_computation():
     """Three cells of one seed each (different test sets): on each of sacrebleu's resamples the mean
     over the cells of BLEU(a) - BLEU(b), as significance.seed_mean_bleu scores them; p is the share
     of resamples on which that mean is not positive."""
-    claim = Claim("C", "s", "q", "w", "m", "p", tuple(Check("table2", c, "a", than="b") for c in ("x", "y", "z")),
-                  pooled=True)
+    claim = Claim(
+        "C", "s", "q", "w", "m", "p", tuple(Check("table2", c, "a", than="b") for c in ("x", "y", "z")), pooled=True
+    )
     sizes, qualities = (120, 150, 90), (0.61, 0.6, 0.605)
-    cells = {c: one_seed_bleu_cells("a", "b", c, q, 10 * i, n) for i, (c, q, n) in enumerate(zip("xyz", qualities, sizes))}
+    cells = {
+        c: one_seed_bleu_cells("a", "b", c, q, 10 * i, n) for i, (c, q, n) in enumerate(zip("xyz", qualities, sizes))
+    }
     outcomes = [claims.decide(check, keyed(*cells[check.column])) for check in claim.checks]
     pooled = claims.pooled_test(claim, outcomes)
-    direct = np.mean([significance.seed_mean_bleu([np.array(a.replicates[0])], significance.resample_indices(n))
-                      - significance.seed_mean_bleu([np.array(b.replicates[0])], significance.resample_indices(n))
-                      for (a, b), n in zip(cells.values(), sizes)], axis=0)
+    direct = np.mean(
+        [
+            significance.seed_mean_bleu([np.array(a.replicates[0])], significance.resample_indices(n))
+            - significance.seed_mean_bleu([np.array(b.replicates[0])], significance.resample_indices(n))
+            for (a, b), n in zip(cells.values(), sizes)
+        ],
+        axis=0,
+    )
     assert pooled.resampled == pytest.approx(direct)
     assert pooled.p_claim == pytest.approx((1 + np.sum(direct <= 0)) / 1001)
     assert pooled.p_opposite == pytest.approx((1 + np.sum(direct >= 0)) / 1001)
@@ -516,10 +611,13 @@ def test_the_pooled_test_against_a_direct_computation():
 def test_a_pooled_claim_settles_many_small_gaps_each_check_cannot():
     """Twelve cells, each a small gain: no cell is significant on its own, the mean over them is;
     the pooled claim is reproduced where checking each cell would leave it inconclusive."""
-    claim = Claim("C", "s", "q", "w", "m", "p", tuple(Check("table2", f"c{i}", "a", than="b") for i in range(12)),
-                  pooled=True)
-    outcomes = [claims.decide(check, keyed(*one_seed_bleu_cells("a", "b", check.column, 0.607, 30 * i, 150)))
-                for i, check in enumerate(claim.checks)]
+    claim = Claim(
+        "C", "s", "q", "w", "m", "p", tuple(Check("table2", f"c{i}", "a", than="b") for i in range(12)), pooled=True
+    )
+    outcomes = [
+        claims.decide(check, keyed(*one_seed_bleu_cells("a", "b", check.column, 0.607, 30 * i, 150)))
+        for i, check in enumerate(claim.checks)
+    ]
     assert sum(o.verdict == REPRODUCED for o in outcomes) < 12
     decision = claims.decide_claim(claim, outcomes)
     assert decision.verdict == REPRODUCED and "pooled paired bootstrap" in decision.reason
@@ -533,15 +631,17 @@ ONE_SEED_NOTE = claims.ONE_SEED
 def test_power_and_the_seeds_it_needs_against_the_formula():
     """A t-test's se(S) = sqrt(v / S): power = Φ(g / se - z_0.95), and the seeds for 80% the least S
     with Φ(g / sqrt(v / S) - z_0.95) >= 0.8, i.e. S >= v (z_0.95 + z_0.8)^2 / g^2."""
-    a, b = (Cell(row, "c", "value", numbers, evidence.seed_labels((1, 2, 3)))
-            for row, numbers in (("a", (10.0, 10.4, 9.7)), ("b", (9.9, 10.2, 9.5))))
+    a, b = (
+        Cell(row, "c", "value", numbers, evidence.seed_labels((1, 2, 3)))
+        for row, numbers in (("a", (10.0, 10.4, 9.7)), ("b", (9.9, 10.2, 9.5)))
+    )
     check = Check("table3", "c", "a", than="b")
     outcome = claims.decide(check, keyed(a, b))
     v = np.var(a.replicates, ddof=1) + np.var(b.replicates, ddof=1)
     gap = 0.3
     assert outcome.test.spread.se() == pytest.approx(math.sqrt(v / 3))
     expected = stats.norm.cdf(gap / math.sqrt(v / 3) - stats.norm.ppf(0.95))
-    needed = math.ceil(v * (stats.norm.ppf(0.95) + stats.norm.ppf(0.8)) ** 2 / gap ** 2)
+    needed = math.ceil(v * (stats.norm.ppf(0.95) + stats.norm.ppf(0.8)) ** 2 / gap**2)
     claim = Claim("C", "s", "q", "w", "m", "p", (check,))
     text = claims.decide_claim(claim, [outcome], [gap]).power
     assert text.startswith(f"{expected:.2f} at 3 seeds") and f"80% needs {needed} seeds" in text
@@ -551,7 +651,9 @@ def test_power_and_the_seeds_it_needs_against_the_formula():
 def test_one_seed_says_so_and_leaves_the_seed_spread_unmeasured():
     a, b = one_seed_bleu_cells("a", "b", "fr-en", 0.7, 1, 150)
     check = Check("table1", "fr-en", "a", than="b")
-    decision = claims.decide_claim(Claim("C", "s", "q", "w", "m", "p", (check,)), [claims.decide(check, keyed(a, b))], [1.0])
+    decision = claims.decide_claim(
+        Claim("C", "s", "q", "w", "m", "p", (check,)), [claims.decide(check, keyed(a, b))], [1.0]
+    )
     assert decision.verdict == REPRODUCED and decision.shown == f"reproduced ({claims.ONE_SEED})"
     assert "test-set variance only" in decision.power and "run 2 or more" in decision.power
 
@@ -562,31 +664,53 @@ def test_a_printed_constant_is_not_compared_on_synthetic_data():
     outcomes = [claims.decide(check, made_to_show("tying", check, "effect"))]
     assert claims.decide_claim(claim, outcomes).verdict == REPRODUCED
     decision = claims.decide_claim(claim, outcomes, synthetic=True)
-    assert decision.verdict == NOT_COMPARABLE and "synthetic data" in decision.reason and decision.power == "not comparable"
+    assert (
+        decision.verdict == NOT_COMPARABLE
+        and "synthetic data" in decision.reason
+        and decision.power == "not comparable"
+    )
 
 
 def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_path, monkeypatch):
     """tying on demo-like evidence: Figure 1's points decide C4 and C6, C5 (a printed 0.2) is not
     compared on synthetic data, the tables are not built (not decidable); every Markdown table row
     has as many cells as its header once escaped pipes are taken as text."""
-    points = [{"panel": panel, "series": "d(Lᵀ, W)", "x": x, "y": y, "replicate": f"seed {s}"}
-              for panel, xs in ((claims.paper_claims("tying")[3].checks[0].column, (0.0, 1.0)),
-                                (claims.paper_claims("tying")[5].checks[0].column, (2.0, 10.0)))
-              for x, base in zip(xs, (0.9, 0.1)) for s, y in enumerate((base, base * 1.05, base * 0.95), start=1)]
+    points = [
+        {"panel": panel, "series": "d(Lᵀ, W)", "x": x, "y": y, "replicate": f"seed {s}"}
+        for panel, xs in (
+            (claims.paper_claims("tying")[3].checks[0].column, (0.0, 1.0)),
+            (claims.paper_claims("tying")[5].checks[0].column, (2.0, 10.0)),
+        )
+        for x, base in zip(xs, (0.9, 0.1))
+        for s, y in enumerate((base, base * 1.05, base * 0.95), start=1)
+    ]
     monkeypatch.chdir(tmp_path)
     figure = Path("results/tying/figure1.csv")
     figure.parent.mkdir(parents=True)
     figure.write_text(evidence.figure_csv(points))
     out = tmp_path / "claims"
-    claims.main(["--papers", "tying", "--evidence", str(figure), "--data-notes", '{"tying": "demo"}', "--synthetic-data",
-                 "--out-prefix", str(out)])
+    claims.main(
+        [
+            "--papers",
+            "tying",
+            "--evidence",
+            str(figure),
+            "--data-notes",
+            '{"tying": "demo"}',
+            "--synthetic-data",
+            "--out-prefix",
+            str(out),
+        ]
+    )
     rows = {r["id"]: r for r in csv.DictReader(out.with_suffix(".csv").open())}
     assert rows["tying:C4"]["verdict"] == REPRODUCED and rows["tying:C6"]["verdict"] == REPRODUCED
     assert rows["tying:C5"]["verdict"] == NOT_COMPARABLE and rows["tying:C1"]["verdict"] == NOT_DECIDABLE
     assert "0.1 (subspace distance) (3 seeds)" in rows["tying:C4"]["ours"]
     markdown = out.with_suffix(".md").read_text()
-    assert "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: " \
-           "evidence missing | not comparable: synthetic data | claims |" in markdown
+    assert (
+        "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
+        "evidence missing | not comparable: synthetic data | claims |" in markdown
+    )
     assert "| tying | 2 | 0 | 0 | 5 | 2 | 9 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
@@ -628,18 +752,27 @@ def test_a_tables_gain_marks_and_the_claims_give_one_answer(tmp_path, monkeypatc
             folder.mkdir(parents=True)
             lines = hypotheses(wrong, draw)
             (folder / "test.greedy.hyp.tok").write_text("\n".join(lines) + "\n")
-            (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True,
-                                                               "early_stop": True}) + "\n")
+            (folder / "metrics.jsonl").write_text(
+                json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True, "early_stop": True}) + "\n"
+            )
             result = BLEU(tokenize="none").corpus_score(lines, [references])
-            (folder / "test.greedy.bleu_tok.json").write_text(json.dumps(
-                {"metric": "bleu", "score": round(result.score, 2), "signature": "s"}))
-    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {}, {}) for name in ("base", "good")), (),
-                                 spread=True, significance=(("*", "base"),))
+            (folder / "test.greedy.bleu_tok.json").write_text(
+                json.dumps({"metric": "bleu", "score": round(result.score, 2), "signature": "s"})
+            )
+    table = artefacts.ScoreTable(
+        "t",
+        (column,),
+        tuple(artefacts.Row(name, {}, {}) for name in ("base", "good")),
+        (),
+        spread=True,
+        significance=(("*", "base"),),
+    )
     _, rows, footer, cells = render.score_table(table, artefacts.Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)}))
     mark = next(row for row in rows if row["experiment"] == "good")["Fr→En significance"]
     outcome = claims.decide(Check("table1", "Fr→En", "good", than="base"), keyed(*cells))
-    held = significance.paired_bootstrap_p(*([np.array(s) for s in c.replicates] for c in reversed(cells)),
-                                           significance.resample_indices(80))
+    held = significance.paired_bootstrap_p(
+        *([np.array(s) for s in c.replicates] for c in reversed(cells)), significance.resample_indices(80)
+    )
     assert held < 0.05 and outcome.test.p_claim > 0.2  # the two tests differ on this pair
     assert (mark == "*") == (outcome.verdict == REPRODUCED) and mark == ""
     assert any("the test of results/claims.md" in line and "seeds resampled too" in line for line in footer)
@@ -653,8 +786,9 @@ def test_a_joint_tables_mark_and_a_claim_that_differ_name_each_other():
     a = Cell(check.row, check.column, "bleu", (bleu_statistics(0.608, 300, 7),), ("seed 1",))
     b = Cell(check.than, check.column, "bleu", (bleu_statistics(0.6, 300, 8),), ("seed 1",))
     outcome = claims.decide(check, keyed(a, b))
-    two_sided = significance.difference_p([np.array(a.replicates[0])], [np.array(b.replicates[0])],
-                                          significance.resample_indices(300))
+    two_sided = significance.difference_p(
+        [np.array(a.replicates[0])], [np.array(b.replicates[0])], significance.resample_indices(300)
+    )
     note = claims.table_mark_note("joint", check, keyed(a, b), outcome)
     if (two_sided < 0.05) == (outcome.test.p_claim < 0.05):
         assert note == ""

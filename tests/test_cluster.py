@@ -34,10 +34,16 @@ SECOND = layout.model_dir("iwslt16", "fr-en", "word2bpe-ce", 1)
 def slice_config(rows: list[str]) -> dict:
     config = yaml.safe_load((REPO / "config.demo.yaml").read_text())
     config["demo"]["train_sentences"] = 3000
-    config["demo"]["monolingual_sentences"] = 3000  # the truecaser's text; the demo's 30000 feed embeddings no row here uses
+    config["demo"]["monolingual_sentences"] = (
+        3000  # the truecaser's text; the demo's 30000 feed embeddings no row here uses
+    )
     config["datasets"] = {"iwslt16": {**config["datasets"]["iwslt16"], "pairs": ["fr-en"]}}
     config["monolingual"] = {"en": config["monolingual"]["en"]}
-    config["train"] |= {"max_epochs": 2, "max_epochs_by_group": {}, "overrides": {}}  # the demo trains its compared rows to 20
+    config["train"] |= {
+        "max_epochs": 2,
+        "max_epochs_by_group": {},
+        "overrides": {},
+    }  # the demo trains its compared rows to 20
     config["train"]["device"] = "auto"  # a GPU slot when there is one; here, the CPU (the logs say which)
     config["papers"] = {"vmf": {"table1": {"rows": rows}}}
     return config
@@ -54,9 +60,15 @@ def start(workdir: Path, config: dict, *args: str, env=None) -> subprocess.Popen
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     # Ctrl-C must reach Snakemake however the tests were launched: a shell starts background jobs
     # with SIGINT ignored, and an ignored signal stays ignored across exec.
-    return subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or environment(),
-                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env or environment(),
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def run(workdir: Path, config: dict, *args: str, env=None) -> str:
@@ -97,7 +109,10 @@ def test_a_killed_training_job_is_retried_and_resumes_to_the_same_model(referenc
     killed = bool(training)
     out, _ = process.communicate(timeout=1800)
     assert process.returncode == 0, out[-4000:]
-    assert killed and "resuming after epoch 1" in (tmp_path / "logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
+    assert (
+        killed
+        and "resuming after epoch 1" in (tmp_path / "logs/train/iwslt16/fr-en/word2word-ce/seed1.log").read_text()
+    )
     assert_same_model(tmp_path / MODEL, reference / MODEL)
 
 
@@ -107,7 +122,11 @@ def one_finished_one_half_way(models: list[Path], process: subprocess.Popen, sec
     deadline = time.time() + seconds
     while True:
         for done, running in (models, models[::-1]):
-            if (done / "model.pt").exists() and (running / "checkpoint.pt").exists() and not (running / "model.pt").exists():
+            if (
+                (done / "model.pt").exists()
+                and (running / "checkpoint.pt").exists()
+                and not (running / "model.pt").exists()
+            ):
                 return done, running
         assert process.poll() is None, f"snakemake ended first:\n{process.stdout.read()[-3000:]}"
         assert time.time() < deadline, "no model finished while the other was half way"
@@ -125,7 +144,9 @@ def test_an_interrupted_run_does_not_retrain_finished_models(reference, tmp_path
     retrained = re.findall(r"rule train:\n(?:[^\n]*\n)*?\s+wildcards: ([^\n]*)", out)
     assert retrained and not any(f"experiment={finished.parent.name}," in w for w in retrained)
     assert (finished / "model.pt").stat().st_mtime == finished_at
-    assert "resuming after epoch" in (tmp_path / f"logs/train/iwslt16/fr-en/{half_way.parent.name}/seed1.log").read_text()
+    assert (
+        "resuming after epoch" in (tmp_path / f"logs/train/iwslt16/fr-en/{half_way.parent.name}/seed1.log").read_text()
+    )
     assert_same_model(tmp_path / MODEL, reference / MODEL)
 
 
@@ -145,15 +166,34 @@ def slurm():
 
 # The test cluster has no account and no accounting database: job states come from squeue (its
 # MinJobAge is an hour), where the profile leaves the plugin's default, sacct.
-ON_TEST_SLURM = ("--profile", str(REPO / "profiles" / "slurm"), "--slurm-no-account", "--slurm-keep-successful-logs",
-                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
-                 "--seconds-between-status-checks", "2")
+ON_TEST_SLURM = (
+    "--profile",
+    str(REPO / "profiles" / "slurm"),
+    "--slurm-no-account",
+    "--slurm-keep-successful-logs",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "1",
+    "--jobs",
+    "4",
+    "--seconds-between-status-checks",
+    "2",
+)
 
 
 def test_the_slurm_profile_runs_the_workflow_on_a_real_slurm(reference, slurm, tmp_path):
-    out = run(tmp_path, slice_config(["word2word-ce"]), *ON_TEST_SLURM, "results/table1.csv", env=environment(SLURM_CONF=slurm))
+    out = run(
+        tmp_path,
+        slice_config(["word2word-ce"]),
+        *ON_TEST_SLURM,
+        "results/table1.csv",
+        env=environment(SLURM_CONF=slurm),
+    )
     assert_same_model(tmp_path / MODEL, reference / MODEL)
-    assert (tmp_path / "results/table1.csv").read_text().splitlines()[0] == (reference / "results/table1.csv").read_text().splitlines()[0]
+    assert (tmp_path / "results/table1.csv").read_text().splitlines()[0] == (
+        reference / "results/table1.csv"
+    ).read_text().splitlines()[0]
     submitted = {p.name for p in (tmp_path / ".snakemake" / "slurm_logs").iterdir()}
     assert {"rule_train", "rule_decode", "rule_preprocess_parallel"} <= submitted, out[-3000:]
     assert not {"rule_download", "rule_render_table"} & submitted  # local rules stay on the submitting host
@@ -163,8 +203,13 @@ def test_the_slurm_profile_runs_the_workflow_on_a_real_slurm(reference, slurm, t
 
 def run_interval(job_id: str, slurm_conf: str) -> tuple[datetime, datetime, str]:
     """(start, end, scontrol's line) of a finished Slurm job: the cluster keeps it for MinJobAge."""
-    line = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True, check=True,
-                          env={**os.environ, "SLURM_CONF": slurm_conf}).stdout.strip()
+    line = subprocess.run(
+        ["scontrol", "-o", "show", "job", job_id],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "SLURM_CONF": slurm_conf},
+    ).stdout.strip()
     fields = dict(re.findall(r"(\w+)=(\S*)", line))
     return datetime.fromisoformat(fields["StartTime"]), datetime.fromisoformat(fields["EndTime"]), line
 
@@ -174,21 +219,38 @@ def test_two_gpu_jobs_run_at_once_through_the_slurm_profile(reference, slurm, tm
     cluster's two stand-in GPUs. A local GPU limit that reached a cluster run (profiles/default's
     `gpu=1` once did: Snakemake reads that workflow profile under --profile too) would submit the
     second only after the first had ended."""
-    shutil.copytree(reference, tmp_path, symlinks=True, dirs_exist_ok=True)  # the data ready: only the trainings go to Slurm
+    shutil.copytree(
+        reference, tmp_path, symlinks=True, dirs_exist_ok=True
+    )  # the data ready: only the trainings go to Slurm
     seeds = (2, 3)
     models = [layout.model_dir("iwslt16", "fr-en", "word2word-ce", seed) for seed in seeds]
-    out = run(tmp_path, slice_config(["word2word-ce"]), *ON_TEST_SLURM, *(f"{model}/model.pt" for model in models),
-              env=environment(SLURM_CONF=slurm))
-    job_logs = sorted((tmp_path / ".snakemake" / "slurm_logs" / "rule_train").rglob("*.log"), key=lambda log: int(log.stem))
+    out = run(
+        tmp_path,
+        slice_config(["word2word-ce"]),
+        *ON_TEST_SLURM,
+        *(f"{model}/model.pt" for model in models),
+        env=environment(SLURM_CONF=slurm),
+    )
+    job_logs = sorted(
+        (tmp_path / ".snakemake" / "slurm_logs" / "rule_train").rglob("*.log"), key=lambda log: int(log.stem)
+    )
     assert len(job_logs) == 2, out[-3000:]
     intervals = [run_interval(log.stem, slurm) for log in job_logs]
-    evidence = "\n".join(f"job {log.stem}: {start.time()} to {end.time()}" for log, (start, end, _) in zip(job_logs, intervals))
+    evidence = "\n".join(
+        f"job {log.stem}: {start.time()} to {end.time()}" for log, (start, end, _) in zip(job_logs, intervals)
+    )
     print(f"\nthe two training jobs on Slurm:\n{evidence}")
-    assert max(start for start, _, _ in intervals) < min(end for _, end, _ in intervals), \
+    assert max(start for start, _, _ in intervals) < min(end for _, end, _ in intervals), (
         f"the GPU jobs ran one after the other:\n{evidence}\n" + "\n".join(line for _, _, line in intervals)
+    )
     assert all("TresPerJob=gres:gpu:1" in line for _, _, line in intervals)
-    devices = {re.search(r"CUDA_VISIBLE_DEVICES=(\S+) was set", (tmp_path / "logs" / "train" / "iwslt16" / "fr-en" / "word2word-ce" /
-                                                                f"seed{seed}.log").read_text()).group(1) for seed in seeds}
+    devices = {
+        re.search(
+            r"CUDA_VISIBLE_DEVICES=(\S+) was set",
+            (tmp_path / "logs" / "train" / "iwslt16" / "fr-en" / "word2word-ce" / f"seed{seed}.log").read_text(),
+        ).group(1)
+        for seed in seeds
+    }
     assert len(devices) == 2, devices  # each on a stand-in GPU of its own, as Slurm chose
     for model in models:
         assert (tmp_path / model / "model.pt").exists()
@@ -221,17 +283,23 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
     print(json.dumps({"gpu": gpu and gpu.value, "rules": {
         rule.name: {"slurm": not (rule.name in workflow._localrules or rule.norun),
                     "updated": [str(f) for f in rule.output if is_flagged(f, "update")],
-                    **{name: attempts(rule.resources[name]) for name in ("mem_mb", "runtime") if name in rule.resources}}
+                    **{name: attempts(rule.resources[name]) for name in ("mem_mb", "runtime")
+                       if name in rule.resources}}
         for rule in workflow.rules}}))
 """
 
 
 def workflow_as_run(tmp_path: Path, *argv: str, configfile: Path = REPO / "config.yaml") -> dict:
     """The global `gpu` limit and each rule's mem_mb and runtime at attempts 1-3 (and whether it
-    goes to the executor, and its outputs flagged update()), for `snakemake <argv>` typed in the checkout: the workflow loaded the
-    way Snakemake loads it (profiles/default read too), without building its DAG."""
-    result = subprocess.run([sys.executable, "-c", PROBE, json.dumps([list(argv), str(configfile), str(tmp_path)])],
-                            cwd=REPO, capture_output=True, text=True, env=environment())
+    goes to the executor, and its outputs flagged update()), for `snakemake <argv>` typed in the checkout:
+    the workflow loaded the way Snakemake loads it (profiles/default read too), without building its DAG."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps([list(argv), str(configfile), str(tmp_path)])],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=environment(),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -255,8 +323,16 @@ def test_every_rule_sent_to_slurm_asks_for_memory_and_a_runtime_that_a_retry_kee
     but the same runtime (a partition refuses a limit above its MaxTime; training resumes)."""
     rules = under_slurm_profile["rules"]
     remote = {name: r for name, r in rules.items() if r["slurm"]}
-    assert {"train", "decode", "bpe_encode", "bleu_tokenized", "meteor", "meteor_by_frequency", "representations",
-            "lm_next_words"} <= set(remote)
+    assert {
+        "train",
+        "decode",
+        "bpe_encode",
+        "bleu_tokenized",
+        "meteor",
+        "meteor_by_frequency",
+        "representations",
+        "lm_next_words",
+    } <= set(remote)
     assert not {"download", "bleu", "render_table", "all"} & set(remote)
     missing = {name for name, r in remote.items() if not ("mem_mb" in r and "runtime" in r)}
     assert not missing, f"rules sent to Slurm without mem_mb or runtime: {sorted(missing)}"
@@ -271,7 +347,9 @@ def test_a_failed_rerun_of_a_training_cannot_delete_its_history(under_slurm_prof
     update(), which it restores on failure: every training's metrics.jsonl is one, and the
     training replaces it only once it has ended (tests/test_train.py, tests/test_train_lm.py)."""
     rules = under_slurm_profile["rules"]
-    updated = {name: [path.rpartition("/")[2] for path in rule["updated"]] for name, rule in rules.items() if rule["updated"]}
+    updated = {
+        name: [path.rpartition("/")[2] for path in rule["updated"]] for name, rule in rules.items() if rule["updated"]
+    }
     assert updated == {"train": ["metrics.jsonl"], "train_lm": ["metrics.jsonl"]}
 
 
@@ -280,5 +358,11 @@ def test_the_gpu_check_and_the_plan_ask_slurm_for_minutes_not_a_trainings_days(u
     a partition with a shorter MaxTime than a training's takes them."""
     rules, resources = under_slurm_profile["rules"], yaml.safe_load((REPO / "config.yaml").read_text())["job_resources"]
     for name in ("gpu_check", "plan", "plan_modelled"):
-        assert (rules[name]["runtime"][0], rules[name]["mem_mb"][0]) == (resources["check"]["runtime"], resources["check"]["mem_mb"])
-        assert rules[name]["runtime"][0] * 10 <= rules["train"]["runtime"][0] and rules[name]["mem_mb"][0] < rules["train"]["mem_mb"][0]
+        assert (rules[name]["runtime"][0], rules[name]["mem_mb"][0]) == (
+            resources["check"]["runtime"],
+            resources["check"]["mem_mb"],
+        )
+        assert (
+            rules[name]["runtime"][0] * 10 <= rules["train"]["runtime"][0]
+            and rules[name]["mem_mb"][0] < rules["train"]["mem_mb"][0]
+        )

@@ -19,9 +19,21 @@ from workflow_src.specs import TrainSpec, load
 from workflow_src.train import train_lm
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
-SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False, "compile": "fuse",
-        "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8,
-                  "dropout": 0.0}}
+SPEC = {
+    "experiment": "t",
+    "output_layer": "softmax",
+    "loss": "ce",
+    "tied": False,
+    "compile": "fuse",
+    "model": {
+        "encoder_layers": 1,
+        "decoder_layers": 2,
+        "hidden": 16,
+        "src_embedding": 8,
+        "tgt_embedding": 8,
+        "dropout": 0.0,
+    },
+}
 PAD, BOS, EOS = 0, 2, 3
 CPU = torch.device("cpu")
 
@@ -45,8 +57,9 @@ def batch():
 def assert_close_to_eager(compiled: torch.Tensor, eager: torch.Tensor, name: str = "") -> None:
     """Within 1e-5 relative, element-wise or to the tensor's largest entry (a summed gradient
     entry near zero keeps the absolute error of its large terms, reassociated by the compiler)."""
-    torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5 * eager.abs().max().item(),
-                               msg=lambda message: f"{name}: {message}")
+    torch.testing.assert_close(
+        compiled, eager, rtol=1e-5, atol=1e-5 * eager.abs().max().item(), msg=lambda message: f"{name}: {message}"
+    )
 
 
 def test_fused_decoder_step_gives_eager_loss_gradients_greedy_words_and_state_dict():
@@ -94,10 +107,13 @@ def test_fused_unrolled_lstm_gives_eager_outputs_and_gradients():
         assert_close_to_eager(compiled, eager)
 
 
-@pytest.mark.parametrize("setting, message", [
-    ("graphs", "train.compile: graphs captures CUDA graphs and needs a CUDA device, not cpu"),
-    ("fused", "train.compile: 'fused' is not one of off, fuse, graphs"),
-])
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("graphs", "train.compile: graphs captures CUDA graphs and needs a CUDA device, not cpu"),
+        ("fused", "train.compile: 'fused' is not one of off, fuse, graphs"),
+    ],
+)
 def test_graphs_off_cuda_and_unknown_settings_name_the_key(setting, message):
     with pytest.raises(ValueError, match=message):
         compilation.apply(Seq2Seq(SPEC, 20, 30, PAD), {"compile": setting}, CPU)
@@ -107,6 +123,7 @@ def test_off_is_the_default_and_fuse_joins_the_specs():
     """`off` is what an unset train.compile means; `fuse` is in the spec, and the language-model
     spec accepts it; `graphs` also brings the translation spec its length buckets (config
     train.length_buckets, required then, rising), which the other settings leave null."""
+
     def specs(setting, **train):
         config = copy.deepcopy(CONFIG)
         if setting is None:
@@ -114,8 +131,10 @@ def test_off_is_the_default_and_fuse_joins_the_specs():
         else:
             config["train"]["compile"] = setting
         config["train"].update(train)
-        return (resolve_spec(config, "iwslt16", "fr-en", "word2word-ce", seed=1),
-                resolve_lm_spec(config, "ptb", "lm-small-vd", seed=1))
+        return (
+            resolve_spec(config, "iwslt16", "fr-en", "word2word-ce", seed=1),
+            resolve_lm_spec(config, "ptb", "lm-small-vd", seed=1),
+        )
 
     assert specs("off") == specs(None)
     assert all(spec["compile"] == "off" for spec in specs("off"))
@@ -146,10 +165,18 @@ def test_a_fused_epoch_with_validation_and_decoding_compiles_the_step_a_bounded_
     torch._dynamo.reset()
     counters.clear()
     args = random_corpus_arguments(tmp_path, {"train": 23, "dev": 7}, longest=30, words=30)
-    spec = load(TrainSpec, {**TRANSLATION_SPEC, "experiment": "t", "compile": "fuse",
-                            "model": {**SPEC["model"], "encoder_bidirectional": True, "input_feed": True},
-                            "vocab": {"src_size": 100, "tgt_size": 100},
-                            "train": {**TRANSLATION_SPEC["train"], "seed": 1, "batch_size": 5, "max_epochs": 1}}, "spec")
+    spec = load(
+        TrainSpec,
+        {
+            **TRANSLATION_SPEC,
+            "experiment": "t",
+            "compile": "fuse",
+            "model": {**SPEC["model"], "encoder_bidirectional": True, "input_feed": True},
+            "vocab": {"src_size": 100, "tgt_size": 100},
+            "train": {**TRANSLATION_SPEC["train"], "seed": 1, "batch_size": 5, "max_epochs": 1},
+        },
+        "spec",
+    )
     try:
         train.train(spec, args, CPU)
     finally:

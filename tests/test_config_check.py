@@ -20,18 +20,34 @@ def test_shipped_configs_are_valid(name):
     assert problems(yaml.safe_load((REPO / name).read_text()), SCHEMA) == []
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["datasets"]["iwslt16"].update(mx_len=3), "datasets.iwslt16: unexpected key 'mx_len'; allowed: archives,"),
-    (lambda c: c["train"].update(patience="three"), "train.patience: 'three': expected type 'integer'"),
-    (lambda c: c["datasets"]["wmt17"].update(max_len_unit="pieces"),
-     "datasets.wmt17.max_len_unit: 'pieces' is not one of 'word', 'piece'"),
-    (lambda c: c["sources"]["wmt15/wiki-titles.tgz"].pop("md5"), "sources.wmt15/wiki-titles.tgz: needs exactly one of md5, no_md5_reason"),
-    (lambda c: c.pop("papers"), "(top level): 'papers' is required"),
-    (lambda c: c["train"].update(compile=False), "train.compile: False is not one of 'off', 'fuse', 'graphs'"),  # a bare off
-    (lambda c: c["train"].update(length_buckets=[0, 8]), "train.length_buckets.0: 0: expected minimum 1"),
-    (lambda c: c["train"]["batch_size_by_group"].update(jont=96),
-     "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda c: c["datasets"]["iwslt16"].update(mx_len=3),
+            "datasets.iwslt16: unexpected key 'mx_len'; allowed: archives,",
+        ),
+        (lambda c: c["train"].update(patience="three"), "train.patience: 'three': expected type 'integer'"),
+        (
+            lambda c: c["datasets"]["wmt17"].update(max_len_unit="pieces"),
+            "datasets.wmt17.max_len_unit: 'pieces' is not one of 'word', 'piece'",
+        ),
+        (
+            lambda c: c["sources"]["wmt15/wiki-titles.tgz"].pop("md5"),
+            "sources.wmt15/wiki-titles.tgz: needs exactly one of md5, no_md5_reason",
+        ),
+        (lambda c: c.pop("papers"), "(top level): 'papers' is required"),
+        (
+            lambda c: c["train"].update(compile=False),
+            "train.compile: False is not one of 'off', 'fuse', 'graphs'",
+        ),  # a bare off
+        (lambda c: c["train"].update(length_buckets=[0, 8]), "train.length_buckets.0: 0: expected minimum 1"),
+        (
+            lambda c: c["train"]["batch_size_by_group"].update(jont=96),
+            "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained",
+        ),
+    ],
+)
 def test_each_mistake_names_its_key(change, message):
     config = copy.deepcopy(FULL)
     change(config)
@@ -43,7 +59,8 @@ def test_a_misspelt_training_group_is_one_line():
     config = copy.deepcopy(FULL)
     config["train"]["batch_size_by_group"] = {"jont": 96}
     assert problems(config, SCHEMA) == [
-        "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained"]
+        "train.batch_size_by_group: unexpected key 'jont'; allowed: continuous, joint, softmax, softmax_pretrained"
+    ]
 
 
 def test_command_line_strings_take_the_schema_types():
@@ -52,10 +69,19 @@ def test_command_line_strings_take_the_schema_types():
     schema's types, at every depth; strings the schema wants stay strings; a value that is not a
     clean literal of its type is left for the check to name."""
     config = copy.deepcopy(FULL)
-    overrides = {"train": {"patience": "5", "seeds": ["1", "2"], "init_scale": "0.05", "device": "cpu",
-                           "lr": {"softmax": "1e-3"}, "max_epochs": "1.5"},
-                 "gpu": {"jobs_per_device": "2"}, "papers": {"vmf": {"table1": {"rows": "[word2word-ce]", "seeds": "[3]"}}},
-                 "datasets": {"iwslt16": {"max_ratio": "null", "pairs": "[fr-en]"}}}
+    overrides = {
+        "train": {
+            "patience": "5",
+            "seeds": ["1", "2"],
+            "init_scale": "0.05",
+            "device": "cpu",
+            "lr": {"softmax": "1e-3"},
+            "max_epochs": "1.5",
+        },
+        "gpu": {"jobs_per_device": "2"},
+        "papers": {"vmf": {"table1": {"rows": "[word2word-ce]", "seeds": "[3]"}}},
+        "datasets": {"iwslt16": {"max_ratio": "null", "pairs": "[fr-en]"}},
+    }
     update_config(config, copy.deepcopy(overrides))  # as Snakemake merges them
     config["papers"] = overrides["papers"]
     coerce(config, overrides, SCHEMA)
@@ -87,7 +113,9 @@ def test_every_mistake_is_listed_with_its_file_or_the_command_line(tmp_path):
     assert sorted(str(raised.value).splitlines()) == [
         "--config: papers: 'tying': expected type 'object'; to run some papers, give a list: --config papers=[tying]",
         "--config: train.max_epochs: 'many': expected type 'integer'",
-        f"{configfile}: train: unexpected key 'patiense'; allowed: " + ", ".join(sorted(SCHEMA["properties"]["train"]["properties"]))]
+        f"{configfile}: train: unexpected key 'patiense'; allowed: "
+        + ", ".join(sorted(SCHEMA["properties"]["train"]["properties"])),
+    ]
 
 
 def test_snakemake_prints_every_problem_briefly(tmp_path):
@@ -96,8 +124,16 @@ def test_snakemake_prints_every_problem_briefly(tmp_path):
     config = copy.deepcopy(FULL)
     config["train"]["patiense"] = 3
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    result = snakemake(tmp_path, "-n", "all", "--configfile", str(tmp_path / "config.yaml"),
-                       "--config", "train={patience: 5, seeds: [1, 2], max_epochs: many}", check=False)
+    result = snakemake(
+        tmp_path,
+        "-n",
+        "all",
+        "--configfile",
+        str(tmp_path / "config.yaml"),
+        "--config",
+        "train={patience: 5, seeds: [1, 2], max_epochs: many}",
+        check=False,
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert f"{tmp_path}/config.yaml: train: unexpected key 'patiense'" in output
@@ -120,19 +156,34 @@ def test_a_nested_command_line_mistake_names_only_its_key_and_blames_the_command
     """`--config 'papers={tying: {seedz: [1]}}'`: the misspelt key alone (the paper's tables and
     figures are keys its schema allows by pattern), from --config, not the config file."""
     assert str(command_line({"papers": {"tying": {"seedz": ["1"]}}}, REPO / "config.yaml")).splitlines() == [
-        "--config: papers.tying: unexpected key 'seedz'; allowed: a key matching ^(table|figure)[0-9]+$"]
+        "--config: papers.tying: unexpected key 'seedz'; allowed: a key matching ^(table|figure)[0-9]+$"
+    ]
 
 
-@pytest.mark.parametrize("overrides, line", [
-    ({"papers": {"tying": {"table9": {}}}},
-     "--config: papers.tying.table9: tying has no table9; it has figure1, table1, table2, table3, figure2, table4"),
-    ({"papers": {"tying": {"table1": {"rows": ["lm-nonesuch"]}}}}, "--config: papers.tying.table1.rows: lm-nonesuch not rows"),
-    ({"align": {"fast_align": "/nowhere/fast_align"}},
-     "--config: align.fast_align: '/nowhere/fast_align' is neither an executable file nor a command on the PATH; "
-     "expected a fast_align binary, or null for eflomal"),
-    ({"scoring": {"meteor_jar": "/nowhere/meteor-1.5.jar"}},
-     "--config: scoring.meteor_jar: '/nowhere/meteor-1.5.jar' is not a file; expected meteor-1.5.jar and java"),
-])
+@pytest.mark.parametrize(
+    "overrides, line",
+    [
+        (
+            {"papers": {"tying": {"table9": {}}}},
+            "--config: papers.tying.table9: tying has no table9; it has figure1, table1, table2, table3, figure2, "
+            "table4",
+        ),
+        (
+            {"papers": {"tying": {"table1": {"rows": ["lm-nonesuch"]}}}},
+            "--config: papers.tying.table1.rows: lm-nonesuch not rows",
+        ),
+        (
+            {"align": {"fast_align": "/nowhere/fast_align"}},
+            "--config: align.fast_align: '/nowhere/fast_align' is neither an executable file nor a command on the "
+            "PATH; "
+            "expected a fast_align binary, or null for eflomal",
+        ),
+        (
+            {"scoring": {"meteor_jar": "/nowhere/meteor-1.5.jar"}},
+            "--config: scoring.meteor_jar: '/nowhere/meteor-1.5.jar' is not a file; expected meteor-1.5.jar and java",
+        ),
+    ],
+)
 def test_what_the_schema_cannot_check_is_one_line_naming_the_key(overrides, line):
     """An artefact or row its paper does not have, an external tool that is not there: one line at
     DAG time, naming the key (a KeyError's traceback, or a job failing hours later, before)."""

@@ -9,8 +9,20 @@ from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import translate
 from workflow_src.model.seq2seq import Seq2Seq
 
-SPEC = {"experiment": "t", "output_layer": "softmax", "loss": "ce", "tied": False,
-        "model": {"encoder_layers": 1, "decoder_layers": 2, "hidden": 16, "src_embedding": 8, "tgt_embedding": 8, "dropout": 0.0}}
+SPEC = {
+    "experiment": "t",
+    "output_layer": "softmax",
+    "loss": "ce",
+    "tied": False,
+    "model": {
+        "encoder_layers": 1,
+        "decoder_layers": 2,
+        "hidden": 16,
+        "src_embedding": 8,
+        "tgt_embedding": 8,
+        "dropout": 0.0,
+    },
+}
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 
@@ -62,7 +74,7 @@ def test_a_beam_as_wide_as_the_search_space_finds_the_best_sequence():
     trim = lambda ids: tuple(ids[: ids.index(EOS) + 1] if EOS in ids else ids)  # noqa: E731
     beaten = 0
     for i in range(12):
-        scores = {tuple(c): sequence_score(m, src[i:i + 1], lengths[i:i + 1], c) for c in candidates}
+        scores = {tuple(c): sequence_score(m, src[i : i + 1], lengths[i : i + 1], c) for c in candidates}
         best = max(scores, key=scores.get)
         assert trim(words[i].tolist()) == best
         beaten += trim(greedy[i].tolist()) != best
@@ -124,6 +136,7 @@ def test_translate_cuts_the_extra_eos_columns(beam):
                 words, attended = search(m, *args, check_every=check_every, **kwargs)
                 widths.append(words.shape[1])
                 return words, attended
+
             return decode
 
         m.greedy, m.beam_search = checking_every(Seq2Seq.greedy), checking_every(Seq2Seq.beam_search)

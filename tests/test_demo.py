@@ -91,7 +91,12 @@ def test_demo_table1_has_every_cell_with_sane_values(demo):
 
 def test_demo_analysis_tables(demo):
     table2 = {r["experiment"]: r for r in read_csv(demo / "results/table2.csv")}
-    assert set(table2) == {"word2word-ce", "bpe2bpe-ce", "bpe2emb-fasttext-tied-maxmargin", "bpe2emb-fasttext-tied-nllvmf_reg1reg2"}
+    assert set(table2) == {
+        "word2word-ce",
+        "bpe2bpe-ce",
+        "bpe2emb-fasttext-tied-maxmargin",
+        "bpe2emb-fasttext-tied-nllvmf_reg1reg2",
+    }
     for row in table2.values():
         assert 0 < float(row["BLEU ours"]) <= 100 and 0 < float(row["METEOR ours"]) <= 100
         assert "synonyms (WordNet 3.0)" in row["signature"] and "bleu: nrefs:1" in row["signature"]
@@ -109,9 +114,20 @@ def test_demo_analysis_tables(demo):
     table4 = read_csv(demo / "results/table4.csv")
     by_name = {r["experiment"]: r for r in table4}
     assert float(by_name["word2emb-fasttext-tied-nllvmf_reg1reg2"]["input layer parameters ours"]) < float(
-        by_name["word2word-ce"]["input layer parameters ours"])
+        by_name["word2word-ce"]["input layer parameters ours"]
+    )
     table5 = read_csv(demo / "results/table5.csv")
-    assert [r["training frequency"] for r in table5] == ["0 (unseen)", "1", "2", "3", "4", "5-9", "10-99", "100-999", "1000+"]
+    assert [r["training frequency"] for r in table5] == [
+        "0 (unseen)",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5-9",
+        "10-99",
+        "100-999",
+        "1000+",
+    ]
     assert all(0 <= float(r["Emb w/ NLL-vMF ours"]) <= 1 for r in table5)
     table10 = read_csv(demo / "results/table10.csv")
     assert [r[""] for r in table10][:2] == ["Input", "Reference"] and all(r["text"] for r in table10)
@@ -126,7 +142,10 @@ def test_demo_synmargin_tables_have_seeds_spread_and_sane_values(demo):
         for column in registry.artefact("synmargin", "table1").columns:
             assert "±" in row[f"{column.name} paper as printed"]
             if column.pair not in settings["pairs"]["iwslt16"]:  # left out of the demo: empty, and says so
-                assert row[f"{column.name} ours"] == "" and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                assert (
+                    row[f"{column.name} ours"] == ""
+                    and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                )
                 continue
             assert 0 < float(row[f"{column.name} ours"]) <= 100, (row["experiment"], column.name)
             assert float(row[f"{column.name} sd"]) >= 0
@@ -145,8 +164,11 @@ def test_demo_synmargin_tables_have_seeds_spread_and_sane_values(demo):
     for system in ("vMF", "Laz", "Random", "SMD", "SMP"):
         for name in ("correct: similarity to nearest neighbour", "wrong: similarity to nearest neighbour"):
             assert 0 < float(statistics[name][f"{system} ours"]) <= 1
-        assert -1 <= float(statistics["wrong: similarity to target"][f"{system} ours"]) < float(
-            statistics["wrong: similarity to nearest neighbour"][f"{system} ours"])
+        assert (
+            -1
+            <= float(statistics["wrong: similarity to target"][f"{system} ours"])
+            < float(statistics["wrong: similarity to nearest neighbour"][f"{system} ours"])
+        )
         accuracy = [float(statistics[f"accuracy@{k} (%)"][f"{system} ours"]) for k in (1, 2, 5, 10)]
         assert 0 < accuracy[0] <= accuracy[1] <= accuracy[2] <= accuracy[3] <= 100
     speed = json.loads((demo / "results/benchmarks/synmargin/figure2.json").read_text())
@@ -160,8 +182,11 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
     for table_id in ("table1", "table2"):
         rows = read_csv(demo / f"results/tying/{table_id}.csv")
         selected = config["papers"]["tying"][table_id].get("rows")  # the demo's Table 1 leaves out 3 rows
-        assert [r["experiment"] for r in rows] == [name for name in registry.artefact("tying", table_id).row_experiments()
-                                                   if selected is None or name in selected]
+        assert [r["experiment"] for r in rows] == [
+            name
+            for name in registry.artefact("tying", table_id).row_experiments()
+            if selected is None or name in selected
+        ]
         for row in rows:
             cells = [key for key in row if key.endswith(" ours") and key.split(" ")[-2] in ("valid", "test")]
             computed = [key for key in cells if row[key.replace(" ours", " paper")]]
@@ -171,7 +196,9 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
     table1 = {r["experiment"]: r for r in read_csv(demo / "results/tying/table1.csv")}
     assert table1["lm-large-vd"]["Wikitext-2 test ours"] == ""  # footnote 5, as in the paper
     for row in read_csv(demo / "results/tying/table4.csv"):
-        assert len(row["VD-LSTM ours"].split(", ")) == 10 and "read as <unk>" in row["note"]  # the paper's words are not the world's
+        assert (
+            len(row["VD-LSTM ours"].split(", ")) == 10 and "read as <unk>" in row["note"]
+        )  # the paper's words are not the world's
     for figure_id in ("figure1", "figure2"):
         assert (demo / f"results/tying/{figure_id}.png").stat().st_size > 10000
     sweep = config["papers"]["tying"]["figure1"]
@@ -179,7 +206,10 @@ def test_demo_tying_tables_and_figures_have_sane_values(demo):
         name = registry.variant(tying.SUBSPACE, "beta", value)
         for seed in sweep["seeds"]:
             result = json.loads((demo / f"results/lm/ptb/{name}/seed{seed}/perplexity.json").read_text())
-            assert 0 < result["subspace_distance"] <= 1 and result["train_tokens"] == config["lm"]["train_words"]["subspace"]
+            assert (
+                0 < result["subspace_distance"] <= 1
+                and result["train_tokens"] == config["lm"]["train_words"]["subspace"]
+            )
             if value == 0:  # cross-entropy alone leaves the spans of W and L^T far apart (random d-dim
                 # subspaces of R^V are at sqrt(1 - d/V), 0.99 here), as in the paper's panel (a)
                 assert result["subspace_distance"] > 0.9
@@ -193,7 +223,10 @@ def test_demo_joint_tables_and_figures_have_sane_values(demo):
     for row in table2:
         for column in joint.DIRECTIONS:
             if column.pair not in pairs:  # not in the demo: empty, and says why
-                assert row[f"{column.name} ours"] == "" and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                assert (
+                    row[f"{column.name} ours"] == ""
+                    and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                )
                 continue
             assert 0 <= float(row[f"{column.name} ours"]) <= 100 and float(row[f"{column.name} |Θ| ours (M)"]) > 0
         assert "tok:none" in row["signature"]
@@ -213,7 +246,9 @@ def test_demo_joint_tables_and_figures_have_sane_values(demo):
     for pair in pairs:
         for experiment in ("bpe32k-nmt", "bpe32k-joint512"):
             job = artefacts.Job("wmt17", pair, experiment, 1)
-            bins = json.loads((demo / layout.meteor_bins_path(job, "joint", "figure3", joint.SEARCH)).read_text())["bins"]
+            bins = json.loads((demo / layout.meteor_bins_path(job, "joint", "figure3", joint.SEARCH)).read_text())[
+                "bins"
+            ]
             assert list(bins) == ["high", "medium", "low"] and all(0 <= b["score"] <= 1 for b in bins.values())
         assert bins["high"]["score"] > 0.1  # NMT-joint's frequent pieces
     for figure_id in ("figure2", "figure3"):
@@ -226,8 +261,10 @@ def test_demo_writes_every_models_training_diagnostics(demo):
     table's crowding for continuous ones, margin misses for margin losses, saturation for Eq. 15."""
     config = demo_config()
     jobs = layout.translation_models(config)
-    rows = {(r["dataset"], r["pair"], r["model"], int(r["seed"])): r
-            for r in read_csv(demo / "results/training_diagnostics.csv")}
+    rows = {
+        (r["dataset"], r["pair"], r["model"], int(r["seed"])): r
+        for r in read_csv(demo / "results/training_diagnostics.csv")
+    }
     assert set(rows) == {(j.dataset, j.pair, j.experiment, j.seed) for j in jobs}
     for job in jobs:
         spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
@@ -242,7 +279,12 @@ def test_demo_writes_every_models_training_diagnostics(demo):
 
 def test_demo_unk_replacement_happens(demo):
     logs = list((demo / "logs/decode").rglob("*.log"))
-    replaced = sum(int(line.split(",")[1].split()[0]) for log in logs for line in log.read_text().splitlines() if "<unk> replaced" in line)
+    replaced = sum(
+        int(line.split(",")[1].split()[0])
+        for log in logs
+        for line in log.read_text().splitlines()
+        if "<unk> replaced" in line
+    )
     assert replaced > 0
 
 
@@ -250,7 +292,7 @@ def test_demo_table_target_reruns_only_what_it_needs(demo):
     (demo / "results/table1.csv").unlink()
     (demo / "results/vmf/table1.csv").unlink()
     result = snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "-n", "--cores", "2", "results/table1.csv")
-    stats = result.stdout[result.stdout.index("Job stats"):]
+    stats = result.stdout[result.stdout.index("Job stats") :]
     assert "render_table" in stats and "vmf_shortcut" in stats
     assert "train" not in stats.replace("render_table", "") and "download" not in stats
     snakemake(demo, "--configfile", str(REPO / "config.demo.yaml"), "--cores", "2", "results/table1.csv")
@@ -262,8 +304,17 @@ def test_every_markdown_table_of_the_demo_renders(demo):
     GitHub reads it: each table found, every row of its header's columns (tests/markdown_tables.py)."""
     pages = sorted((demo / "results").rglob("*.md"))
     written = {str(page.relative_to(demo / "results")) for page in pages}
-    assert {"claims.md", "training_diagnostics.md", "data_statistics.md", "plan.md", "gpu_check.md",
-            "joint/table2.md", "joint/table3.md", "joint/table5.md", "tying/deviations.md"} <= written
+    assert {
+        "claims.md",
+        "training_diagnostics.md",
+        "data_statistics.md",
+        "plan.md",
+        "gpu_check.md",
+        "joint/table2.md",
+        "joint/table3.md",
+        "joint/table5.md",
+        "tying/deviations.md",
+    } <= written
     assert len(pages) >= 35  # every table of the four papers, their ledgers, and the pages above
     tables = [table for page in pages for table in check_tables(page.read_text(), str(page.relative_to(demo)))]
     assert len(tables) > 40
@@ -298,8 +349,12 @@ def test_demo_tables_name_the_rows_that_had_not_plateaued(demo):
     Table 3 (one seed, no tuning) notes "not plateaued" exactly when its model's metrics show it
     (`workflow_src.report.plateau`)."""
     for row in read_csv(demo / "results/joint/table3.csv"):
-        history = [json.loads(line) for line in
-                   (demo / layout.metrics_path(artefacts.Job("wmt17", "de-en", row["experiment"], 1))).read_text().splitlines()]
+        history = [
+            json.loads(line)
+            for line in (demo / layout.metrics_path(artefacts.Job("wmt17", "de-en", row["experiment"], 1)))
+            .read_text()
+            .splitlines()
+        ]
         assert ("not plateaued" in row["note"]) == bool(plateau.unsettled(history)), (row["experiment"], row["note"])
 
 
@@ -336,13 +391,22 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
                     # a claim may skip the row's cell for another reason (a column not configured), but
                     # never reproduce, or call inconclusive, a comparison it did not say it left undecided
                     verdicts = {c: claims_page.base_verdict(page[f"{paper}:{c}"]["verdict"]) for c in ids}
-                    decided = [c for c in ids if verdicts[c] == claims_page.REPRODUCED or (
-                        verdicts[c] == claims_page.INCONCLUSIVE and f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"])]
+                    decided = [
+                        c
+                        for c in ids
+                        if verdicts[c] == claims_page.REPRODUCED
+                        or (
+                            verdicts[c] == claims_page.INCONCLUSIVE
+                            and f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"]
+                        )
+                    ]
                     undecided += 1
                     if decided:
                         unsettled.append(f"{where}, decided by {', '.join(decided)}: {note}")
     assert checked >= 30, checked  # 23 translation rows and 11 language-model rows on 2026-11-26
-    assert not unsettled, "compared rows still learning (or failed) when their training stopped:\n" + "\n".join(unsettled)
+    assert not unsettled, "compared rows still learning (or failed) when their training stopped:\n" + "\n".join(
+        unsettled
+    )
     print(f"{undecided} compared rows still learning, on which no claim is decided")
 
 
@@ -363,6 +427,11 @@ def test_demo_table_marks_and_claims_give_one_answer(demo):
                 continue
             outcome = claims.decide(check, cells)
             shown = rows[check.row][f"{check.column} significance"]
-            assert (mark in shown) == (outcome.verdict == claims.REPRODUCED), (claim.id, check.column, shown, outcome.reason)
+            assert (mark in shown) == (outcome.verdict == claims.REPRODUCED), (
+                claim.id,
+                check.column,
+                shown,
+                outcome.reason,
+            )
             compared += 1
     assert compared >= 3  # fr-en: SMP over max-margin (†), SMD and SMP over vMF (∗)

@@ -22,9 +22,12 @@ from workflow_src.data.demo_language import World, WorldSize
 from workflow_src.data.lm_data import member_lines
 
 
-
 def mirror_digests(root):
-    return {p.relative_to(root).as_posix(): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.md5(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
@@ -40,7 +43,9 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
 
 def test_vocabulary_is_zipfian_with_a_long_tail():
     world = World(["en"], WorldSize(), seed=1)
-    counts = Counter(w for s in world.parallel(["en"], 5000, "x") for w in s["en"].lower().strip(".?").replace(",", "").split())
+    counts = Counter(
+        w for s in world.parallel(["en"], 5000, "x") for w in s["en"].lower().strip(".?").replace(",", "").split()
+    )
     frequencies = sorted(counts.values(), reverse=True)
     singletons = sum(1 for f in frequencies if f == 1)
     assert singletons > 0.3 * len(frequencies)  # a long tail of words seen once
@@ -78,9 +83,15 @@ LM_SIZE = demo_world.LMSize(**{k.removeprefix("lm_"): v for k, v in DEMO["demo"]
 
 def lm_corpora(root):
     """The demo's language-modelling data sets as `--lm` gives them (rules/demo.smk), under root."""
-    return {name: {"format": "wikitext" if name.startswith("wikitext") else "ptb",
-                   "archive": str(root / d.get("mirror", "") / d["archive"]), "members": d["members"]}
-            for name, d in DEMO["datasets"].items() if d["kind"] == "lm"}
+    return {
+        name: {
+            "format": "wikitext" if name.startswith("wikitext") else "ptb",
+            "archive": str(root / d.get("mirror", "") / d["archive"]),
+            "members": d["members"],
+        }
+        for name, d in DEMO["datasets"].items()
+        if d["kind"] == "lm"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -89,21 +100,31 @@ def lm_texts(tmp_path_factory):
     corpora = lm_corpora(tmp_path_factory.mktemp("lm"))
     world = World(["en"], WorldSize(**DEMO["demo"]["world"]), DEMO["demo"]["seed"])
     demo_world.write_lm_mirror(world, corpora, LM_SIZE)
-    return {name: {split: "".join(line + "\n" for line in member_lines(Path(c["archive"]), member))
-                   for split, member in c["members"].items()} for name, c in corpora.items()}
+    return {
+        name: {
+            split: "".join(line + "\n" for line in member_lines(Path(c["archive"]), member))
+            for split, member in c["members"].items()
+        }
+        for name, c in corpora.items()
+    }
 
 
 def test_the_demo_has_both_corpora_of_the_tying_paper():
     assert set(lm_corpora(Path("."))) == {"ptb", "wikitext2"}
     assert {name: d["members"] for name, d in DEMO["datasets"].items() if d["kind"] == "lm"} == {
-        name: d["members"] for name, d in yaml.safe_load((REPO / "config.yaml").read_text())["datasets"].items()
-        if d["kind"] == "lm"}
+        name: d["members"]
+        for name, d in yaml.safe_load((REPO / "config.yaml").read_text())["datasets"].items()
+        if d["kind"] == "lm"
+    }
 
 
 def test_lm_archives_have_the_real_member_names(tmp_path):
     corpora = lm_corpora(tmp_path)
-    demo_world.write_lm_mirror(World(["en"], WorldSize(nouns=50, verbs=10, adjectives=10, names=10), 1), corpora,
-                               demo_world.LMSize(train_sentences=200, heldout_sentences=30, vocabulary=100))
+    demo_world.write_lm_mirror(
+        World(["en"], WorldSize(nouns=50, verbs=10, adjectives=10, names=10), 1),
+        corpora,
+        demo_world.LMSize(train_sentences=200, heldout_sentences=30, vocabulary=100),
+    )
     with tarfile.open(corpora["ptb"]["archive"]) as tar:
         assert sorted(tar.getnames()) == [f"./simple-examples/data/ptb.{s}.txt" for s in ("test", "train", "valid")]
     with zipfile.ZipFile(corpora["wikitext2"]["archive"]) as z:
@@ -121,8 +142,24 @@ def test_ptb_is_lowercase_without_punctuation_one_sentence_a_line(lm_texts):
 def test_tokenization_of_numbers_hyphens_and_punctuation():
     sentence = "Bakamu sold 1,200 red-tipped bars, in 3.5 days?"
     assert demo_world.ptb_tokens(sentence) == ["bakamu", "sold", "N", "red-tipped", "bars", "in", "N", "days"]
-    assert demo_world.wikitext_tokens(sentence) == ["Bakamu", "sold", "1", "@,@", "200", "red", "@-@", "tipped",
-                                                    "bars", ",", "in", "3", "@.@", "5", "days", "?"]
+    assert demo_world.wikitext_tokens(sentence) == [
+        "Bakamu",
+        "sold",
+        "1",
+        "@,@",
+        "200",
+        "red",
+        "@-@",
+        "tipped",
+        "bars",
+        ",",
+        "in",
+        "3",
+        "@.@",
+        "5",
+        "days",
+        "?",
+    ]
 
 
 def test_wikitext_has_articles_sections_and_paragraphs(lm_texts):
@@ -130,7 +167,7 @@ def test_wikitext_has_articles_sections_and_paragraphs(lm_texts):
         lines = text.splitlines()
         assert lines[:3] == [" ", lines[1], " "] and re.fullmatch(r" = [^=]+ = ", lines[1])
         titles = [i for i, line in enumerate(lines) if re.fullmatch(r" = [^=]+ = ", line)]
-        assert len(titles) > 5 and all(lines[i - 2:i] == [" ", " "] for i in titles[1:])  # two blanks before
+        assert len(titles) > 5 and all(lines[i - 2 : i] == [" ", " "] for i in titles[1:])  # two blanks before
         assert any(re.fullmatch(r" = = [^=]+ = = ", line) for line in lines)
         assert all(lines[i + 1] == " " for i, line in enumerate(lines) if line.startswith(" = "))
         assert any(line.count(" . ") + line.count(" ? ") >= 3 for line in lines)  # paragraphs of sentences
@@ -156,12 +193,28 @@ def test_lm_archives_same_seed_same_bytes(tmp_path):
     small = ["--lm-train-sentences", "300", "--lm-heldout-sentences", "40", "--lm-vocabulary", "150"]
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         iwslt = iwslt_spec(tmp_path / name / "wit3", ["fr-en"], ["tst2013"], ["tst2015"])
-        demo_world.main(["--iwslt", json.dumps(iwslt), "--seed", str(seed),
-                         "--train-sentences", "20", "--test-set-sentences", "5", "--monolingual-sentences", "5",
-                         "--lm", json.dumps(lm_corpora(tmp_path / name)), *small])
+        demo_world.main(
+            [
+                "--iwslt",
+                json.dumps(iwslt),
+                "--seed",
+                str(seed),
+                "--train-sentences",
+                "20",
+                "--test-set-sentences",
+                "5",
+                "--monolingual-sentences",
+                "5",
+                "--lm",
+                json.dumps(lm_corpora(tmp_path / name)),
+                *small,
+            ]
+        )
     a, b, c = (mirror_digests(tmp_path / n) for n in "abc")
-    ptb, wikitext = (Path(lm_corpora(tmp_path / "a")[name]["archive"]).relative_to(tmp_path / "a").as_posix()
-                     for name in ("ptb", "wikitext2"))
+    ptb, wikitext = (
+        Path(lm_corpora(tmp_path / "a")[name]["archive"]).relative_to(tmp_path / "a").as_posix()
+        for name in ("ptb", "wikitext2")
+    )
     assert {ptb, wikitext} <= a.keys()
     assert a == b
     assert a.keys() == c.keys() and a[ptb] != c[ptb]
@@ -171,13 +224,29 @@ def test_wmt_data_sets_sharing_a_pair_get_their_own_sizes_and_evaluation_sets(tm
     def entry(archive, split):
         return {"archive": str(tmp_path / archive), "source": f"{split}/src.de", "target": f"{split}/ref.en"}
 
-    wmt = {name: {"train_sentences": n, "sources": {"de-en": {"train": [entry(f"{name}-train.tgz", "train")],
-                                                              "dev": [entry(f"{name}-dev.tgz", "dev")],
-                                                              "test": [entry(f"{name}-test.tgz", "test")]}}}
-           for name, n in (("wmt16", 40), ("wmt17", 25))}
-    demo_world.write_mirror(iwslt_spec(tmp_path / "iwslt", ["fr-en"], ["tst2013"], ["tst2015"]), {},
-                            WorldSize(nouns=30, verbs=8, adjectives=5, names=5), seed=1, n_train=60, n_per_test_set=5,
-                            n_monolingual=0, wmt=wmt)
+    wmt = {
+        name: {
+            "train_sentences": n,
+            "sources": {
+                "de-en": {
+                    "train": [entry(f"{name}-train.tgz", "train")],
+                    "dev": [entry(f"{name}-dev.tgz", "dev")],
+                    "test": [entry(f"{name}-test.tgz", "test")],
+                }
+            },
+        }
+        for name, n in (("wmt16", 40), ("wmt17", 25))
+    }
+    demo_world.write_mirror(
+        iwslt_spec(tmp_path / "iwslt", ["fr-en"], ["tst2013"], ["tst2015"]),
+        {},
+        WorldSize(nouns=30, verbs=8, adjectives=5, names=5),
+        seed=1,
+        n_train=60,
+        n_per_test_set=5,
+        n_monolingual=0,
+        wmt=wmt,
+    )
 
     def member(archive, name):
         with tarfile.open(tmp_path / archive) as tar:
@@ -203,16 +272,29 @@ def xml_shape(data: bytes):
     docs = list(srcset.iter("doc"))
     sequences = {tuple(tag for tag, _ in itertools.groupby(child.tag for child in doc)) for doc in docs}
     padding = {(seg.text[0] == " ", seg.text[-1] == " ") for doc in docs for seg in doc.iter("seg")}
-    return root.tag, [child.tag for child in root], sorted(srcset.attrib), {tuple(sorted(d.attrib)) for d in docs}, \
-        sequences, padding
+    return (
+        root.tag,
+        [child.tag for child in root],
+        sorted(srcset.attrib),
+        {tuple(sorted(d.attrib)) for d in docs},
+        sequences,
+        padding,
+    )
 
 
 @pytest.fixture(scope="module")
 def demo_de_en(tmp_path_factory):
     root = tmp_path_factory.mktemp("iwslt")
     spec = iwslt_spec(root, ["de-en"], ["dev2010", "tst2014"], ["tst2015", "tst2016"])
-    demo_world.write_mirror(spec, {}, WorldSize(nouns=30, verbs=8, adjectives=5, names=5), seed=1, n_train=70,
-                            n_per_test_set=70, n_monolingual=0)
+    demo_world.write_mirror(
+        spec,
+        {},
+        WorldSize(nouns=30, verbs=8, adjectives=5, names=5),
+        seed=1,
+        n_train=70,
+        n_per_test_set=70,
+        n_monolingual=0,
+    )
     return spec
 
 
@@ -239,17 +321,27 @@ def test_bundle_nests_an_archive_per_direction_and_trnted_holds_tst2015(demo_de_
     inner = tarfile.open(fileobj=io.BytesIO(bundle["2016-01/texts/de/en/de-en.tgz"]))
     assert sorted(inner.getnames()) == sorted(
         [f"de-en/IWSLT16.TED.{s}.de-en.{lang}.xml" for s in ("dev2010", "tst2014") for lang in ("de", "en")]
-        + ["de-en/train.tags.de-en.de", "de-en/train.tags.de-en.en"])
+        + ["de-en/train.tags.de-en.de", "de-en/train.tags.de-en.en"]
+    )
     trnted = tgz_members(demo_de_en["trnted"].format(src="de", tgt="en"))
-    assert set(trnted) == {"de-en/train.tags.de-en.de", "de-en/train.tags.de-en.en",
-                           "de-en/IWSLT17.TED.tst2015.de-en.de.xml", "de-en/IWSLT17.TED.tst2015.de-en.en.xml"}
+    assert set(trnted) == {
+        "de-en/train.tags.de-en.de",
+        "de-en/train.tags.de-en.en",
+        "de-en/IWSLT17.TED.tst2015.de-en.de.xml",
+        "de-en/IWSLT17.TED.tst2015.de-en.en.xml",
+    }
     real = tgz_members(real_fixture("iwslt17-ted-test", "de-en.tgz"))["de-en/IWSLT17.TED.tst2016.de-en.de.xml"]
     assert xml_shape(trnted["de-en/IWSLT17.TED.tst2015.de-en.en.xml"]) == xml_shape(real)
 
 
 def test_the_release_of_each_evaluation_set():
     assert [demo_world.release_of(s) for s in ("dev2010", "tst2010", "tst2014", "tst2015", "tst2016")] == [
-        "bundle", "bundle", "bundle", "trnted", "ted_test"]
+        "bundle",
+        "bundle",
+        "bundle",
+        "trnted",
+        "ted_test",
+    ]
     with pytest.raises(ValueError, match="tst2017"):
         demo_world.release_of("tst2017")
 
@@ -258,14 +350,25 @@ def test_the_release_of_each_evaluation_set():
 def demo_wmt_archives(tmp_path_factory):
     """News Commentary and the wiki headlines under their real archive and member names."""
     root = tmp_path_factory.mktemp("wmt")
-    nc = {"archive": str(root / "training-parallel-nc-v11.tgz"),
-          "source": "training-parallel-nc-v11/news-commentary-v11.de-en.de",
-          "target": "training-parallel-nc-v11/news-commentary-v11.de-en.en"}
-    headlines = {"archive": str(root / "wiki-titles.tgz"), "delimited": "wiki/fi-en/titles.fi-en",
-                 "delimiter": "|||", "source_column": 2, "target_column": 1}
+    nc = {
+        "archive": str(root / "training-parallel-nc-v11.tgz"),
+        "source": "training-parallel-nc-v11/news-commentary-v11.de-en.de",
+        "target": "training-parallel-nc-v11/news-commentary-v11.de-en.en",
+    }
+    headlines = {
+        "archive": str(root / "wiki-titles.tgz"),
+        "delimited": "wiki/fi-en/titles.fi-en",
+        "delimiter": "|||",
+        "source_column": 2,
+        "target_column": 1,
+    }
     sources = {"de-en": {"train": [nc], "dev": [], "test": []}, "en-fi": {"train": [headlines], "dev": [], "test": []}}
-    demo_world.write_wmt_mirror(World(["de", "en", "fi"], WorldSize(nouns=30, verbs=8, adjectives=5, names=5), 1),
-                                sources, n_train=90, n_per_set=5)
+    demo_world.write_wmt_mirror(
+        World(["de", "en", "fi"], WorldSize(nouns=30, verbs=8, adjectives=5, names=5), 1),
+        sources,
+        n_train=90,
+        n_per_set=5,
+    )
     return sources
 
 

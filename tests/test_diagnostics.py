@@ -62,7 +62,9 @@ def test_joint_saturation_against_a_direct_computation():
     words = layer.g_out(layer.word_vectors).detach().double()
     got = diagnostics.joint_saturation(layer, chunk=7)
     assert got["g_out_mean_abs"] == pytest.approx(words.abs().mean().item())
-    assert got["g_out_shared_share"] == pytest.approx((len(words) * words.mean(0).pow(2).sum() / words.pow(2).sum()).item())
+    assert got["g_out_shared_share"] == pytest.approx(
+        (len(words) * words.mean(0).pow(2).sum() / words.pow(2).sum()).item()
+    )
     assert got["g_out_bias_rms"] == pytest.approx(layer.g_out[0].bias.detach().double().pow(2).mean().sqrt().item())
 
 
@@ -80,4 +82,7 @@ def test_layers_without_a_nonlinear_word_side_have_no_saturation():
     embedding = nn.Parameter(torch.randn(50, 8))
     assert diagnostics.joint_saturation(JointOutput("tied", 8, 50, embedding)) == {}
     assert diagnostics.joint_saturation(JointOutput("context", 8, 50, embedding)) == {}
-    assert set(diagnostics.joint_saturation(JointOutput("output", 8, 50, embedding))) == {"g_out_mean_abs", "g_out_shared_share"}
+    assert set(diagnostics.joint_saturation(JointOutput("output", 8, 50, embedding))) == {
+        "g_out_mean_abs",
+        "g_out_shared_share",
+    }

@@ -36,8 +36,14 @@ COMMANDS = documented_commands()
 def test_the_docs_show_the_usage_users_need():
     assert len(COMMANDS) >= 10
     shown = " ".join(COMMANDS)
-    for usage in ("snakemake all --cores", "--profile profiles/slurm", "snakemake results/table1.csv",
-                  "--configfile config.demo.yaml", "snakemake tying", "--config papers="):
+    for usage in (
+        "snakemake all --cores",
+        "--profile profiles/slurm",
+        "snakemake results/table1.csv",
+        "--configfile config.demo.yaml",
+        "snakemake tying",
+        "--config papers=",
+    ):
         assert usage in shown, usage
 
 
@@ -62,8 +68,9 @@ def test_documented_command_dry_runs(command, config, tmp_path):
         words += ["--configfile", str(CONFIGS[config])]
     # from the checkout, as a user types it (profiles/ and config.demo.yaml are relative to it),
     # writing nothing there
-    result = subprocess.run([*SNAKEMAKE, *words, "-n", "--directory", str(tmp_path)], cwd=REPO,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, *words, "-n", "--directory", str(tmp_path)], cwd=REPO, capture_output=True, text=True
+    )
     assert result.returncode == 0, f"{COMMANDS[command]}: {command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     assert "This was a dry-run" in result.stdout or "Nothing to be done" in result.stdout
 
@@ -91,8 +98,9 @@ def test_report_after_a_partial_run_names_its_targets(tmp_path):
     words = shlex.split(command)[1:]
     words[0] = "results/vmf/deviations.csv"  # the documented form, with a target that builds in seconds
     where = ["--directory", str(tmp_path), "--cores", "1"]
-    run = subprocess.run([*SNAKEMAKE, words[0], "--configfile", str(CONFIGS["demo"]), *where],
-                         cwd=REPO, capture_output=True, text=True)
+    run = subprocess.run(
+        [*SNAKEMAKE, words[0], "--configfile", str(CONFIGS["demo"]), *where], cwd=REPO, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     report = words.index("--report") + 1
     words[report] = str(tmp_path / "report.html")
@@ -105,6 +113,18 @@ def test_a_demo_target_is_named_without_demo(tmp_path):
     """docs/demo.md: the demo's workdir makes its targets relative to demo/, so a target that
     starts with demo/ names no rule's output."""
     assert "`demo/results/table1.csv` raises `MissingRuleException`" in (REPO / "docs" / "demo.md").read_text()
-    result = subprocess.run([*SNAKEMAKE, "demo/results/table1.csv", "--configfile", str(CONFIGS["demo"]), "-n",
-                             "--directory", str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            *SNAKEMAKE,
+            "demo/results/table1.csv",
+            "--configfile",
+            str(CONFIGS["demo"]),
+            "-n",
+            "--directory",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0 and "MissingRuleException" in result.stdout + result.stderr

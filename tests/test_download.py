@@ -42,11 +42,15 @@ MD5 = hashlib.md5(PAYLOAD).hexdigest()
 ZIP = zipped({"wikitext-2/wiki.test.tokens": b" = Robert Boulter = \n"})
 DRIVE_QUOTA = (
     '<!DOCTYPE html><html><head><title>Google Drive - Quota exceeded</title><meta http-equiv="content-type" '
-    'content="text/html; charset=utf-8"/></head><body><div class="uc-main"><div id="uc-text"><p class="uc-error-caption">'
-    "Sorry, you can&#39;t view or download this file at this time.</p><p class=\"uc-error-subcaption\">Too many users "
-    "have viewed or downloaded this file recently. Please try accessing the file again later.</p></div></div></body></html>"
+    'content="text/html; charset=utf-8"/></head><body><div class="uc-main"><div id="uc-text"><p '
+    'class="uc-error-caption">'
+    'Sorry, you can&#39;t view or download this file at this time.</p><p class="uc-error-subcaption">Too many users '
+    "have viewed or downloaded this file recently. Please try accessing the file again "
+    "later.</p></div></div></body></html>"
 ).encode()
-MOVED_PAGE = b"<!DOCTYPE html>\n<html><head>\n<title>WIT3 &ndash; Page not found</title></head><body>Moved.</body></html>"
+MOVED_PAGE = (
+    b"<!DOCTYPE html>\n<html><head>\n<title>WIT3 &ndash; Page not found</title></head><body>Moved.</body></html>"
+)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -66,9 +70,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         Handler.requests.append((self.path, self.headers.get("Range")))
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
-        files = {"/good": PAYLOAD, "/good2": PAYLOAD, "/flaky": PAYLOAD, "/corrupt": PAYLOAD[:-10] + b"x" * 10,
-                 "/archive.zip": ZIP, "/not-a-tar.tgz": gzip.compress(b"plain text, not a tar\n" * 100),
-                 "/not-a-zip.zip": b"PK but not really a zip\n" * 10, "/not-gzip.gz": b"plain text\n" * 10}
+        files = {
+            "/good": PAYLOAD,
+            "/good2": PAYLOAD,
+            "/flaky": PAYLOAD,
+            "/corrupt": PAYLOAD[:-10] + b"x" * 10,
+            "/archive.zip": ZIP,
+            "/not-a-tar.tgz": gzip.compress(b"plain text, not a tar\n" * 100),
+            "/not-a-zip.zip": b"PK but not really a zip\n" * 10,
+            "/not-gzip.gz": b"plain text\n" * 10,
+        }
         if url.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/good")
@@ -83,8 +94,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_bytes(drive_confirmation(self.server.server_address[1]), "text/html; charset=utf-8")
         elif url.path == "/uc" and query == {"export": "download", "id": QUOTA_ID}:
             self.send_bytes(DRIVE_QUOTA, "text/html; charset=utf-8")
-        elif url.path == "/download" and query == {"id": DRIVE_ID, "export": "download", "confirm": "t",
-                                                   "uuid": DRIVE_UUID}:
+        elif url.path == "/download" and query == {
+            "id": DRIVE_ID,
+            "export": "download",
+            "confirm": "t",
+            "uuid": DRIVE_UUID,
+        }:
             self.send_bytes(PAYLOAD, "application/x-gzip")
         else:
             self.send_error(404)
@@ -217,8 +232,9 @@ def test_html_page_where_an_archive_belongs_fails_at_once(server, tmp_path, path
     out = tmp_path / "2016-01.tgz"
     with pytest.raises(DownloadError) as err:
         download([f"{server}/{path}"], out, no_md5_reason="test", log=Log())
-    assert (f"{server}/{path}: an HTML page where a tar archive was expected: "
-            "title 'WIT3 – Page not found'") in str(err.value)
+    assert (f"{server}/{path}: an HTML page where a tar archive was expected: title 'WIT3 – Page not found'") in str(
+        err.value
+    )
     assert len(Handler.requests) == 1
     assert not any(tmp_path.iterdir())
 
@@ -229,13 +245,17 @@ def test_drive_confirmation_page_leads_to_the_file(server, tmp_path):
     assert download([url], out, MD5, log=log) == MD5
     assert out.read_bytes() == PAYLOAD
     assert [path for path, _ in Handler.requests] == [
-        f"/uc?export=download&id={DRIVE_ID}", f"/download?id={DRIVE_ID}&export=download&confirm=t&uuid={DRIVE_UUID}"]
+        f"/uc?export=download&id={DRIVE_ID}",
+        f"/download?id={DRIVE_ID}&export=download&confirm=t&uuid={DRIVE_UUID}",
+    ]
     assert "confirmation page" in str(log) and f"using mirror 1 of 1: {url}" in log
 
 
 def test_drive_error_page_fails_with_its_title(server, tmp_path):
     url = f"{server}/uc?export=download&id={QUOTA_ID}"
-    with pytest.raises(DownloadError, match=re.escape(url) + ": an HTML page where .* title 'Google Drive - Quota exceeded'"):
+    with pytest.raises(
+        DownloadError, match=re.escape(url) + ": an HTML page where .* title 'Google Drive - Quota exceeded'"
+    ):
         download([url], tmp_path / "2016-01.tgz", MD5, log=Log())
 
 
@@ -271,11 +291,14 @@ def test_when_every_mirror_fails_the_error_lists_each_with_its_reason(server, re
     assert not any(tmp_path.iterdir())  # no file, no .part, no note of where a .part came from
 
 
-@pytest.mark.parametrize("path, name, expected", [
-    ("/not-a-tar.tgz", "x.tgz", "not a tar archive (file could not be opened successfully: method gz: "),
-    ("/not-a-zip.zip", "x.zip", "not a zip archive (File is not a zip file)"),
-    ("/not-gzip.gz", "x.gz", "not a gzip file (Not a gzipped file"),
-])
+@pytest.mark.parametrize(
+    "path, name, expected",
+    [
+        ("/not-a-tar.tgz", "x.tgz", "not a tar archive (file could not be opened successfully: method gz: "),
+        ("/not-a-zip.zip", "x.zip", "not a zip archive (File is not a zip file)"),
+        ("/not-gzip.gz", "x.gz", "not a gzip file (Not a gzipped file"),
+    ],
+)
 def test_an_archive_that_does_not_open_as_its_name_says_fails(server, tmp_path, path, name, expected):
     with pytest.raises(DownloadError) as err:
         download([f"{server}{path}"], tmp_path / name, no_md5_reason="test", log=Log())
@@ -316,8 +339,20 @@ def test_a_local_copy_with_the_wrong_md5_is_skipped(server, tmp_path):
 
 def test_command_line_takes_mirrors_in_order_and_logs_to_stderr(server, tmp_path, capsys):
     out = tmp_path / "file.tgz"
-    main(["--out", str(out), "--no-md5-reason", "the host publishes none", "--url", f"{server}/missing",
-          "--url", f"{server}/good", "--retries", "0"])
+    main(
+        [
+            "--out",
+            str(out),
+            "--no-md5-reason",
+            "the host publishes none",
+            "--url",
+            f"{server}/missing",
+            "--url",
+            f"{server}/good",
+            "--retries",
+            "0",
+        ]
+    )
     assert out.read_bytes() == PAYLOAD
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -340,8 +375,9 @@ def test_command_line_requires_an_md5_or_the_reason_there_is_none(tmp_path, caps
 
 def test_command_line_failure_exits_with_every_reason(server, tmp_path):
     with pytest.raises(SystemExit) as exit:
-        main(["--out", str(tmp_path / "file.tgz"), "--md5", MD5, "--url", f"{server}/missing",
-              "--url", f"{server}/page"])
+        main(
+            ["--out", str(tmp_path / "file.tgz"), "--md5", MD5, "--url", f"{server}/missing", "--url", f"{server}/page"]
+        )
     message = str(exit.value.code)
     assert message.startswith("download failed: no source of file.tgz passed its checks:")
     assert f"{server}/missing: HTTP 404" in message and f"{server}/page: an HTML page" in message

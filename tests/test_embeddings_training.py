@@ -9,8 +9,17 @@ from workflow_src.data.preprocess import tokenize
 
 SETTINGS = {
     "word2vec": {"dim": 32, "model": "cbow", "window": 5, "negative": 10, "sample": 1e-3, "epochs": 15, "min_count": 2},
-    "fasttext": {"dim": 32, "model": "skipgram", "window": 5, "negative": 5, "sample": 1e-3, "epochs": 10,
-                 "min_count": 2, "minn": 3, "maxn": 6},
+    "fasttext": {
+        "dim": 32,
+        "model": "skipgram",
+        "window": 5,
+        "negative": 5,
+        "sample": 1e-3,
+        "epochs": 10,
+        "min_count": 2,
+        "minn": 3,
+        "maxn": 6,
+    },
 }
 
 
@@ -52,8 +61,19 @@ def test_table_writes_the_share_of_the_target_vocabulary_without_a_vector(tmp_pa
 
     write_vec(tmp_path / "v.vec", ["the", "cat", "</s>", "dog"], normalise(np.eye(4)))
     (tmp_path / "vocab.tsv").write_text("the\t9\ncat\t5\nzebu\t4\ndog\t1\n")
-    main(["table", "--vectors", str(tmp_path / "v.vec"), "--vocab", str(tmp_path / "vocab.tsv"), "--size", "2",
-          "--out", str(tmp_path / "table.vec")])
+    main(
+        [
+            "table",
+            "--vectors",
+            str(tmp_path / "v.vec"),
+            "--vocab",
+            str(tmp_path / "vocab.tsv"),
+            "--size",
+            "2",
+            "--out",
+            str(tmp_path / "table.vec"),
+        ]
+    )
     report = json.loads((tmp_path / "table.vec.coverage.json").read_text())
     assert report["target_types"] == 4 and report["with_vector"] == 3 and report["without_vector_share"] == 0.25
     assert report["tokens_without_vector_share"] == round(4 / 19, 6)

@@ -13,7 +13,9 @@ RULE = re.compile(r"(?:^|\n)[ \t]*rule (\w+):\n(.*?)(?=\n[ \t]*rule \w+:|\Z)", r
 
 def rules() -> list[tuple[Path, str, str]]:
     """(file, rule name, rule body) of every rule of the workflow."""
-    return [(path, rule, body) for path in (REPO / "rules").glob("*.smk") for rule, body in RULE.findall(path.read_text())]
+    return [
+        (path, rule, body) for path in (REPO / "rules").glob("*.smk") for rule, body in RULE.findall(path.read_text())
+    ]
 
 
 PINS = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s#]+)", (REPO / "requirements.txt").read_text(), re.MULTILINE))
@@ -41,7 +43,13 @@ def test_every_tool_rule_names_an_existing_environment():
 
 def test_every_gpu_rule_goes_to_the_gpu_partition_on_slurm():
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    gpu_rules = [rule for _, rule, body in rules() if re.search(r"^\s*gpu=(1|GPU_SLOTS|BENCHMARK_GPU_SLOTS|PLAN_GPU_SLOTS|training_gpu_slots),", body, re.MULTILINE)]
+    gpu_rules = [
+        rule
+        for _, rule, body in rules()
+        if re.search(
+            r"^\s*gpu=(1|GPU_SLOTS|BENCHMARK_GPU_SLOTS|PLAN_GPU_SLOTS|training_gpu_slots),", body, re.MULTILINE
+        )
+    ]
     assert {"train", "decode", "train_lm", "benchmark_artefact", "plan", "gpu_check"} <= set(gpu_rules)
     for rule in gpu_rules:
         assert profile["set-resources"].get(rule, {}).get("slurm_partition") == "gpu", rule

@@ -19,9 +19,25 @@ from workflow_src.report import analysis, claims, figures, table_evidence
 from workflow_src.score import evidence, inference, meteor, rare_words
 from workflow_src.train import train_lm
 
-TINY = {"device": "cpu", "encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 8,
-        "tgt_embedding": 8, "dim": 8, "vocab": 40, "bpe_vocab": 30, "batch_size": 2, "length": 3, "warmup": 0,
-        "steps": 2, "batch_sizes": [2], "max_batch": 2, "sampling_vocab": 30, "precision": "fp32"}
+TINY = {
+    "device": "cpu",
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "hidden": 8,
+    "src_embedding": 8,
+    "tgt_embedding": 8,
+    "dim": 8,
+    "vocab": 40,
+    "bpe_vocab": 30,
+    "batch_size": 2,
+    "length": 3,
+    "warmup": 0,
+    "steps": 2,
+    "batch_sizes": [2],
+    "max_batch": 2,
+    "sampling_vocab": 30,
+    "precision": "fp32",
+}
 
 
 def test_token_nll_is_in_the_order_of_the_text(tmp_path):
@@ -36,7 +52,7 @@ def test_token_nll_is_in_the_order_of_the_text(tmp_path):
     expected = []
     for column in range(columns):
         c = 0.0
-        for target in stream[column * length + 1:(column + 1) * length]:
+        for target in stream[column * length + 1 : (column + 1) * length]:
             c = (c + math.tanh(1.0)) / 2
             h = math.tanh(c) / (1 + math.exp(-0.5))
             expected.append(math.log(sum(math.exp(w[v] * h + b[v]) for v in w)) - (w[target] * h + b[target]))
@@ -49,17 +65,36 @@ def test_perplexity_blocks_reproduce_the_reported_perplexity(tmp_path):
     rng = random.Random(0)
     for split, n in (("train", 200), ("valid", 300), ("test", 400)):
         (tmp_path / f"{split}.txt").write_text("".join(" ".join(rng.choices(words, k=5)) + "\n" for _ in range(n)))
-    spec = {**LM_SPEC, "size": 8, "layers": 1, "dropout": 0.0, "loss": "ce", "loss_params": {}, "lr_decay": 1.0,
-            "decay_after": 1, "batch_size": 4, "max_epochs": 1, "seed": 1}
-    train_lm.main(["--spec", json.dumps(spec), *(f"--{s}={tmp_path / f'{s}.txt'}" for s in ("train", "valid", "test")),
-                   "--out-dir", str(tmp_path / "out")])
+    spec = {
+        **LM_SPEC,
+        "size": 8,
+        "layers": 1,
+        "dropout": 0.0,
+        "loss": "ce",
+        "loss_params": {},
+        "lr_decay": 1.0,
+        "decay_after": 1,
+        "batch_size": 4,
+        "max_epochs": 1,
+        "seed": 1,
+    }
+    train_lm.main(
+        [
+            "--spec",
+            json.dumps(spec),
+            *(f"--{s}={tmp_path / f'{s}.txt'}" for s in ("train", "valid", "test")),
+            "--out-dir",
+            str(tmp_path / "out"),
+        ]
+    )
     result = json.loads((tmp_path / "out" / "perplexity.json").read_text())
     for split in ("valid", "test"):
         blocks = result[f"{split}_blocks"]
         assert len(blocks) > 1 and {tokens for _, tokens in blocks[:-1]} == {evidence.BLOCK_TOKENS}
         assert sum(tokens for _, tokens in blocks) == result["evaluation"][f"{split}_tokens"]  # every token scored
-        assert math.exp(sum(nll for nll, _ in blocks) / sum(t for _, t in blocks)) == \
-            pytest.approx(result[f"{split}_perplexity"], rel=1e-12)
+        assert math.exp(sum(nll for nll, _ in blocks) / sum(t for _, t in blocks)) == pytest.approx(
+            result[f"{split}_perplexity"], rel=1e-12
+        )
 
 
 def test_the_perplexity_table_evidence_gives_the_tables_means(tmp_path, monkeypatch):
@@ -72,8 +107,10 @@ def test_the_perplexity_table_evidence_gives_the_tables_means(tmp_path, monkeypa
             result = {"parameters": 10, "units": 8}
             for split in ("valid", "test"):
                 blocks = [[rng.uniform(4000, 5000), 1000], [rng.uniform(1000, 2000), 300]]
-                result |= {f"{split}_blocks": blocks,
-                           f"{split}_perplexity": math.exp(sum(n for n, _ in blocks) / sum(t for _, t in blocks))}
+                result |= {
+                    f"{split}_blocks": blocks,
+                    f"{split}_perplexity": math.exp(sum(n for n, _ in blocks) / sum(t for _, t in blocks)),
+                }
             path = Path(layout.lm_dir(job)) / "perplexity.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(result))
@@ -121,9 +158,15 @@ def test_the_rare_word_table_evidence_gives_the_tables_f1(tmp_path, monkeypatch)
         for job in ctx.system_jobs(column, system):
             path = Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed, tokenized=True))
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(" ".join(w if rng.random() < 0.6 else rng.choice(vocabulary) for w in r.split()) + "\n"
-                                    for r in references))
-            Path(layout.metrics_path(job)).write_text(json.dumps({"epoch": 1, "dev_bleu": 9.0, "early_stop": True}) + "\n")
+            path.write_text(
+                "".join(
+                    " ".join(w if rng.random() < 0.6 else rng.choice(vocabulary) for w in r.split()) + "\n"
+                    for r in references
+                )
+            )
+            Path(layout.metrics_path(job)).write_text(
+                json.dumps({"epoch": 1, "dev_bleu": 9.0, "early_stop": True}) + "\n"
+            )
     _, rows, _ = analysis.table(artefact, ctx, "vmf", "table5")
     cells = {c.key: c for c in table_evidence.cells(artefact, ctx, "vmf", "table5")}
     assert len(cells) == len(rows) * len(artefact.systems)
@@ -140,10 +183,16 @@ def test_a_throughput_figures_csv_round_trips_with_its_repeats(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("synmargin", "figure2")
     panel = artefact.panels[0]
-    repeats = {s.experiment: {"64": [100.0 + i + k for i in range(5)], "128": [150.0 + i for i in range(5)]}
-               for k, s in enumerate(panel.systems)}
-    result = {"systems": {e: {b: statistics.fmean(r) for b, r in points.items()} for e, points in repeats.items()},
-              "repeats": repeats, "batch_sizes": [64, 128], "note": "fake"}
+    repeats = {
+        s.experiment: {"64": [100.0 + i + k for i in range(5)], "128": [150.0 + i for i in range(5)]}
+        for k, s in enumerate(panel.systems)
+    }
+    result = {
+        "systems": {e: {b: statistics.fmean(r) for b, r in points.items()} for e, points in repeats.items()},
+        "repeats": repeats,
+        "batch_sizes": [64, 128],
+        "note": "fake",
+    }
     path = Path(layout.benchmark_path("synmargin", "figure2"))
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(result))
@@ -167,16 +216,23 @@ def test_a_subspace_sweeps_csv_has_every_seeds_distance(tmp_path, monkeypatch):
                 distance[name, job.seed] = 0.1 * len(distance) + job.seed / 100
                 path = Path(layout.lm_dir(job)) / "perplexity.json"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps({"subspace_distance": distance[name, job.seed], "units": 8, "train_tokens": 100}))
+                path.write_text(
+                    json.dumps({"subspace_distance": distance[name, job.seed], "units": 8, "train_tokens": 100})
+                )
     prefix = tmp_path / "results/tying/figure1"
     figures.draw(artefact, ctx, "tying", "figure1", "title", "data", prefix)
     cells = evidence.read_figure(prefix.with_suffix(".csv"))
     first, second = artefact.panels
-    assert set(cells) == {(figures.SUBSPACE_SERIES, first.title, 0.0), (figures.SUBSPACE_SERIES, first.title, 1.0),
-                          (figures.SUBSPACE_SERIES, second.title, 10.0)}
+    assert set(cells) == {
+        (figures.SUBSPACE_SERIES, first.title, 0.0),
+        (figures.SUBSPACE_SERIES, first.title, 1.0),
+        (figures.SUBSPACE_SERIES, second.title, 10.0),
+    }
     cell = cells[figures.SUBSPACE_SERIES, first.title, 1.0]  # the point tying's claim C4 reads
     name = dict(ctx.sweep(first))[1.0]
-    assert cell.labels == ("seed 1", "seed 2") and cell.replicates == pytest.approx((distance[name, 1], distance[name, 2]))
+    assert cell.labels == ("seed 1", "seed 2") and cell.replicates == pytest.approx(
+        (distance[name, 1], distance[name, 2])
+    )
 
 
 def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path, monkeypatch):
@@ -188,8 +244,9 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
     ctx = Context(seeds=(1, 2), pairs={"wmt17": ("en-de", "de-en")})
     rng = random.Random(2)
     references = [rng.choices("the a of zebra okapi runs dog cat".split(), k=rng.randint(2, 8)) for _ in range(12)]
-    bins = meteor.frequency_bins([(w, 10 - k) for k, w in enumerate("the a of dog cat runs zebra okapi".split())],
-                                 ("high", "medium", "low"))
+    bins = meteor.frequency_bins(
+        [(w, 10 - k) for k, w in enumerate("the a of dog cat runs zebra okapi".split())], ("high", "medium", "low")
+    )
     for panel in artefact.panels:
         parameters = meteor.MeteorParameters(*panel.parameters[panel.column.pair[-2:]])
         for system in panel.systems:
@@ -197,9 +254,15 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
                 Path(layout.metrics_path(job)).parent.mkdir(parents=True, exist_ok=True)
                 Path(layout.metrics_path(job)).write_text(json.dumps({"dev_bleu": rng.random(), "best": True}) + "\n")
                 hypotheses = [[w if rng.random() < 0.7 else "xx" for w in r] for r in references]
-                Path(layout.meteor_bins_path(job, "joint", "figure3", panel.search)).write_text(json.dumps(
-                    {"signature": "ours", "parameters": dataclasses.asdict(parameters),
-                     "bins": meteor.binned_meteor(hypotheses, references, bins, parameters)}))
+                Path(layout.meteor_bins_path(job, "joint", "figure3", panel.search)).write_text(
+                    json.dumps(
+                        {
+                            "signature": "ours",
+                            "parameters": dataclasses.asdict(parameters),
+                            "bins": meteor.binned_meteor(hypotheses, references, bins, parameters),
+                        }
+                    )
+                )
     prefix = tmp_path / "results/joint/figure3"
     figures.draw(artefact, ctx, "joint", "figure3", "title", "data", prefix)
     points = evidence.read_figure(prefix.with_suffix(".csv"))
@@ -208,7 +271,9 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
     assert set(cells) == set(points) and len(cells) == 2 * 3 * 3
     for key, cell in cells.items():
         assert cell.kind == "meteor" and cell.labels == points[key].labels == ("seed 1", "seed 2")
-        assert inference.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(points[key].replicates, rel=1e-12)
+        assert inference.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(
+            points[key].replicates, rel=1e-12
+        )
 
 
 def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
@@ -221,7 +286,9 @@ def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
 def test_an_empty_panel_writes_no_lines(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     prefix = tmp_path / "figure1"
-    figures.draw(registry.artefact("tying", "figure1"), Context(seeds=(1,), pairs={}), "tying", "figure1", "t", "d", prefix)
+    figures.draw(
+        registry.artefact("tying", "figure1"), Context(seeds=(1,), pairs={}), "tying", "figure1", "t", "d", prefix
+    )
     assert prefix.with_suffix(".csv").read_text() == ",".join(evidence.FIGURE_COLUMNS) + "\n"
     assert evidence.read(prefix.with_suffix(".evidence.json")) == {}  # a figure of values: no per-unit evidence
 
@@ -234,8 +301,9 @@ def run_benchmark(kind: str, experiments: list[str], settings: dict, out: Path) 
 def test_table4_times_five_repeats_and_shows_their_sd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("vmf", "table4")
-    result = run_benchmark("output-layers", [row.experiment for row in artefact.rows], TINY,
-                           Path(layout.benchmark_path("vmf", "table4")))
+    result = run_benchmark(
+        "output-layers", [row.experiment for row in artefact.rows], TINY, Path(layout.benchmark_path("vmf", "table4"))
+    )
     assert result["settings"]["repeats"] == benchmark.REPEATS >= 5 and result["settings"]["steps_per_repeat"] == 1
     columns, rows, _ = analysis.table(artefact, Context(seeds=(1,), pairs={}), "vmf", "table4")
     assert columns.index("ms per batch ours sd") == columns.index("ms per batch ours") + 1
@@ -253,8 +321,9 @@ def test_joint_table4_times_five_repeats_per_share_and_shows_their_sd(tmp_path, 
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("joint", "table4")
     settings = {**TINY, "sample_shares": list(artefact.shares), "repeats": 6}
-    result = run_benchmark("sampling", [row.experiment for row in artefact.rows], settings,
-                           Path(layout.benchmark_path("joint", "table4")))
+    result = run_benchmark(
+        "sampling", [row.experiment for row in artefact.rows], settings, Path(layout.benchmark_path("joint", "table4"))
+    )
     columns, rows, _ = analysis.table(artefact, Context(seeds=(1,), pairs={}), "joint", "table4")
     cells = {c.key: c for c in table_evidence.cells(artefact, Context(seeds=(1,), pairs={}), "joint", "table4")}
     for share in artefact.shares:
@@ -286,9 +355,14 @@ def test_a_meteor_columns_evidence_is_its_sentence_scores(tmp_path, monkeypatch)
     jobs = [artefacts.Job("wmt16", "de-en", "e", 1)]
     metrics = Path(layout.metrics_path(jobs[0]))
     metrics.parent.mkdir(parents=True)
-    metrics.write_text("".join(json.dumps({"epoch": e, "dev_bleu": b, "best": True}) + "\n" for e, b in ((1, 20.0), (2, 30.0))))
+    metrics.write_text(
+        "".join(json.dumps({"epoch": e, "dev_bleu": b, "best": True}) + "\n" for e, b in ((1, 20.0), (2, 30.0)))
+    )
     cells = render.mean_evidence({("e", column): [result["sentence_scores"]]}, {("e", column): jobs})
     assert [(c.row, c.column, c.kind, c.labels) for c in cells] == [("e", "METEOR", "mean", ("seed 1",))]
-    assert cells[0].unsettled == "not plateaued when its training stopped (seed 1: development BLEU 20.0 → 30.0 at epoch 2)"
+    assert (
+        cells[0].unsettled
+        == "not plateaued when its training stopped (seed 1: development BLEU 20.0 → 30.0 at epoch 2)"
+    )
     assert inference.observed(cells[0]) == pytest.approx(result["score"], abs=0.005)
     assert render.mean_evidence({("e", column): [None]}, {("e", column): jobs}) == []

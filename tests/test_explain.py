@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def string_literals(path: Path) -> set[str]:
-    return {node.value for node in ast.walk(ast.parse(path.read_text(), str(path)))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
 
 
 @pytest.mark.parametrize("paper", registry.PAPERS)
@@ -37,6 +40,7 @@ def test_every_experiment_name_is_a_literal_in_its_paper_module(paper):
 
 def test_a_name_its_settings_contradict_is_refused():
     from workflow_src.papers import continuous_setup
+
     with pytest.raises(ValueError, match="word2emb-fasttext-maxmargin"):
         continuous_setup.continuous("word2emb-fasttext-tied-maxmargin", "maxmargin", "fasttext", tied=False)
 
@@ -60,9 +64,9 @@ def rule_output(rule: str, rules_file: str) -> str:
     with the path patterns of rules/common.smk (its `-- paths` block, plain Python over layout)."""
     common = (ROOT / "rules" / "common.smk").read_text()
     patterns = {"layout": layout, "artefacts": artefacts}
-    exec(common[common.index("# -- paths"):common.index("# -- sources")], patterns)
+    exec(common[common.index("# -- paths") : common.index("# -- sources")], patterns)
     text = (ROOT / rules_file).read_text()
-    return eval(re.search(r"model=(.+),\n", text[text.index(f"rule {rule}:"):]).group(1), patterns)
+    return eval(re.search(r"model=(.+),\n", text[text.index(f"rule {rule}:") :]).group(1), patterns)
 
 
 def test_every_cell_of_every_artefact_is_found_by_the_texts_that_name_it():
@@ -102,7 +106,7 @@ def test_every_experiment_is_explained_down_to_its_code_under_both_configs(confi
             path = template.format(dataset=job.dataset, experiment=job.experiment, seed=job.seed, **src_tgt)
             assert f"  {path}\n" in text
         if jobs:
-            spec = json.loads(text[text.index("\n{\n") + 1:])
+            spec = json.loads(text[text.index("\n{\n") + 1 :])
             assert spec == explain.spec_of(settings, jobs[0]) and spec["experiment"] == jobs[0].experiment
         else:
             assert "none: no artefact" in text
@@ -112,16 +116,22 @@ def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
     """`explain PAPER ARTEFACT TEXT...` shows the spec of a job on the cell's data set and pair, for
     every model behind a cell of every table the config renders."""
     config_name, settings = config
-    tables = [(p, a) for p, a in layout.configured_artefacts(settings)
-              if not isinstance(registry.artefact(p, a), artefacts.Figure)]
+    tables = [
+        (p, a)
+        for p, a in layout.configured_artefacts(settings)
+        if not isinstance(registry.artefact(p, a), artefacts.Figure)
+    ]
     assert {p for p, _ in tables} == set(registry.PAPERS)
     shown = set()
     for paper, artefact_id in tables:
         ctx = layout.context(settings, paper, artefact_id)
         cells = artefact_cells.artefact_cells(registry.artefact(paper, artefact_id), paper, artefact_id)
         for cell in {(c.experiment, c.dataset, c.pair): c for c in cells}.values():  # one per model
-            jobs = [j for j in explain.configured_jobs(settings, cell.experiment)
-                    if (j.dataset, j.pair) == (cell.dataset, cell.pair)]
+            jobs = [
+                j
+                for j in explain.configured_jobs(settings, cell.experiment)
+                if (j.dataset, j.pair) == (cell.dataset, cell.pair)
+            ]
             if ctx.rows is not None and cell.experiment not in ctx.rows or not jobs:
                 continue
             text = explain.explain(settings, config_name, cell.experiment, [cell])
@@ -132,8 +142,9 @@ def test_a_rendered_cell_shows_the_spec_of_its_own_pair(config):
 
 def test_explain_on_the_command_line():
     command = ["explain", "vmf", "table1", "fasttext", "yes", "NLLvMF reg1+reg2", "fr-en"]
-    result = subprocess.run([sys.executable, "-m", "workflow_src.registry", *command], cwd=ROOT, capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "workflow_src.registry", *command], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("translation word2emb-fasttext-tied-nllvmf_reg1reg2\n")
     model = "results/models/iwslt16/fr-en/word2emb-fasttext-tied-nllvmf_reg1reg2/seed1/model.pt"
@@ -143,18 +154,26 @@ def test_explain_on_the_command_line():
 
 def test_an_ambiguous_cell_lists_its_candidates_and_an_unknown_one_names_the_texts():
     cells = artefact_cells.matching_cells("vmf", "table1", ["NLLvMF reg1+reg2", "fr-en"])
-    assert {c.experiment for c in cells} == {f"word2emb-{e}-{t}nllvmf_reg1reg2" for e in ("word2vec", "fasttext")
-                                              for t in ("", "tied-")}
+    assert {c.experiment for c in cells} == {
+        f"word2emb-{e}-{t}nllvmf_reg1reg2" for e in ("word2vec", "fasttext") for t in ("", "tied-")
+    }
     with pytest.raises(KeyError, match="fasttext"):
         artefact_cells.matching_cells("vmf", "table1", ["no such row"])
 
 
-@pytest.mark.parametrize("paper, artefact_id, rows, expected", [
-    ("vmf", "table1", [{"experiment": "word2word-ce"}, {"experiment": "bpe2bpe-ce"}], "word2word-ce, bpe2bpe-ce."),
-    ("tying", "table3", [{"experiment": ""}, {"experiment": "lm-large-real"}], "-, lm-large-real."),
-    ("vmf", "table3", [{"pair": "fr-en"}], "Emb w/ NLL-vMF: word2emb-fasttext-tied-nllvmf_reg1reg2 / "
-                                           "bpe2emb-fasttext-tied-nllvmf_reg1reg2."),
-])
+@pytest.mark.parametrize(
+    "paper, artefact_id, rows, expected",
+    [
+        ("vmf", "table1", [{"experiment": "word2word-ce"}, {"experiment": "bpe2bpe-ce"}], "word2word-ce, bpe2bpe-ce."),
+        ("tying", "table3", [{"experiment": ""}, {"experiment": "lm-large-real"}], "-, lm-large-real."),
+        (
+            "vmf",
+            "table3",
+            [{"pair": "fr-en"}],
+            "Emb w/ NLL-vMF: word2emb-fasttext-tied-nllvmf_reg1reg2 / bpe2emb-fasttext-tied-nllvmf_reg1reg2.",
+        ),
+    ],
+)
 def test_the_rendered_table_names_the_experiment_of_each_row(paper, artefact_id, rows, expected):
     """The Markdown leaves the CSV's experiment column out; its footer names each row's (or each
     system's) experiment, and the page's table stays the same valid table."""

@@ -40,8 +40,9 @@ def run_cases(labels: list[str]) -> dict[str, dict]:
     remaining = list(labels)
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore"}
     while remaining:
-        run = subprocess.run([sys.executable, str(HELPER), *remaining], cwd=REPO, env=env, capture_output=True,
-                             text=True, timeout=600)
+        run = subprocess.run(
+            [sys.executable, str(HELPER), *remaining], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+        )
         for line in run.stdout.splitlines():
             if line.startswith("{"):
                 result = json.loads(line)
@@ -50,8 +51,12 @@ def run_cases(labels: list[str]) -> dict[str, dict]:
         if left and run.returncode == 0:
             raise AssertionError(f"{HELPER.name} ended without reporting {left}:\n{run.stderr[-3000:]}")
         if left:
-            results[left[0]] = {"case": left[0], "ok": False, "error": f"{CRASHED} (exit status {run.returncode})",
-                                "traceback": run.stderr[-3000:]}
+            results[left[0]] = {
+                "case": left[0],
+                "ok": False,
+                "error": f"{CRASHED} (exit status {run.returncode})",
+                "traceback": run.stderr[-3000:],
+            }
         remaining = left[1:]
     return results
 
@@ -156,12 +161,16 @@ def test_decoding_reads_the_host_only_at_the_finished_check(results, search):
     assert checked, f"no family ran {search} search across the finished check"
     for label in checked:
         result = results[label]
-        below, across = (result[f"{search}_{steps}"] for steps in (fake.DECODE_STEPS_BELOW_CHECK,
-                                                                   fake.DECODE_STEPS_TWO_CHECKS))
+        below, across = (
+            result[f"{search}_{steps}"] for steps in (fake.DECODE_STEPS_BELOW_CHECK, fake.DECODE_STEPS_TWO_CHECKS)
+        )
         assert below["reads"] == []
         assert sites(across["reads"]) == {f"workflow_src/model/seq2seq.py:{function}": 2}, label
-        assert across["words"] == {"device": "cuda", "dtype": "int64",
-                                   "shape": [len(fake.SOURCES), fake.DECODE_STEPS_TWO_CHECKS]}
+        assert across["words"] == {
+            "device": "cuda",
+            "dtype": "int64",
+            "shape": [len(fake.SOURCES), fake.DECODE_STEPS_TWO_CHECKS],
+        }
 
 
 def test_translate_reads_at_the_finished_check_and_its_results_once(results):
@@ -195,7 +204,9 @@ def test_the_graph_safe_step_runs_on_cuda_without_a_host_read(results, family):
     if spec.get("sample_share"):
         assert calls.get("sample_vocabulary_static") == len(step["batches"])
     assert not {"sample_vocabulary", "sample_vocabulary_topk"} & set(calls)
-    assert sites(result["static_validation"]["reads"]) == {"workflow_src/train/static_step.py:TranslationSteps.mean_loss": 1}
+    assert sites(result["static_validation"]["reads"]) == {
+        "workflow_src/train/static_step.py:TranslationSteps.mean_loss": 1
+    }
 
 
 # -- language models -------------------------------------------------------------------------
@@ -266,14 +277,23 @@ def test_the_families_are_every_model_of_the_registry():
     from workflow_src import registry
 
     def traits(e) -> tuple:
-        return (e["output_layer"], e.get("output_form"), e["loss"], e.get("negative"), bool(e.get("tied")),
-                bool(e.get("embeddings")), e.get("sample_share") is not None)
+        return (
+            e["output_layer"],
+            e.get("output_form"),
+            e["loss"],
+            e.get("negative"),
+            bool(e.get("tied")),
+            bool(e.get("embeddings")),
+            e.get("sample_share") is not None,
+        )
 
     registered = {traits(vars(e)) for e in registry.all_experiments().values()}
     covered = {traits(spec) for label, spec in FAMILIES.items() if label.startswith("nmt-")}
     assert registered <= covered, f"models of the registry no family covers: {registered - covered}"
-    lms = {("beta" if m.beta is not None else "augmented" if m.augmented else "ce", m.reuse_embedding)
-           for m in registry.language_models().values()}
+    lms = {
+        ("beta" if m.beta is not None else "augmented" if m.augmented else "ce", m.reuse_embedding)
+        for m in registry.language_models().values()
+    }
     assert lms <= {(FAMILIES[label]["loss"], FAMILIES[label]["reuse_embedding"]) for label in LM}
 
 
@@ -362,7 +382,7 @@ def documented_branches() -> dict[tuple[str, str], str]:
 
 
 def test_the_scanner_finds_each_form():
-    source = '''
+    source = """
 import torch
 def a(x): return x.is_cuda
 def b(d): return 8 if d.type == "cuda" else 1
@@ -373,7 +393,7 @@ def g(): torch.backends.cuda.matmul.allow_tf32 = True
 class K:
     def m(self, x): return x.device.type == "cuda"
 def no(d): return d.type == "cpu"
-'''
+"""
     assert {function for function, _ in cuda_branches(source)} == {"a", "b", "c", "e", "f", "g", "K.m"}
 
 
@@ -381,8 +401,11 @@ def test_every_cuda_only_branch_is_listed_with_what_proves_it():
     """docs/cluster.md lists each (file, function) of workflow_src with a CUDA-only branch and
     what proves it; a new branch fails here until it is listed, a listed one that is gone too."""
     found, listed = workflow_branches(), documented_branches()
-    missing = {f"{file} {function} (lines {lines})" for (file, function), lines in found.items()
-               if (file, function) not in listed}
+    missing = {
+        f"{file} {function} (lines {lines})"
+        for (file, function), lines in found.items()
+        if (file, function) not in listed
+    }
     stale = {f"{file} {function}" for file, function in listed if (file, function) not in found}
     assert not missing, f"CUDA-only branches {SECTION!r} in docs/cluster.md does not list: {sorted(missing)}"
     assert not stale, f"{SECTION!r} in docs/cluster.md lists branches that are gone: {sorted(stale)}"

@@ -22,8 +22,10 @@ from workflow_src.train import checkpoints
 from workflow_src.train.train_lm import resolve
 
 SPEC = {"experiment": "tiny", "train": {"max_epochs": 2}}
-HISTORY = [{"epoch": 1, "dev_bleu": 1.5, "best": True, "early_stop": False},
-           {"epoch": 2, "dev_bleu": 2.5, "best": True, "early_stop": False}]
+HISTORY = [
+    {"epoch": 1, "dev_bleu": 1.5, "best": True, "early_stop": False},
+    {"epoch": 2, "dev_bleu": 2.5, "best": True, "early_stop": False},
+]
 
 
 def finished(history):
@@ -67,8 +69,19 @@ def resume_from(path):
 
 # name: (write a good file, where a truncation cuts it (after the last such byte in its first half), load it)
 LOADERS = {
-    "checkpoint": (lambda p: write_torch(p, {"spec_hash": checkpoints.spec_hash(SPEC), "epoch": 2, "history": HISTORY,
-                                            "model": {"w": torch.zeros(256)}}), None, resume_from),
+    "checkpoint": (
+        lambda p: write_torch(
+            p,
+            {
+                "spec_hash": checkpoints.spec_hash(SPEC),
+                "epoch": 2,
+                "history": HISTORY,
+                "model": {"w": torch.zeros(256)},
+            },
+        ),
+        None,
+        resume_from,
+    ),
     "translation model": (write_translation_model, None, lambda p: load_model(p, torch.device("cpu"))),
     "language model": (write_language_model, None, lambda p: load_language_model(p, torch.device("cpu"))),
     "vocabulary": (write_vocabulary, b"\t", lambda p: Vocab.load(p, 10)),
@@ -112,11 +125,30 @@ def test_a_command_that_meets_a_damaged_model_ends_with_its_one_line(tmp_path, c
     for text in ("src.txt", "words.txt", "dict.tsv", "phrases.txt"):
         (tmp_path / text).write_text("a\tb\n" if text == "dict.tsv" else "a b\n")
     with pytest.raises(SystemExit) as decoding:
-        decode.main(["--model", str(model), "--src", str(tmp_path / "src.txt"), "--src-words", str(tmp_path / "words.txt"),
-                     "--dictionary", str(tmp_path / "dict.tsv"), "--tgt-lang", "en", "--out-tok", str(tmp_path / "o.tok"),
-                     "--out", str(tmp_path / "o.txt"), "--device", "cpu"])
+        decode.main(
+            [
+                "--model",
+                str(model),
+                "--src",
+                str(tmp_path / "src.txt"),
+                "--src-words",
+                str(tmp_path / "words.txt"),
+                "--dictionary",
+                str(tmp_path / "dict.tsv"),
+                "--tgt-lang",
+                "en",
+                "--out-tok",
+                str(tmp_path / "o.tok"),
+                "--out",
+                str(tmp_path / "o.txt"),
+                "--device",
+                "cpu",
+            ]
+        )
     with pytest.raises(SystemExit) as predicting:
-        lm_predict.main(["--model", str(model), "--phrases", str(tmp_path / "phrases.txt"), "--out", str(tmp_path / "o.json")])
+        lm_predict.main(
+            ["--model", str(model), "--phrases", str(tmp_path / "phrases.txt"), "--out", str(tmp_path / "o.json")]
+        )
     for command, ended in (("decode", decoding), ("lm_predict", predicting)):
         line = ended.value.code
         assert line.startswith(f"{command}: error: {model}: unreadable (UnpicklingError: invalid load key, 'n'")
@@ -134,7 +166,11 @@ def test_an_unreadable_checkpoint_of_a_finished_run_is_rebuilt_from_its_history_
     lines = []
     saved = checkpoints.resume_point(tmp_path, tmp_path / "best.pt", SPEC, finished, "cpu", lines.append)
     assert saved == {"spec_hash": checkpoints.spec_hash(SPEC), "epoch": 2, "history": HISTORY, "finished": True}
-    assert len(lines) == 1 and lines[0].startswith(f"{tmp_path / 'checkpoint.pt'}: unreadable") and "not training again" in lines[0]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith(f"{tmp_path / 'checkpoint.pt'}: unreadable")
+        and "not training again" in lines[0]
+    )
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False) == saved
     # another spec's kept model, or a history whose stopping rule had not fired: from scratch, said
     for spec, history in (({**SPEC, "experiment": "other"}, HISTORY), (SPEC, HISTORY[:1])):

@@ -12,13 +12,18 @@ from workflow_src.data import iwslt, wmt
 from workflow_src.data.archives import CorpusError
 from workflow_src.data.demo_world import deterministic_tgz, deterministic_zip
 
-SGM = ('<srcset setid="t" srclang="any">\n<doc docid="d1" genre="news">\n<p>\n<seg id="1">{}</seg>\n</p>\n</doc>\n'
-       "</srcset>\n")
+SGM = (
+    '<srcset setid="t" srclang="any">\n<doc docid="d1" genre="news">\n<p>\n<seg id="1">{}</seg>\n</p>\n</doc>\n'
+    "</srcset>\n"
+)
 
 
 def write_archive(path, members: dict[str, bytes | str]):
-    path.write_bytes((deterministic_zip if path.suffix == ".zip" else deterministic_tgz)(
-        {name: data if isinstance(data, bytes) else data.encode() for name, data in members.items()}))
+    path.write_bytes(
+        (deterministic_zip if path.suffix == ".zip" else deterministic_tgz)(
+            {name: data if isinstance(data, bytes) else data.encode() for name, data in members.items()}
+        )
+    )
     return str(path)
 
 
@@ -31,16 +36,30 @@ def extract_wmt(tmp_path, train: list[dict], members: dict, archive="corpus.tgz"
     sets = [{"archive": path, "source": f"eval.{src}.sgm", "target": f"eval.{tgt}.sgm"}]
     train = [{**entry, "archive": path} for entry in train]
     out = tmp_path / "out"
-    wmt.main(["--pair", pair, "--sources", json.dumps({"train": train, "dev": sets, "test": sets}),
-              "--out-dir", str(out), "--stats", str(tmp_path / "stats.json")])
+    wmt.main(
+        [
+            "--pair",
+            pair,
+            "--sources",
+            json.dumps({"train": train, "dev": sets, "test": sets}),
+            "--out-dir",
+            str(out),
+            "--stats",
+            str(tmp_path / "stats.json"),
+        ]
+    )
     sides = [(out / f"train.{lang}").read_bytes().decode().split("\n") for lang in (src, tgt)]
     assert all(side[-1] == "" for side in sides)
     return [side[:-1] for side in sides], json.loads((tmp_path / "stats.json").read_text())
 
 
 def headlines(source_column=2, target_column=1):
-    return {"delimited": "wiki/fi-en/titles.fi-en", "delimiter": "|||", "source_column": source_column,
-            "target_column": target_column}
+    return {
+        "delimited": "wiki/fi-en/titles.fi-en",
+        "delimiter": "|||",
+        "source_column": source_column,
+        "target_column": target_column,
+    }
 
 
 def test_headlines_split_on_triple_pipes_and_strip_each_field(tmp_path):
@@ -51,8 +70,11 @@ def test_headlines_split_on_triple_pipes_and_strip_each_field(tmp_path):
 
 
 def test_a_line_without_the_delimiter_names_the_member_and_line(tmp_path):
-    with pytest.raises(CorpusError, match=r"corpus\.tgz:wiki/fi-en/titles\.fi-en, line 2: expected 2 fields "
-                                          r"separated by '\|\|\|', found 1"):
+    with pytest.raises(
+        CorpusError,
+        match=r"corpus\.tgz:wiki/fi-en/titles\.fi-en, line 2: expected 2 fields "
+        r"separated by '\|\|\|', found 1",
+    ):
         extract_wmt(tmp_path, [headlines()], {"wiki/fi-en/titles.fi-en": "a ||| b\nSuomi\tFinland\n"}, pair="en-fi")
 
 
@@ -93,13 +115,32 @@ def test_undecodable_bytes_are_replaced_counted_and_the_first_is_named(tmp_path)
 
 def test_undecodable_bytes_in_iwslt_files_are_counted(tmp_path):
     xml = '<mteval><doc docid="1"><seg id="1">{}</seg></doc></mteval>'
-    archive = write_archive(tmp_path / "fr-en.tgz", {
-        "fr-en/train.tags.fr-en.fr": b"<url>u</url>\nd\xe9j\xe0\n", "fr-en/train.tags.fr-en.en": b"<url>u</url>\nalready\n",
-        "fr-en/IWSLT16.TED.tst2013.fr-en.fr.xml": xml.format("a").encode(),
-        "fr-en/IWSLT16.TED.tst2013.fr-en.en.xml": xml.format("a\xff").encode("latin-1")})
+    archive = write_archive(
+        tmp_path / "fr-en.tgz",
+        {
+            "fr-en/train.tags.fr-en.fr": b"<url>u</url>\nd\xe9j\xe0\n",
+            "fr-en/train.tags.fr-en.en": b"<url>u</url>\nalready\n",
+            "fr-en/IWSLT16.TED.tst2013.fr-en.fr.xml": xml.format("a").encode(),
+            "fr-en/IWSLT16.TED.tst2013.fr-en.en.xml": xml.format("a\xff").encode("latin-1"),
+        },
+    )
     out = tmp_path / "out"
-    iwslt.main(["--pair", "fr-en", "--archives", archive, "--dev-sets", "tst2013", "--test-sets", "tst2013",
-                "--out-dir", str(out), "--stats", str(tmp_path / "stats.json")])
+    iwslt.main(
+        [
+            "--pair",
+            "fr-en",
+            "--archives",
+            archive,
+            "--dev-sets",
+            "tst2013",
+            "--test-sets",
+            "tst2013",
+            "--out-dir",
+            str(out),
+            "--stats",
+            str(tmp_path / "stats.json"),
+        ]
+    )
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["undecodable_lines"] == 3  # train.tags once, the reference once for dev and once for test
     assert stats["first_undecodable"] == f"{archive}:fr-en/train.tags.fr-en.fr, line 2"
@@ -109,13 +150,23 @@ def test_undecodable_bytes_in_iwslt_files_are_counted(tmp_path):
 def iwslt_members(pair="fr-en"):
     src, tgt = pair.split("-")
     xml = '<mteval><doc docid="1"><seg id="1">{}</seg><seg id="2">{}</seg></doc></mteval>'
-    return {**{f"{pair}/train.tags.{pair}.{lang}": f"<talkid>1</talkid>\nTrain {lang}.\n" for lang in (src, tgt)},
-            **{f"{pair}/IWSLT16.TED.tst2013.{pair}.{lang}.xml": xml.format(f"One {lang}.", f"Two {lang}.")
-               for lang in (src, tgt)}}
+    return {
+        **{f"{pair}/train.tags.{pair}.{lang}": f"<talkid>1</talkid>\nTrain {lang}.\n" for lang in (src, tgt)},
+        **{
+            f"{pair}/IWSLT16.TED.tst2013.{pair}.{lang}.xml": xml.format(f"One {lang}.", f"Two {lang}.")
+            for lang in (src, tgt)
+        },
+    }
 
 
-@pytest.mark.parametrize("outer, inner", [("bundle.zip", None), ("bundle.tgz", "2016-01/texts/fr/en/fr-en.zip"),
-                                          ("bundle.zip", "2016-01/texts/fr/en/fr-en.tgz")])
+@pytest.mark.parametrize(
+    "outer, inner",
+    [
+        ("bundle.zip", None),
+        ("bundle.tgz", "2016-01/texts/fr/en/fr-en.zip"),
+        ("bundle.zip", "2016-01/texts/fr/en/fr-en.tgz"),
+    ],
+)
 def test_zip_archives_are_read_wherever_tar_archives_are(tmp_path, outer, inner):
     members = iwslt_members()
     if inner:
@@ -123,11 +174,27 @@ def test_zip_archives_are_read_wherever_tar_archives_are(tmp_path, outer, inner)
         members = {inner: packed, "2016-01/README": "other members"}
     spec = write_archive(tmp_path / outer, members) + (f"::{inner}" if inner else "")
     out = tmp_path / "out"
-    iwslt.main(["--pair", "fr-en", "--archives", spec, "--dev-sets", "tst2013", "--test-sets", "tst2013",
-                "--out-dir", str(out), "--stats", str(tmp_path / "stats.json")])
+    iwslt.main(
+        [
+            "--pair",
+            "fr-en",
+            "--archives",
+            spec,
+            "--dev-sets",
+            "tst2013",
+            "--test-sets",
+            "tst2013",
+            "--out-dir",
+            str(out),
+            "--stats",
+            str(tmp_path / "stats.json"),
+        ]
+    )
     assert read_lines(out / "train.fr") == ["Train fr."] and read_lines(out / "test.en") == ["One en.", "Two en."]
-    assert json.loads((tmp_path / "stats.json").read_text())["splits"]["train"]["from"][0] == \
-        f"{spec}:fr-en/train.tags.fr-en.fr"
+    assert (
+        json.loads((tmp_path / "stats.json").read_text())["splits"]["train"]["from"][0]
+        == f"{spec}:fr-en/train.tags.fr-en.fr"
+    )
 
 
 def test_wmt_zip_archives_and_one_pass_per_archive(tmp_path, monkeypatch):
@@ -146,8 +213,10 @@ def test_wmt_zip_archives_and_one_pass_per_archive(tmp_path, monkeypatch):
     assert (de, en) == (["A.", "B."], ["A!", "B!"]) and opened == [str(tmp_path / "corpus.tgz")]
     (de, en), _ = extract_wmt(tmp_path, train, members, archive="corpus.zip")
     assert (de, en) == (["A.", "B."], ["A!", "B!"]) and len(opened) == 1
-    assert stats["splits"]["dev"] == {"segments": 1, "from": [f"{tmp_path / 'corpus.tgz'}:eval.de.sgm",
-                                                              f"{tmp_path / 'corpus.tgz'}:eval.en.sgm"]}
+    assert stats["splits"]["dev"] == {
+        "segments": 1,
+        "from": [f"{tmp_path / 'corpus.tgz'}:eval.de.sgm", f"{tmp_path / 'corpus.tgz'}:eval.en.sgm"],
+    }
 
 
 def test_wmt_entries_of_the_old_shape_are_refused(tmp_path):

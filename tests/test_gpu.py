@@ -24,8 +24,13 @@ print(f"released {time.time()}", flush=True)
 def start(tmp_path, gpus: int, hold: float, **env):
     environment = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     environment.update(PYTHONPATH=str(REPO), REPRO_GPUS=str(gpus), REPRO_GPU_LOCK_DIR=str(tmp_path / "locks"), **env)
-    return subprocess.Popen([sys.executable, "-c", HOLD, str(hold)], env=environment, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(hold)],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_each_job_gets_its_own_device_and_a_third_waits(tmp_path):
@@ -107,9 +112,23 @@ def test_jobs_behind_reported_times_ask_for_a_whole_device(tmp_path):
     text = (REPO / "config.yaml").read_text()
     assert len(re.findall(r"\n  jobs_per_device: \d+\n", text)) == 1
     config.write_text(re.sub(r"\n  jobs_per_device: \d+\n", "\n  jobs_per_device: 3\n", text))
-    timed, untimed = (f"results/models/iwslt16/fr-en/{e}/seed1/model.pt" for e in ("word2word-ce", "word2emb-word2vec-l2"))
-    out = snakemake(tmp_path, timed, untimed, "results/benchmarks/vmf/table4.json", "--configfile", str(config),
-                    "-n", "-p", "--cores", "4", "--resources", "gpu=3").stdout
+    timed, untimed = (
+        f"results/models/iwslt16/fr-en/{e}/seed1/model.pt" for e in ("word2word-ce", "word2emb-word2vec-l2")
+    )
+    out = snakemake(
+        tmp_path,
+        timed,
+        untimed,
+        "results/benchmarks/vmf/table4.json",
+        "--configfile",
+        str(config),
+        "-n",
+        "-p",
+        "--cores",
+        "4",
+        "--resources",
+        "gpu=3",
+    ).stdout
     slots = {}
     for block in out.split("\nrule "):
         for target in (timed, untimed, "results/benchmarks/vmf/table4.json"):
@@ -181,8 +200,20 @@ def test_a_job_holding_gpu_slots_refuses_the_cpu(monkeypatch, capsys):
         assert "devices counted 1" in message and message.endswith("or set train.device: cpu")
     # the training command stops the same way, before it reads its inputs
     spec = json.dumps({**TRANSLATION_SPEC, "device": "auto"})
-    args = [f"--{name}=/nonexistent" for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words",
-                                                   "dev-ref", "src-vocab", "tgt-vocab", "out-dir")]
+    args = [
+        f"--{name}=/nonexistent"
+        for name in (
+            "train-src",
+            "train-tgt",
+            "dev-src",
+            "dev-tgt",
+            "dev-src-words",
+            "dev-ref",
+            "src-vocab",
+            "tgt-vocab",
+            "out-dir",
+        )
+    ]
     with pytest.raises(SystemExit, match=r"^train\.device: auto, but this job holds 1 GPU slot"):
         train.main(["--spec", spec, *args])
 
@@ -212,10 +243,27 @@ def test_the_training_rules_tell_the_job_its_slots(tmp_path):
     """Both training rules pass their gpu resource on (REPRO_GPU_SLOTS), which is how the job knows
     it holds a GPU: 1 with train.device auto, 0 with cpu (the demo)."""
 
-    targets = ("results/models/iwslt16/fr-en/word2emb-word2vec-l2/seed1/model.pt", "results/lm/ptb/lm-small-vd/seed1/model.pt")
+    targets = (
+        "results/models/iwslt16/fr-en/word2emb-word2vec-l2/seed1/model.pt",
+        "results/lm/ptb/lm-small-vd/seed1/model.pt",
+    )
     for device, slots in (("auto", "1"), ("cpu", "0")):
-        out = snakemake(tmp_path, *targets, "--configfile", str(REPO / "config.yaml"), "-n", "-p", "--cores", "2",
-                        "--resources", "gpu=1", "--config", f"train={{device: {device}}}").stdout
+        out = snakemake(
+            tmp_path,
+            *targets,
+            "--configfile",
+            str(REPO / "config.yaml"),
+            "-n",
+            "-p",
+            "--cores",
+            "2",
+            "--resources",
+            "gpu=1",
+            "--config",
+            f"train={{device: {device}}}",
+        ).stdout
         shells = [line for line in out.splitlines() if "python -m workflow_src.train.train" in line]
         assert {line.split("REPRO_GPU_SLOTS=")[1].split()[0] for line in shells} == {slots}, out[-3000:]
-        assert any("workflow_src.train.train_lm" in line for line in shells) and any("workflow_src.train.train " in line for line in shells)
+        assert any("workflow_src.train.train_lm" in line for line in shells) and any(
+            "workflow_src.train.train " in line for line in shells
+        )

@@ -20,8 +20,12 @@ def test_a_translation_family_agrees_and_is_timed_without_capture(monkeypatch):
     from workflow_src.model import joint
 
     monkeypatch.setattr(joint, "sample_vocabulary", joint.sample_vocabulary_topk)
-    spec = {**fixed_step.BASE, **fixed_step.KINDS["joint_sampled"], "precision": "fp32",
-            "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"}}
+    spec = {
+        **fixed_step.BASE,
+        **fixed_step.KINDS["joint_sampled"],
+        "precision": "fp32",
+        "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"},
+    }
     result = graph_check.check("nmt", spec, {"src": 40, "tgt": 200, "dim": None}, CPU, steps=4, timed=1)
     assert result["passed"], result
     assert result["loss_max_relative"] < 1e-5 and result["update_cosine_min"] > 0.999
@@ -29,14 +33,35 @@ def test_a_translation_family_agrees_and_is_timed_without_capture(monkeypatch):
 
 
 def test_a_language_model_family_agrees_without_capture():
-    spec = train_lm.resolve({**LM_SPEC, "experiment": "t", "size": 8, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
-                             "loss": "ce", "loss_params": {}, "lr": 1.0, "lr_decay": 0.5, "decay_after": 1, "clip": 0.5,
-                             "bptt": 5, "batch_size": 3, "max_epochs": 1, "seed": 1, "device": "cpu", "precision": "fp32"})
+    spec = train_lm.resolve(
+        {
+            **LM_SPEC,
+            "experiment": "t",
+            "size": 8,
+            "layers": 2,
+            "dropout": 0.3,
+            "reuse_embedding": True,
+            "loss": "ce",
+            "loss_params": {},
+            "lr": 1.0,
+            "lr_decay": 0.5,
+            "decay_after": 1,
+            "clip": 0.5,
+            "bptt": 5,
+            "batch_size": 3,
+            "max_epochs": 1,
+            "seed": 1,
+            "device": "cpu",
+            "precision": "fp32",
+        }
+    )
     result = graph_check.check("lm", spec, {"vocabulary": 30}, CPU, steps=3, timed=1)
     assert result["passed"] and result["update_cosine_min"] > 0.999, result
 
 
 def test_without_a_gpu_the_command_says_so_in_one_line(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(SystemExit, match="graph_check: train.compile graphs captures CUDA graphs; torch sees no GPU here"):
+    with pytest.raises(
+        SystemExit, match="graph_check: train.compile graphs captures CUDA graphs; torch sees no GPU here"
+    ):
         graph_check.main([])

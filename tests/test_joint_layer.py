@@ -246,8 +246,11 @@ def test_decoding_computes_g_out_once_and_training_invalidates_it():
     layer.eval()
     with torch.no_grad():
         changed = layer.scores(layer(h))
-        torch.testing.assert_close(changed, torch.log_softmax(_written_out(layer, E, h), dim=-1), rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(
+            changed, torch.log_softmax(_written_out(layer, E, h), dim=-1), rtol=1e-12, atol=1e-12
+        )
         E.add_(1.0)  # a change in place, in eval mode, is seen too
-        torch.testing.assert_close(layer.scores(layer(h)), torch.log_softmax(_written_out(layer, E, h), dim=-1),
-                                   rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(
+            layer.scores(layer(h)), torch.log_softmax(_written_out(layer, E, h), dim=-1), rtol=1e-12, atol=1e-12
+        )
     assert not torch.equal(changed, expected)

@@ -44,17 +44,50 @@ def test_table2_has_three_models_per_vocabulary_against_its_nmt():
 
 
 def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
-    config = {"model": {"encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 4, "tgt_embedding": 4,
-                        "dropout": 0.0, "input_feed": False},
-              "architectures": {"joint": {"hidden": 16, "tgt_embedding": 16, "dropout": 0.3}},
-              "datasets": {"wmt17": {"src_vocab_size": 50, "tgt_vocab_size": 50, "emb_vocab_size": 50,
-                                     "bpe_merges": {"src": 10, "tgt": 10}, "bpe_sizes": {"32k": 300},
-                                     "max_len": 50, "max_len_unit": "piece"}},
-              "train": {"device": "cpu", "lr": {"joint": 1e-3}, "batch_size": 4, "max_epochs": 1, "patience": 1,
-                        "selection": "bleu", "clip": 5.0, "init_scale": 0.1}}
+    config = {
+        "model": {
+            "encoder_layers": 1,
+            "decoder_layers": 1,
+            "hidden": 8,
+            "src_embedding": 4,
+            "tgt_embedding": 4,
+            "dropout": 0.0,
+            "input_feed": False,
+        },
+        "architectures": {"joint": {"hidden": 16, "tgt_embedding": 16, "dropout": 0.3}},
+        "datasets": {
+            "wmt17": {
+                "src_vocab_size": 50,
+                "tgt_vocab_size": 50,
+                "emb_vocab_size": 50,
+                "bpe_merges": {"src": 10, "tgt": 10},
+                "bpe_sizes": {"32k": 300},
+                "max_len": 50,
+                "max_len_unit": "piece",
+            }
+        },
+        "train": {
+            "device": "cpu",
+            "lr": {"joint": 1e-3},
+            "batch_size": 4,
+            "max_epochs": 1,
+            "patience": 1,
+            "selection": "bleu",
+            "clip": 5.0,
+            "init_scale": 0.1,
+        },
+    }
     spec = layout.resolve_spec(config, "wmt17", "de-en", joint.name("32k", "joint", 512, layers=3), 1)
-    assert spec["model"] == {"encoder_layers": 3, "decoder_layers": 3, "hidden": 16, "src_embedding": 4,
-                             "tgt_embedding": 16, "dropout": 0.3, "input_feed": False, "encoder_bidirectional": True}
+    assert spec["model"] == {
+        "encoder_layers": 3,
+        "decoder_layers": 3,
+        "hidden": 16,
+        "src_embedding": 4,
+        "tgt_embedding": 16,
+        "dropout": 0.3,
+        "input_feed": False,
+        "encoder_bidirectional": True,
+    }
     assert spec["vocab"] == {"src_size": None, "tgt_size": None} and spec["train"]["lr"] == 1e-3
     assert layout.unit_files("wmt17", "de-en", "bpe", "tgt", config, "32k")["train"].endswith("/bpe300/train.en")
     with pytest.raises(ValueError, match="bpe_sizes: no BPE vocabulary '64k'"):
@@ -65,13 +98,20 @@ def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
 
 @pytest.mark.parametrize("form", ["nmt", "tied", "bilinear", "output", "context", "joint"])
 def test_each_form_shares_the_decoders_input_embedding(form):
-    spec = {**TRANSLATION_SPEC, "output_form": form, "joint_dim": 24 if form == "joint" else None, "sample_share": None,
-            "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
+    spec = {
+        **TRANSLATION_SPEC,
+        "output_form": form,
+        "joint_dim": 24 if form == "joint" else None,
+        "sample_share": None,
+        "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16},
+    }
     model = Seq2Seq(spec, 30, 40, pad=1)
     assert isinstance(model.output, JointOutput) and model.output.variant == form
     assert (model.output.word_vectors is model.decoder.embed.weight) == (form != "nmt")
     trainable = sum(p.numel() for p in model.parameters())
-    untied = sum(p.numel() for p in Seq2Seq({**spec, "output_form": "nmt", "joint_dim": None}, 30, 40, pad=1).parameters())
+    untied = sum(
+        p.numel() for p in Seq2Seq({**spec, "output_form": "nmt", "joint_dim": None}, 30, 40, pad=1).parameters()
+    )
     # a shared E counts once: the form replaces NMT's V x d_h + V output layer by its own parameters
     own = model.output.own_parameter_count()
     assert untied - trainable == 40 * 16 + 40 - own
@@ -79,13 +119,22 @@ def test_each_form_shares_the_decoders_input_embedding(form):
 
 
 def test_a_joint_model_with_sampled_training_learns(data, tmp_path):
-    spec = {**TRANSLATION_SPEC, "output_form": "joint", "joint_dim": 48, "sample_share": 0.5,
-            "model": {**TRANSLATION_SPEC["model"], "hidden": 64, "tgt_embedding": 32, "input_feed": False}}
-    result = run_training(data, tmp_path, {**spec, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 10, "lr": 0.01}})
+    spec = {
+        **TRANSLATION_SPEC,
+        "output_form": "joint",
+        "joint_dim": 48,
+        "sample_share": 0.5,
+        "model": {**TRANSLATION_SPEC["model"], "hidden": 64, "tgt_embedding": 32, "input_feed": False},
+    }
+    result = run_training(
+        data, tmp_path, {**spec, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 10, "lr": 0.01}}
+    )
     assert result.returncode == 0, result.stderr
     history = training_metrics(tmp_path)
     assert history[-1]["dev_loss"] < history[0]["dev_loss"]  # the full softmax, though training sampled
-    assert max(m["dev_bleu"] for m in history) > 10.0  # 20 after 10 epochs; 6 epochs left it at about 2, too close to call
+    assert (
+        max(m["dev_bleu"] for m in history) > 10.0
+    )  # 20 after 10 epochs; 6 epochs left it at about 2, too close to call
     model, *_ = load_model(tmp_path / "model.pt", torch.device("cpu"))
     assert model.output.word_vectors is model.decoder.embed.weight  # still shared after saving and loading
     assert history[0]["parameters"] == sum(p.numel() for p in model.parameters())
@@ -98,8 +147,11 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
     monkeypatch.chdir(tmp_path)
     column = artefacts.Column("wmt17", "de-en", "bleu_tok", "De→En")
     references = [f"the house number {i} is small and the garden is green" for i in range(60)]
-    outputs = {"base": [f"a dog {i} runs" for i in range(60)], "twin": [f"a dog {i} runs" for i in range(60)],
-               "good": references}
+    outputs = {
+        "base": [f"a dog {i} runs" for i in range(60)],
+        "twin": [f"a dog {i} runs" for i in range(60)],
+        "good": references,
+    }
     data = tmp_path / layout.data_dir("wmt17", "de-en") / "tok"
     data.mkdir(parents=True)
     (data / "test.en").write_text("\n".join(references) + "\n")
@@ -107,27 +159,45 @@ def test_differences_and_significance_levels_against_each_rows_baseline(tmp_path
         folder = tmp_path / layout.model_dir("wmt17", "de-en", name, 1)
         folder.mkdir(parents=True)
         (folder / "test.greedy.hyp.tok").write_text("\n".join(lines) + "\n")
-        (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True, "parameters": parameters}) + "\n")
+        (folder / "metrics.jsonl").write_text(
+            json.dumps({"epoch": 1, "dev_bleu": 1.0, "best": True, "parameters": parameters}) + "\n"
+        )
         (folder / "test.greedy.bleu_tok.json").write_text(json.dumps(bleu(lines, references, tokenize="none")))
-    table = artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0, "De→En |Θ|": 1e6}, {}, baseline="base")
-                                                       for name in outputs), (), significance_levels=joint.LEVELS, parameters=True)
+    table = artefacts.ScoreTable(
+        "t",
+        (column,),
+        tuple(artefacts.Row(name, {"De→En": 10.0, "De→En |Θ|": 1e6}, {}, baseline="base") for name in outputs),
+        (),
+        significance_levels=joint.LEVELS,
+        parameters=True,
+    )
     ctx = artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
     _, rows, footer, _ = render.score_table(table, ctx)
     by_name = {row["experiment"]: row for row in rows}
     assert by_name["good"]["De→En significance"] == "‡" and by_name["good"]["De→En Δ"] > 50
     assert by_name["twin"]["De→En significance"] == "" and by_name["twin"]["De→En Δ"] == 0
     assert "De→En Δ" not in by_name["base"]
-    assert [by_name[n]["De→En |Θ| ours (M)"] for n in outputs] == ["0.0001", "0.000101", "0.000102"]  # millions, as the paper
+    assert [by_name[n]["De→En |Θ| ours (M)"] for n in outputs] == [
+        "0.0001",
+        "0.000101",
+        "0.000102",
+    ]  # millions, as the paper
     assert by_name["base"]["De→En |Θ| paper (M)"] == "1"
     assert "tok:none" in by_name["good"]["signature"] and any("p < 0.001" in line for line in footer)
 
 
 def test_nearest_representations_by_cosine_leave_out_the_query_and_specials():
     from workflow_src.score.representations import nearest, representations
+
     vectors = torch.tensor([[1.0, 0.0], [0.9, 0.1], [1.0, 0.05], [0.0, 1.0], [-1.0, 0.0]])
     assert [i for i, _ in nearest(vectors, 0, 3, excluded=[1])] == [2, 3, 4]
-    spec = {**TRANSLATION_SPEC, "output_form": "joint", "joint_dim": 7, "sample_share": None,
-            "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16}}
+    spec = {
+        **TRANSLATION_SPEC,
+        "output_form": "joint",
+        "joint_dim": 7,
+        "sample_share": None,
+        "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16},
+    }
     torch.manual_seed(0)
     model = Seq2Seq(spec, 30, 12, pad=0)
     itos = ["<pad>", "<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(7)] + ["▁w7"]
@@ -154,29 +224,75 @@ def joint_run(tmp_path_factory):
     pairs = ["de-en", "en-de"]
     config["mirrors"] |= {name: str(workdir / "mirror" / name) for name in ("statmt", "statmt-www")}
     unpinned(config)  # the archives are generated, not the real ones
-    sources = {pair: {split: [{**e, "archive": local_path(config, e["archive"])} for e in entries]
-                      for split, entries in wmt17["sources"][pair].items()} for pair in pairs}
-    world = demo_language.World(["de", "en"], demo_language.WorldSize(nouns=60, verbs=15, adjectives=10, names=10,
-                                                                two_clause_rate=0, pp_rate=0.1), seed=3)
+    sources = {
+        pair: {
+            split: [{**e, "archive": local_path(config, e["archive"])} for e in entries]
+            for split, entries in wmt17["sources"][pair].items()
+        }
+        for pair in pairs
+    }
+    world = demo_language.World(
+        ["de", "en"],
+        demo_language.WorldSize(nouns=60, verbs=15, adjectives=10, names=10, two_clause_rate=0, pp_rate=0.1),
+        seed=3,
+    )
     demo_world.write_wmt_mirror(world, sources, n_train=1200, n_per_set=60)
-    config["datasets"] = {"wmt17": {**wmt17, "pairs": pairs, "sources": {p: wmt17["sources"][p] for p in pairs},
-                                    "src_vocab_size": 500, "tgt_vocab_size": 500, "emb_vocab_size": 500,
-                                    "bpe_merges": {"src": 100, "tgt": 100}, "bpe_sizes": {"32k": 100, "64k": 150, "128k": 200}}}
+    config["datasets"] = {
+        "wmt17": {
+            **wmt17,
+            "pairs": pairs,
+            "sources": {p: wmt17["sources"][p] for p in pairs},
+            "src_vocab_size": 500,
+            "tgt_vocab_size": 500,
+            "emb_vocab_size": 500,
+            "bpe_merges": {"src": 100, "tgt": 100},
+            "bpe_sizes": {"32k": 100, "64k": 150, "128k": 200},
+        }
+    }
     config["monolingual"] = {}
     config["threads"] = {"preprocess": 1, "embeddings": 1, "train": 1}
     config["model"] = {**demo["model"], "hidden": 32, "src_embedding": 16, "tgt_embedding": 16}
-    config["architectures"] = {"joint": {"encoder_layers": 2, "decoder_layers": 2, "hidden": 32, "src_embedding": 16,
-                                         "tgt_embedding": 16, "dropout": 0.3}}
-    config["train"] = {**demo["train"], "lr": {**demo["train"]["lr"], "joint": 0.01}, "max_epochs": 2, "batch_size": 32,
-                       "max_epochs_by_group": {}, "overrides": {}}
-    config["benchmarks"] = {**demo["benchmarks"], "sampling_vocab": 2000, "sample_shares": [0.5, 0.25, 0.05], "steps": 2}
-    config["papers"] = {"joint": {
-        "table1": {"queries": ["wan", "pec", "zebra"]},  # two frequent words of the generated English
-        "table2": {"rows": [joint.name("32k", f, d) for f, d in (("nmt", None), ("tied", None), ("joint", 512))]},
-        "table3": {}, "table4": {},
-        "table5": {"rows": [joint.name("32k", f, d, layers) for f, d in (("nmt", None), ("tied", None), ("joint", 512))
-                            for layers in (1, 2)]},
-        "figure2": {}, "figure3": {}}}
+    config["architectures"] = {
+        "joint": {
+            "encoder_layers": 2,
+            "decoder_layers": 2,
+            "hidden": 32,
+            "src_embedding": 16,
+            "tgt_embedding": 16,
+            "dropout": 0.3,
+        }
+    }
+    config["train"] = {
+        **demo["train"],
+        "lr": {**demo["train"]["lr"], "joint": 0.01},
+        "max_epochs": 2,
+        "batch_size": 32,
+        "max_epochs_by_group": {},
+        "overrides": {},
+    }
+    config["benchmarks"] = {
+        **demo["benchmarks"],
+        "sampling_vocab": 2000,
+        "sample_shares": [0.5, 0.25, 0.05],
+        "steps": 2,
+    }
+    config["papers"] = {
+        "joint": {
+            "table1": {"queries": ["wan", "pec", "zebra"]},  # two frequent words of the generated English
+            "table2": {"rows": [joint.name("32k", f, d) for f, d in (("nmt", None), ("tied", None), ("joint", 512))]},
+            "table3": {},
+            "table4": {},
+            "table5": {
+                "rows": [
+                    joint.name("32k", f, d, layers)
+                    for f, d in (("nmt", None), ("tied", None), ("joint", 512))
+                    for layers in (1, 2)
+                ]
+            },
+            "figure2": {},
+            "figure3": {},
+        }
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
@@ -189,26 +305,43 @@ def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joi
     for row in table2:
         for column in joint.DIRECTIONS:
             if column.pair in ("en-fi", "fi-en"):  # not configured here: empty, and says why
-                assert row[f"{column.name} ours"] == "" and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                assert (
+                    row[f"{column.name} ours"] == ""
+                    and f"{column.name}: pair {column.pair} not configured" in row["note"]
+                )
                 continue
             # toy models of two epochs translate barely (that they learn: the sampled-training test above)
             assert 0 <= float(row[f"{column.name} ours"]) <= 100 and float(row[f"{column.name} |Θ| ours (M)"]) > 0
             assert set(row[f"{column.name} significance"]) <= {"*", "†", "‡"}
             if row["Model"] != "NMT":
                 nmt = float(table2[0][f"{column.name} ours"])
-                assert float(row[f"{column.name} Δ"]) == pytest.approx(float(row[f"{column.name} ours"]) - nmt, abs=0.011)
+                assert float(row[f"{column.name} Δ"]) == pytest.approx(
+                    float(row[f"{column.name} ours"]) - nmt, abs=0.011
+                )
         assert "tok:none" in row["signature"]
     assert "De→En: bpe32k-joint" in table2[2]["note"] and "chosen on development BLEU" in table2[2]["note"]
     # tying drops NMT's output matrix: |Θ| of NMT-tied is smaller, by |V| x d_h less what P adds
     assert float(table2[1]["De→En |Θ| ours (M)"]) < float(table2[0]["De→En |Θ| ours (M)"])
     table3 = read_csv(joint_run / "results/joint/table3.csv")
-    assert [r["Model"] for r in table3] == ["NMT", "NMT-tied", "Eq. 6", "Eq. 7a", "Eq. 7b", "Eq. 15 (512)", "Eq. 15 (2048)"]
+    assert [r["Model"] for r in table3] == [
+        "NMT",
+        "NMT-tied",
+        "Eq. 6",
+        "Eq. 7a",
+        "Eq. 7b",
+        "Eq. 15 (512)",
+        "Eq. 15 (2048)",
+    ]
     assert all(0 <= float(r["De→En ours"]) <= 100 for r in table3)
     table5 = read_csv(joint_run / "results/joint/table5.csv")
-    assert [(r["Model"], r["Layers"]) for r in table5] == [(m, d) for m in ("NMT", "NMT-tied", "NMT-joint") for d in ("1", "2")]
+    assert [(r["Model"], r["Layers"]) for r in table5] == [
+        (m, d) for m in ("NMT", "NMT-tied", "NMT-joint") for d in ("1", "2")
+    ]
     one_layer, two_layers = (float(r["De→En |Θ| ours (M)"]) for r in table5[:2])
     assert one_layer < two_layers
-    spec = json.loads((joint_run / "results/models/wmt17/de-en/bpe32k-nmt-layers1/seed1/metrics.jsonl").read_text().splitlines()[0])
+    spec = json.loads(
+        (joint_run / "results/models/wmt17/de-en/bpe32k-nmt-layers1/seed1/metrics.jsonl").read_text().splitlines()[0]
+    )
     assert f"{spec['parameters'] / 1e6:.4g}" == table5[0]["De→En |Θ| ours (M)"]  # in millions, as the paper
 
 
@@ -232,15 +365,25 @@ def test_joint_table1_table4_and_figure2(joint_run):
 def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
     assert (joint_run / "results/joint/figure3.png").stat().st_size > 10000
     for pair in ("en-de", "de-en"):
-        result = json.loads((joint_run / f"results/models/wmt17/{pair}/bpe32k-nmt/seed1/joint-figure3.beam5.meteor_bins.json").read_text())
+        result = json.loads(
+            (
+                joint_run / f"results/models/wmt17/{pair}/bpe32k-nmt/seed1/joint-figure3.beam5.meteor_bins.json"
+            ).read_text()
+        )
         bins = result["bins"]
         assert list(bins) == ["high", "medium", "low"]
         assert all(0 <= b["score"] <= 1 for b in bins.values())
         # the thirds of the output vocabulary: sizes within one of each other, frequent words in the test set
         sizes = [b["units"] for b in bins.values()]
-        assert max(sizes) - min(sizes) <= 1 and bins["high"]["reference_function_words"] > bins["low"]["reference_function_words"]
+        assert (
+            max(sizes) - min(sizes) <= 1
+            and bins["high"]["reference_function_words"] > bins["low"]["reference_function_words"]
+        )
         assert bins["high"]["score"] > 0
-        assert result["parameters"]["delta"] == 0 and result["parameters"]["alpha"] == joint.METEOR_PARAMETERS[pair[-2:]][0]
+        assert (
+            result["parameters"]["delta"] == 0
+            and result["parameters"]["alpha"] == joint.METEOR_PARAMETERS[pair[-2:]][0]
+        )
 
 
 @pytest.mark.workflow
@@ -251,7 +394,10 @@ def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
     ledger = read_csv(joint_run / "results/joint/deviations.csv")
     assert [r["id"] for r in ledger] == [f"D{i}" for i in range(1, len(joint.DEVIATIONS) + 1)]
     cited = [d.id for d in joint.DEVIATIONS if "table2" in d.artefacts]
-    assert f"Deviations: see deviations.md, entries {', '.join(cited)}." in (joint_run / "results/joint/table2.md").read_text()
+    assert (
+        f"Deviations: see deviations.md, entries {', '.join(cited)}."
+        in (joint_run / "results/joint/table2.md").read_text()
+    )
     claims = {r["id"]: r for r in read_csv(joint_run / "results/claims.csv")}
     assert set(claims) == {f"joint:{c.id}" for c in joint.CLAIMS}
     assert all(claims_page.base_verdict(r["verdict"]) in claims_page.VERDICTS and r["data"] for r in claims.values())
@@ -260,4 +406,6 @@ def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
     assert claims["joint:C1"]["verdict"] != "reproduced" and "not configured" in claims["joint:C1"]["decided by"]
     assert "De→En ours" not in claims["joint:C1"]["ours"] and "against" in claims["joint:C1"]["ours"]
     # Figure 3's claim resamples the test sentences of the figure's evidence file
-    assert (joint_run / "results/joint/figure3.evidence.json").exists() and "test sentences" in claims["joint:C9"]["decided by"]
+    assert (joint_run / "results/joint/figure3.evidence.json").exists() and "test sentences" in claims["joint:C9"][
+        "decided by"
+    ]

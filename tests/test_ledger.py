@@ -42,7 +42,7 @@ def config_key_problem(dotted: str) -> str:
         value = value.get(key, missing) if isinstance(value, dict) else missing
         node = schema_node(node, key) if node is not None else None
         if value is missing and node is None:
-            return f"config key {dotted}: no {'.'.join(dotted.split('.')[:depth + 1])} in config.yaml or the schema"
+            return f"config key {dotted}: no {'.'.join(dotted.split('.')[: depth + 1])} in config.yaml or the schema"
     return ""
 
 
@@ -88,17 +88,31 @@ def test_ledger_entries_are_numbered_and_cite_the_papers_artefacts(paper):
     for d in entries:
         assert set(d.artefacts) <= set(artefacts), f"{paper} {d.id} cites {set(d.artefacts) - set(artefacts)}"
         assert all((d.topic, d.paper, d.ours, d.why, d.effect)), f"{paper} {d.id} leaves a field empty"
-        assert not any("|" in text for text in (d.topic, d.paper, d.ours, d.why, d.effect)), \
+        assert not any("|" in text for text in (d.topic, d.paper, d.ours, d.why, d.effect)), (
             f"{paper} {d.id}: a '|' splits the Markdown cell"
+        )
 
 
 def test_the_ledgers_name_the_settings_of_known_deviations():
     settings = {paper: {d.setting for d in deviations.ledger(paper)} for paper in registry.PAPERS}
-    assert {"model.encoder_bidirectional", "train.lr_decay", "train.loss_normalisation", "datasets.wmt17.max_ratio",
-            "architectures.joint"} <= settings["joint"]
-    assert {"workflow_src/model/lm_losses.py:augmented_loss", "papers.tying.table1.tune", "workflow_src/decode/lm_predict.py:predict",
-            "lm.convergence"} <= settings["tying"]
-    assert {"workflow_src/report/analysis.py:time_to_convergence", "papers.vmf.figure2.seeds", "datasets.iwslt16.archives"} <= settings["vmf"]
+    assert {
+        "model.encoder_bidirectional",
+        "train.lr_decay",
+        "train.loss_normalisation",
+        "datasets.wmt17.max_ratio",
+        "architectures.joint",
+    } <= settings["joint"]
+    assert {
+        "workflow_src/model/lm_losses.py:augmented_loss",
+        "papers.tying.table1.tune",
+        "workflow_src/decode/lm_predict.py:predict",
+        "lm.convergence",
+    } <= settings["tying"]
+    assert {
+        "workflow_src/report/analysis.py:time_to_convergence",
+        "papers.vmf.figure2.seeds",
+        "datasets.iwslt16.archives",
+    } <= settings["vmf"]
     assert "workflow_src/score/neighbours.py:neighbour_statistics" in settings["synmargin"]
 
 

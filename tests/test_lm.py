@@ -56,7 +56,7 @@ def test_masks_are_per_row_constant_in_time_and_tied_between_recurrence_and_next
     model, tokens, state = model_and_batch(dropout=0.5)
     recorded = record_masks(model.train())
     _, h, _ = model(tokens, state)
-    (m_x, m_1, m_2), = recorded
+    ((m_x, m_1, m_2),) = recorded
     for mask in (m_x, m_1, m_2):
         assert mask.shape == (B, D)
         assert set(mask.unique().tolist()) == {0.0, 2.0}
@@ -69,7 +69,7 @@ def test_masks_are_per_row_constant_in_time_and_tied_between_recurrence_and_next
             rnn.weight_hh_l0 *= m_1[b]
             rnn.weight_ih_l1 *= m_1[b]
             rnn.weight_hh_l1 *= m_2[b]
-        h_ref, _ = rnn(x[:, b:b + 1], (state[0][:, b:b + 1], state[1][:, b:b + 1]))
+        h_ref, _ = rnn(x[:, b : b + 1], (state[0][:, b : b + 1], state[1][:, b : b + 1]))
         torch.testing.assert_close(h[:, b], h_ref[:, 0] * m_2[b])
     dropped = h == 0
     assert (dropped == (m_2 == 0)).all()  # every step of row b drops the same units
@@ -180,11 +180,14 @@ def test_augmented_loss_is_zero_when_logits_match_embedding_similarities():
     torch.testing.assert_close(augmented_loss(logits, TARGET, EMBEDDING), torch.zeros(N, dtype=torch.float64))
 
 
-@pytest.mark.parametrize("loss", [
-    lambda s: augmented_loss(s, TARGET, EMBEDDING, 3.0),
-    lambda s: augmented_total_loss(s, TARGET, EMBEDDING, None, gamma=0.7, tau=3.0),
-    lambda s: beta_mixed_loss(s, TARGET, EMBEDDING, None, beta=0.4, tau=3.0),
-])
+@pytest.mark.parametrize(
+    "loss",
+    [
+        lambda s: augmented_loss(s, TARGET, EMBEDDING, 3.0),
+        lambda s: augmented_total_loss(s, TARGET, EMBEDDING, None, gamma=0.7, tau=3.0),
+        lambda s: beta_mixed_loss(s, TARGET, EMBEDDING, None, beta=0.4, tau=3.0),
+    ],
+)
 def test_gradient_against_finite_differences(loss):
     assert torch.autograd.gradcheck(loss, LOGITS.clone().requires_grad_())
 
@@ -194,7 +197,8 @@ def test_gradient_is_difference_of_distributions_over_tau_and_not_into_the_targe
     logits = LOGITS.clone().requires_grad_()
     embedding = EMBEDDING.clone().requires_grad_()
     grad_logits, grad_embedding = torch.autograd.grad(
-        augmented_loss(logits, TARGET, embedding, tau).sum(), (logits, embedding), allow_unused=True)
+        augmented_loss(logits, TARGET, embedding, tau).sum(), (logits, embedding), allow_unused=True
+    )
     y_hat = torch.softmax(LOGITS / tau, -1)
     y_tilde = torch.softmax(EMBEDDING[TARGET] @ EMBEDDING.T / tau, -1)
     torch.testing.assert_close(grad_logits, (y_hat - y_tilde) / tau)  # Eq. 3.4
@@ -205,15 +209,22 @@ def test_with_target_gradient_the_embedding_also_learns_through_y_tilde():
     """lm.augmented_target_gradient (ledger D16): the same value, and a gradient on L that finite
     differences of J_aug through ỹ = softmax(L^T L y* / τ) confirm."""
     tau = 3.0
-    torch.testing.assert_close(augmented_loss(LOGITS, TARGET, EMBEDDING, tau, target_gradient=True),
-                               augmented_loss(LOGITS, TARGET, EMBEDDING, tau))
-    assert torch.autograd.gradcheck(lambda e: augmented_loss(LOGITS, TARGET, e, tau, target_gradient=True),
-                                     EMBEDDING.clone().requires_grad_())
-    objective = build_objective({"loss": "augmented", "loss_params": {"gamma": 0.5, "tau": tau}, "target_gradient": True})
+    torch.testing.assert_close(
+        augmented_loss(LOGITS, TARGET, EMBEDDING, tau, target_gradient=True),
+        augmented_loss(LOGITS, TARGET, EMBEDDING, tau),
+    )
+    assert torch.autograd.gradcheck(
+        lambda e: augmented_loss(LOGITS, TARGET, e, tau, target_gradient=True), EMBEDDING.clone().requires_grad_()
+    )
+    objective = build_objective(
+        {"loss": "augmented", "loss_params": {"gamma": 0.5, "tau": tau}, "target_gradient": True}
+    )
     embedding = EMBEDDING.clone().requires_grad_()
     assert objective(LOGITS, TARGET, embedding, None).sum().requires_grad  # the trainer's objective carries it
     with torch.no_grad():  # evaluation builds no graph
-        assert not augmented_loss(LOGITS, TARGET, EMBEDDING.clone().requires_grad_(), tau, target_gradient=True).requires_grad
+        assert not augmented_loss(
+            LOGITS, TARGET, EMBEDDING.clone().requires_grad_(), tau, target_gradient=True
+        ).requires_grad
 
 
 def test_high_temperature_gradient_matches_logits_to_embedding_similarities():
@@ -221,10 +232,9 @@ def test_high_temperature_gradient_matches_logits_to_embedding_similarities():
     (the paper assumes mean-zero similarities)."""
     tau = 1e4
     logits = LOGITS.clone().requires_grad_()
-    grad, = torch.autograd.grad(augmented_loss(logits, TARGET, EMBEDDING, tau).sum(), logits)
+    (grad,) = torch.autograd.grad(augmented_loss(logits, TARGET, EMBEDDING, tau).sum(), logits)
     difference = LOGITS - EMBEDDING[TARGET] @ EMBEDDING.T
-    torch.testing.assert_close(tau ** 2 * V * grad, difference - difference.mean(-1, keepdim=True),
-                               rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(tau**2 * V * grad, difference - difference.mean(-1, keepdim=True), rtol=1e-3, atol=1e-3)
 
 
 def test_total_losses_weigh_cross_entropy_and_augmented_loss():
@@ -232,7 +242,7 @@ def test_total_losses_weigh_cross_entropy_and_augmented_loss():
     aug = augmented_loss(LOGITS, TARGET, EMBEDDING, 20.0)
     torch.testing.assert_close(augmented_total_loss(LOGITS, TARGET, EMBEDDING, None, gamma=0.5), ce + 0.5 * 20 * aug)
     torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, None, beta=0.0), ce)
-    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, None, beta=1.0, tau=20.0), 20 ** 2 * V * aug)
+    torch.testing.assert_close(beta_mixed_loss(LOGITS, TARGET, EMBEDDING, None, beta=1.0, tau=20.0), 20**2 * V * aug)
 
 
 def test_augmented_loss_reads_the_logits_without_the_output_bias():
@@ -243,5 +253,6 @@ def test_augmented_loss_reads_the_logits_without_the_output_bias():
     aug = augmented_loss(LOGITS, TARGET, EMBEDDING, 20.0)
     assert not torch.allclose(aug, augmented_loss(with_bias, TARGET, EMBEDDING, 20.0))
     torch.testing.assert_close(augmented_total_loss(with_bias, TARGET, EMBEDDING, bias, gamma=0.5), ce + 0.5 * 20 * aug)
-    torch.testing.assert_close(beta_mixed_loss(with_bias, TARGET, EMBEDDING, bias, beta=0.5, tau=20.0),
-                               0.5 * 20 ** 2 * V * aug + 0.5 * ce)
+    torch.testing.assert_close(
+        beta_mixed_loss(with_bias, TARGET, EMBEDDING, bias, beta=0.5, tau=20.0), 0.5 * 20**2 * V * aug + 0.5 * ce
+    )

@@ -30,7 +30,9 @@ a, e, n = E_HAT.numpy(), E.numpy(), E_NEG.numpy()
 
 
 def np_margin(negatives):
-    return np.mean([np.maximum(0, 0.5 + np_cos(a, negatives[:, j]) - np_cos(a, e)) for j in range(negatives.shape[1])], axis=0)
+    return np.mean(
+        [np.maximum(0, 0.5 + np_cos(a, negatives[:, j]) - np_cos(a, e)) for j in range(negatives.shape[1])], axis=0
+    )
 
 
 kappa = np.linalg.norm(a, axis=-1)
@@ -41,11 +43,21 @@ CASES = {
     "margin_k3": (lambda x: losses.margin(x, E, E_NEG, 0.5), np_margin(n)),
     "nllvmf": (lambda x: losses.nll_vmf(x, E), -np_log_cm(M, kappa) - (a * e).sum(-1)),
     "nllvmf_reg1": (lambda x: losses.nll_vmf(x, E, 0.02), -np_log_cm(M, kappa) - (a * e).sum(-1) + 0.02 * kappa),
-    "nllvmf_reg1reg2": (lambda x: losses.nll_vmf(x, E, 0.02, 0.1), -np_log_cm(M, kappa) - 0.1 * (a * e).sum(-1) + 0.02 * kappa),
-    "nllvmf_released": (lambda x: losses.nll_vmf_released(x, E), -np_log_cm(M, kappa) + np.log1p(kappa) * (0.2 - np_cos(a, e))),
-    "nllvmf_appendix": (lambda x: losses.nll_vmf_appendix(x, E, 0.02, 0.1),
-                        np.sqrt((M / 2 + 1) ** 2 + kappa ** 2) - (M / 2 - 1) * np.log(M / 2 - 1 + np.sqrt((M / 2 + 1) ** 2 + kappa ** 2))
-                        - 0.1 * (a * e).sum(-1) + 0.02 * kappa),
+    "nllvmf_reg1reg2": (
+        lambda x: losses.nll_vmf(x, E, 0.02, 0.1),
+        -np_log_cm(M, kappa) - 0.1 * (a * e).sum(-1) + 0.02 * kappa,
+    ),
+    "nllvmf_released": (
+        lambda x: losses.nll_vmf_released(x, E),
+        -np_log_cm(M, kappa) + np.log1p(kappa) * (0.2 - np_cos(a, e)),
+    ),
+    "nllvmf_appendix": (
+        lambda x: losses.nll_vmf_appendix(x, E, 0.02, 0.1),
+        np.sqrt((M / 2 + 1) ** 2 + kappa**2)
+        - (M / 2 - 1) * np.log(M / 2 - 1 + np.sqrt((M / 2 + 1) ** 2 + kappa**2))
+        - 0.1 * (a * e).sum(-1)
+        + 0.02 * kappa,
+    ),
 }
 
 
@@ -65,8 +77,8 @@ def test_loss_gradient_matches_finite_differences(name):
 def test_cross_entropy_matches_numpy():
     logits = torch.randn(5, 7, dtype=torch.float64)
     target = torch.tensor([0, 3, 6, 2, 2])
-    l = logits.numpy()
-    expected = -(l[np.arange(5), target.numpy()] - np.log(np.exp(l).sum(-1)))
+    z = logits.numpy()
+    expected = -(z[np.arange(5), target.numpy()] - np.log(np.exp(z).sum(-1)))
     np.testing.assert_allclose(losses.cross_entropy(logits, target).numpy(), expected, rtol=1e-12)
 
 
@@ -93,8 +105,8 @@ def test_most_informative_negative_leaves_a_near_duplicate_of_the_target_at_zero
     (`.` and `</s>`, cosine 0.95 in tests/test_real_text_learning.py's table) scores at most 1 - 0.95
     and is passed over: with u_hat = e_d the loss at gamma 0.5 is 0 though d, not w, is the nearest
     word, and only a margin above cos(u_hat, w) - cos(u_hat, e_neg) = 0.55 keeps a gradient."""
-    w, d = [1.0, 0.0, 0.0], [0.95, 0.0975 ** 0.5, 0.0]
-    f = [0.3, (0.4 - 0.285) / 0.0975 ** 0.5, 0.0]  # cos(d, f) = 0.4, cos(w, f) = 0.3: score 0.1 > 0.05
+    w, d = [1.0, 0.0, 0.0], [0.95, 0.0975**0.5, 0.0]
+    f = [0.3, (0.4 - 0.285) / 0.0975**0.5, 0.0]  # cos(d, f) = 0.4, cos(w, f) = 0.3: score 0.1 > 0.05
     f[2] = (1 - f[0] ** 2 - f[1] ** 2) ** 0.5
     table = torch.tensor([w, d, f], dtype=torch.float64)
     e_hat, target = table[1:2] * 3, torch.tensor([0])
@@ -179,7 +191,7 @@ def test_random_negatives_are_uniform_and_never_the_target_or_banned():
         counts = torch.bincount(ids[target == t].flatten(), minlength=10).double()
         expected = 500 * 5 / choices
         drawn = counts[counts > 0]
-        assert len(drawn) == choices and ((drawn - expected).abs() < 5 * expected ** 0.5).all()
+        assert len(drawn) == choices and ((drawn - expected).abs() < 5 * expected**0.5).all()
     table = unit(torch.randn(10, M))
     assert losses.random_negatives(torch.randn(4, M), target[:4], table, (0, 2)).shape == (4, 5, M)
 
@@ -222,7 +234,7 @@ def test_appendix_approximation_is_a_surrogate_for_the_gradient_of_minus_log_cm(
     exact_value = -log_cm(m, k)
     (exact,) = torch.autograd.grad(exact_value.sum(), k)
     v, kk = m / 2, k.detach()
-    torch.testing.assert_close(grad, kk / (v - 1 + torch.sqrt((v + 1) ** 2 + kk ** 2)), rtol=1e-12, atol=0)
+    torch.testing.assert_close(grad, kk / (v - 1 + torch.sqrt((v + 1) ** 2 + kk**2)), rtol=1e-12, atol=0)
     assert torch.all(grad >= exact * (1 - 1e-12))
     if m >= 48:
         torch.testing.assert_close(grad, exact, rtol=1e-2, atol=0)

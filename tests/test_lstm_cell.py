@@ -22,11 +22,13 @@ def test_it_is_nn_lstmcell():
 @pytest.mark.parametrize("outputs", ["both", "h only", "c only"])
 def test_its_backward_matches_finite_differences(outputs):
     torch.manual_seed(1)
-    inputs = (torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
-              torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
-              torch.randn(3, 2, dtype=torch.float64, requires_grad=True),
-              torch.randn(8, dtype=torch.float64, requires_grad=True),
-              torch.randn(8, dtype=torch.float64, requires_grad=True))
+    inputs = (
+        torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
+        torch.randn(3, 8, dtype=torch.float64, requires_grad=True),
+        torch.randn(3, 2, dtype=torch.float64, requires_grad=True),
+        torch.randn(8, dtype=torch.float64, requires_grad=True),
+        torch.randn(8, dtype=torch.float64, requires_grad=True),
+    )
     pick = {"both": lambda h, c: (h, c), "h only": lambda h, c: h, "c only": lambda h, c: c}[outputs]
     assert torch.autograd.gradcheck(lambda *a: pick(*lstm_cell(*a)), inputs)
 
@@ -56,7 +58,11 @@ def test_cuda_runs_atens_fused_kernel_with_its_biases():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode():
-        gates, c, bias = torch.randn(3, 8, device="cuda"), torch.randn(3, 2, device="cuda"), torch.randn(8, device="cuda")
+        gates, c, bias = (
+            torch.randn(3, 8, device="cuda"),
+            torch.randn(3, 2, device="cuda"),
+            torch.randn(8, device="cuda"),
+        )
         h, c_next = lstm_cell(gates, gates, c, bias, bias)
     assert (h.device.type, c_next.device.type) == ("cuda", "cuda")
     assert h.shape == c_next.shape == (3, 2) and h.dtype == torch.float32

@@ -9,8 +9,14 @@ import pytest
 import sentencepiece as spm
 
 from workflow_src.score import meteor
-from workflow_src.score.meteor import (MeteorParameters, add_statistics, align, binned_meteor, meteor_score,
-                                       meteor_statistics)
+from workflow_src.score.meteor import (
+    MeteorParameters,
+    add_statistics,
+    align,
+    binned_meteor,
+    meteor_score,
+    meteor_statistics,
+)
 
 ENGLISH = MeteorParameters(0.85, 0.2, 0.6, 0.0)  # the paper's English parameters
 
@@ -94,8 +100,10 @@ def test_sentence_statistics_sum_to_the_corpus_statistics_and_score():
     rng = random.Random(5)
     words = "the a of zebra okapi runs dog cat sat on mat".split()
     refs = [rng.choices(words, k=rng.randint(2, 9)) for _ in range(40)] + [["the", "dog"], ["a", "cat", "sat"]]
-    hyps = [[w if rng.random() < 0.7 else rng.choice(words) for w in r] + rng.choices(words, k=rng.randint(0, 2))
-            for r in refs[:40]] + [["the", "dog"], ["a", "cat", "sat"]]  # two whole matches in one chunk
+    hyps = [
+        [w if rng.random() < 0.7 else rng.choice(words) for w in r] + rng.choices(words, k=rng.randint(0, 2))
+        for r in refs[:40]
+    ] + [["the", "dog"], ["a", "cat", "sat"]]  # two whole matches in one chunk
     bins = {"high": {"the", "a", "of"}, "medium": {"runs", "dog", "cat", "sat"}, "low": {"zebra", "okapi", "on", "mat"}}
     for name, result in binned_meteor(hyps, refs, bins, ENGLISH).items():
         pairs = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
@@ -109,18 +117,42 @@ def test_sentence_statistics_sum_to_the_corpus_statistics_and_score():
 def test_bins_tool_segments_hypotheses_with_the_models_pieces(tmp_path):
     text = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 30
     (tmp_path / "train.en").write_text("\n".join(text) + "\n")
-    spm.SentencePieceTrainer.train(input=str(tmp_path / "train.en"), model_prefix=str(tmp_path / "en"), model_type="bpe",
-                                   vocab_size=30, hard_vocab_limit=False, minloglevel=2)
+    spm.SentencePieceTrainer.train(
+        input=str(tmp_path / "train.en"),
+        model_prefix=str(tmp_path / "en"),
+        model_type="bpe",
+        vocab_size=30,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
     processor = spm.SentencePieceProcessor(model_file=str(tmp_path / "en.model"))
     pieces = [" ".join(processor.encode(line, out_type=str)) for line in text]
     (tmp_path / "test.en").write_text("\n".join(pieces[:3]) + "\n")
     (tmp_path / "hyp.tok").write_text("\n".join(text[:3]) + "\n")
     from collections import Counter
+
     counts = Counter(piece for line in pieces for piece in line.split())
     (tmp_path / "vocab.en.tsv").write_text("".join(f"{p}\t{c}\n" for p, c in counts.most_common()))
-    meteor.main(["bins", "--hyp", str(tmp_path / "hyp.tok"), "--ref-pieces", str(tmp_path / "test.en"),
-                 "--sentencepiece-model", str(tmp_path / "en.model"), "--counts", str(tmp_path / "vocab.en.tsv"),
-                 "--parameters", "0.85", "0.2", "0.6", "0", "--out", str(tmp_path / "out.json")])
+    meteor.main(
+        [
+            "bins",
+            "--hyp",
+            str(tmp_path / "hyp.tok"),
+            "--ref-pieces",
+            str(tmp_path / "test.en"),
+            "--sentencepiece-model",
+            str(tmp_path / "en.model"),
+            "--counts",
+            str(tmp_path / "vocab.en.tsv"),
+            "--parameters",
+            "0.85",
+            "0.2",
+            "0.6",
+            "0",
+            "--out",
+            str(tmp_path / "out.json"),
+        ]
+    )
     result = json.loads((tmp_path / "out.json").read_text())
     assert list(result["bins"]) == ["high", "medium", "low"]
     assert sum(b["units"] for b in result["bins"].values()) == len(counts)

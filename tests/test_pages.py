@@ -40,45 +40,75 @@ def write_lines(path: str, records: list[dict]) -> None:
 
 
 def fake_translation_model(job: artefacts.Job, k: int, figure_id: tuple[str, str]) -> None:
-    write_lines(layout.metrics_path(job), [{"epoch": e, "dev_bleu": 5.0 * e + k + job.seed, "best": True}
-                                           for e in range(1, 5)])
+    write_lines(
+        layout.metrics_path(job), [{"epoch": e, "dev_bleu": 5.0 * e + k + job.seed, "best": True} for e in range(1, 5)]
+    )
     for search in ("greedy", "beam5"):
         for metric in ("bleu", "bleu_tok"):
-            write_json(layout.score_path(job.dataset, job.pair, job.experiment, job.seed, search, metric),
-                       {"score": 20.0 + k + job.seed})
-        write_json(layout.meteor_bins_path(job, *figure_id, search),
-                   {"signature": "meteor: fake", "parameters": {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0,
-                                                                "weights": [1.0]},
-                    "bins": {b: {"score": 0.3 + 0.05 * k + 0.01 * job.seed, "sentences": [[4, 4, 2, 2, 1, 3, 1, 2, 1, 2]]}
-                             for b in ("high", "medium", "low")}})
+            write_json(
+                layout.score_path(job.dataset, job.pair, job.experiment, job.seed, search, metric),
+                {"score": 20.0 + k + job.seed},
+            )
+        write_json(
+            layout.meteor_bins_path(job, *figure_id, search),
+            {
+                "signature": "meteor: fake",
+                "parameters": {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.0, "weights": [1.0]},
+                "bins": {
+                    b: {"score": 0.3 + 0.05 * k + 0.01 * job.seed, "sentences": [[4, 4, 2, 2, 1, 3, 1, 2, 1, 2]]}
+                    for b in ("high", "medium", "low")
+                },
+            },
+        )
 
 
 def fake_language_model(job: artefacts.Job, k: int) -> None:
     units = DEMO["lm"]["sizes"][registry.language_model(job.experiment).size]
     folder = layout.lm_dir(job)
     write_lines(f"{folder}/metrics.jsonl", [{"epoch": e, "valid_perplexity": 300.0 / e + k} for e in range(1, 4)])
-    write_json(f"{folder}/perplexity.json", {"valid_perplexity": 100.0 + k + job.seed, "units": units,
-                                             "train_tokens": 20000, "subspace_distance": 0.1 * (k % 10) + 0.01 * job.seed})
+    write_json(
+        f"{folder}/perplexity.json",
+        {
+            "valid_perplexity": 100.0 + k + job.seed,
+            "units": units,
+            "train_tokens": 20000,
+            "subspace_distance": 0.1 * (k % 10) + 0.01 * job.seed,
+        },
+    )
 
 
 def fake_results(figure: artefacts.Figure, ctx: artefacts.Context, paper: str, artefact_id: str) -> None:
     """Under the current directory, every result the figure's panels read."""
     for panel in figure.panels:
         if isinstance(panel, Throughput):
-            repeats = {s.experiment: {str(b): [1000.0 * (k + 1) * b ** 0.5 + r for r in range(5)] for b in (16, 32, 64)}
-                       for k, s in enumerate(panel.systems)}
-            write_json(layout.benchmark_path(paper, artefact_id),
-                       {"systems": {e: {b: sum(r) / 5 for b, r in points.items()} for e, points in repeats.items()},
-                        "repeats": repeats, "batch_sizes": [16, 32, 64], "note": "fake benchmark " * 20})
+            repeats = {
+                s.experiment: {str(b): [1000.0 * (k + 1) * b**0.5 + r for r in range(5)] for b in (16, 32, 64)}
+                for k, s in enumerate(panel.systems)
+            }
+            write_json(
+                layout.benchmark_path(paper, artefact_id),
+                {
+                    "systems": {e: {b: sum(r) / 5 for b, r in points.items()} for e, points in repeats.items()},
+                    "repeats": repeats,
+                    "batch_sizes": [16, 32, 64],
+                    "note": "fake benchmark " * 20,
+                },
+            )
         elif isinstance(panel, (PerplexityCurves, SubspaceSweep)):
-            experiments = ([name for _, name in ctx.sweep(panel)] if isinstance(panel, SubspaceSweep) else
-                           [c for s in panel.systems for c in ctx.candidates(s.experiment, s.tune, panel.corpus.base)])
+            experiments = (
+                [name for _, name in ctx.sweep(panel)]
+                if isinstance(panel, SubspaceSweep)
+                else [c for s in panel.systems for c in ctx.candidates(s.experiment, s.tune, panel.corpus.base)]
+            )
             for k, experiment in enumerate(experiments):
                 for job in ctx.lm_jobs(panel.corpus, experiment):
                     fake_language_model(job, k)
         else:
-            systems = (panel.systems if isinstance(panel, (LearningCurves, MeteorByFrequency)) else
-                       [artefacts.System(panel.name, e) for _, e in panel.points] + list(panel.baselines))
+            systems = (
+                panel.systems
+                if isinstance(panel, (LearningCurves, MeteorByFrequency))
+                else [artefacts.System(panel.name, e) for _, e in panel.points] + list(panel.baselines)
+            )
             for k, system in enumerate(systems):
                 for job in ctx.system_jobs(panel.column, system):
                     fake_translation_model(job, k, (paper, artefact_id))
@@ -94,8 +124,9 @@ def demo_figure(request, tmp_path_factory):
         artefact = registry.artefact(paper, artefact_id)
         ctx = layout.context(DEMO, paper, artefact_id)
         fake_results(artefact, ctx, paper, artefact_id)
-        fig, _, _ = figures.make_figure(artefact, ctx, paper, artefact_id, f"{paper} {artefact_id}: {artefact.title}",
-                                     "synthetic demo world " * 10)
+        fig, _, _ = figures.make_figure(
+            artefact, ctx, paper, artefact_id, f"{paper} {artefact_id}: {artefact.title}", "synthetic demo world " * 10
+        )
     fig.canvas.draw()
     yield paper, artefact_id, fig
     plt.close(fig)
@@ -103,8 +134,11 @@ def demo_figure(request, tmp_path_factory):
 
 def series_looks(ax) -> list[tuple]:
     """(colour, line style, marker, hatch) of each labelled series of a panel."""
-    looks = [(line.get_color(), str(line.get_linestyle()), str(line.get_marker()), "")
-             for line in ax.get_lines() if not line.get_label().startswith("_")]
+    looks = [
+        (line.get_color(), str(line.get_linestyle()), str(line.get_marker()), "")
+        for line in ax.get_lines()
+        if not line.get_label().startswith("_")
+    ]
     bars = {}
     for patch in ax.patches:
         if isinstance(patch, Rectangle) and patch.get_label() and not patch.get_label().startswith("_"):
@@ -150,8 +184,9 @@ def test_legends_cover_no_data_and_empty_panels_have_none(demo_figure):
         assert legend is not None, f"{ax.get_title()!r}: series without a legend"
         box = legend.get_window_extent(renderer)
         for x0, y0, x1, y1 in data_extents(ax):
-            assert x1 < box.x0 or x0 > box.x1 or y1 < box.y0 or y0 > box.y1, \
+            assert x1 < box.x0 or x0 > box.x1 or y1 < box.y0 or y0 > box.y1, (
                 f"{ax.get_title()!r}: the legend covers data at {(x0, y0, x1, y1)}"
+            )
 
 
 def test_text_stays_in_its_own_panel(demo_figure):
@@ -168,8 +203,10 @@ def test_text_stays_in_its_own_panel(demo_figure):
             if not text.get_text():
                 continue
             box = text.get_window_extent(renderer)
-            assert start - 2 <= box.x0 and box.x1 <= end, \
-                f"{ax.get_title()!r}: {text.get_text()[:60]!r} spans x {box.x0:.0f}-{box.x1:.0f}, its panel {start:.0f}-{end:.0f}"
+            assert start - 2 <= box.x0 and box.x1 <= end, (
+                f"{ax.get_title()!r}: {text.get_text()[:60]!r} spans x {box.x0:.0f}-{box.x1:.0f}, its panel "
+                f"{start:.0f}-{end:.0f}"
+            )
             assert box.y0 >= -1 and box.y1 <= fig.bbox.height + 1, f"{text.get_text()[:60]!r} leaves the figure"
 
 
@@ -183,10 +220,15 @@ def test_titles_and_legends_say_what_was_trained(demo_figure):
         for label in labels:
             assert "1 runs" not in label and not re.fullmatch(r"range|mean of \d+ runs", label), label
         if isinstance(panel, (PerplexityCurves, SubspaceSweep)):
-            experiments = ([name for _, name in layout.context(DEMO, paper, artefact_id).sweep(panel)]
-                           if isinstance(panel, SubspaceSweep) else [s.experiment for s in panel.systems])
+            experiments = (
+                [name for _, name in layout.context(DEMO, paper, artefact_id).sweep(panel)]
+                if isinstance(panel, SubspaceSweep)
+                else [s.experiment for s in panel.systems]
+            )
             widths = {DEMO["lm"]["sizes"][registry.language_model(e).size] for e in experiments}
-            assert all(f"{w} units" in ax.get_title() or f"/ {w} units" in ax.get_title() for w in widths), ax.get_title()
+            assert all(f"{w} units" in ax.get_title() or f"/ {w} units" in ax.get_title() for w in widths), (
+                ax.get_title()
+            )
 
 
 # -- tables -----------------------------------------------------------------------------------------------
@@ -196,9 +238,18 @@ SIGNATURE = "bleu: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1"
 
 def table_rows() -> tuple[list[str], list[dict]]:
     columns = ["experiment", "loss", "fr-en paper", "fr-en ours", "empty", "seeds", "signature", "note"]
-    rows = [{"experiment": f"e{k}", "loss": f"loss {k}", "fr-en paper": 30.0 + k, "fr-en ours": 20.0 + k, "seeds": "1 2 3",
-             "signature": SIGNATURE, "note": f"{LONG_NOTE}; decoded with beam size 5" + ("; tuned" if k == 2 else "")}
-            for k in range(4)]
+    rows = [
+        {
+            "experiment": f"e{k}",
+            "loss": f"loss {k}",
+            "fr-en paper": 30.0 + k,
+            "fr-en ours": 20.0 + k,
+            "seeds": "1 2 3",
+            "signature": SIGNATURE,
+            "note": f"{LONG_NOTE}; decoded with beam size 5" + ("; tuned" if k == 2 else ""),
+        }
+        for k in range(4)
+    ]
     return columns, rows
 
 
@@ -219,7 +270,9 @@ def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row
     cells = html_cells(page)
     for k, column in enumerate(shown):
         values = {row[k] for row in cells}
-        assert not (len(values) == 1 and len(values.pop()) >= tables.SHARED_MIN_LENGTH), f"{column}: the same on every row"
+        assert not (len(values) == 1 and len(values.pop()) >= tables.SHARED_MIN_LENGTH), (
+            f"{column}: the same on every row"
+        )
     note = html.escape(LONG_NOTE)
     assert note not in "".join(map(str, cells)) and page.count(note) == 1  # once, under the table
     assert page.count(SIGNATURE.split(": ")[1]) == 1 and "footer line" in page
@@ -234,31 +287,58 @@ def test_a_tables_page_has_no_signature_column_and_nothing_repeated_on_every_row
 def test_a_short_words_cell_is_not_broken_at_its_hyphen():
     """At 1,400 px a narrow column broke "de-en" and "VD-LSTM+RE" at the hyphen; a one-word cell of
     up to tables.SHORT_WORD characters keeps its line, longer text and numbers wrap as before."""
-    page = tables.to_html("t", "data", ["pair", "model", "n", "note"],
-                          [{"pair": pair, "model": f"word2emb-fasttext-tied-nllvmf-{k}", "n": 1.5 + k, "note": f"a b {k}"}
-                           for k, pair in enumerate(("de-en", "fr-en"))])
+    page = tables.to_html(
+        "t",
+        "data",
+        ["pair", "model", "n", "note"],
+        [
+            {"pair": pair, "model": f"word2emb-fasttext-tied-nllvmf-{k}", "n": 1.5 + k, "note": f"a b {k}"}
+            for k, pair in enumerate(("de-en", "fr-en"))
+        ],
+    )
     assert "<td class='text word'>de-en</td>" in page and "td.word{white-space:nowrap}" in page
-    assert "<td class='text'>word2emb" in page and "<td>1.50</td>" in page and "<td class='text note'>a b 0</td>" in page
+    assert (
+        "<td class='text'>word2emb" in page and "<td>1.50</td>" in page and "<td class='text note'>a b 0</td>" in page
+    )
 
 
 def test_a_single_rows_table_keeps_its_cells():
     columns, rows = table_rows()
     page = tables.to_html("t", "data", columns, rows[:1])
-    assert "note" in html_columns(page) and html.escape(LONG_NOTE) in html_cells(page)[0][html_columns(page).index("note")]
+    assert (
+        "note" in html_columns(page) and html.escape(LONG_NOTE) in html_cells(page)[0][html_columns(page).index("note")]
+    )
 
 
 def wide_table() -> tuple[list[str], list[dict]]:
     """A table as wide as vMF Table 1: 15 rows, 4 labels, 3 pairs of 5 numbers, seeds, signature, note."""
     pairs = ("fr-en", "de-en", "en-fr")
-    columns = ["experiment", "input", "output", "loss", "embeddings",
-               *(f"{pair} {kind}" for pair in pairs for kind in ("paper", "ours", "sd", "significance", "diff")),
-               "seeds", "signature", "note"]
-    rows = [{"experiment": f"word2emb-fasttext-tied-nllvmf_reg1reg2-{k}", "input": "word", "output": "emb",
-             "loss": f"NLLvMF reg1+reg2 variant {k}", "embeddings": "fastText (tied)",
-             **{f"{pair} {kind}": 30.0 + k for pair in pairs[:2] for kind in ("paper", "ours", "sd", "diff")},
-             "fr-en significance": "∗†", "seeds": "1 2 3", "signature": f"{SIGNATURE} | meteor: {SIGNATURE}",
-             "note": f"{LONG_NOTE}; de-en: decoded with beam size 5" + ("; tuned γ = 0.5" if k % 4 == 0 else "")}
-            for k in range(15)]
+    columns = [
+        "experiment",
+        "input",
+        "output",
+        "loss",
+        "embeddings",
+        *(f"{pair} {kind}" for pair in pairs for kind in ("paper", "ours", "sd", "significance", "diff")),
+        "seeds",
+        "signature",
+        "note",
+    ]
+    rows = [
+        {
+            "experiment": f"word2emb-fasttext-tied-nllvmf_reg1reg2-{k}",
+            "input": "word",
+            "output": "emb",
+            "loss": f"NLLvMF reg1+reg2 variant {k}",
+            "embeddings": "fastText (tied)",
+            **{f"{pair} {kind}": 30.0 + k for pair in pairs[:2] for kind in ("paper", "ours", "sd", "diff")},
+            "fr-en significance": "∗†",
+            "seeds": "1 2 3",
+            "signature": f"{SIGNATURE} | meteor: {SIGNATURE}",
+            "note": f"{LONG_NOTE}; de-en: decoded with beam size 5" + ("; tuned γ = 0.5" if k % 4 == 0 else ""),
+        }
+        for k in range(15)
+    ]
     return columns, rows
 
 
@@ -268,18 +348,33 @@ def test_a_wide_table_fits_1400_px(tmp_path):
     hand, the page as it lays out at 1,400 px scrolls no further sideways."""
     columns, rows = wide_table()
     view = tables.for_reading(columns, rows)
-    narrowest = sum(13 + 8 * max(len(word) for text in [column, *(cell[column] for cell in view.rows)]
-                                 for word in (text.split() or [""]))
-                    for column in view.columns)
+    narrowest = sum(
+        13
+        + 8
+        * max(len(word) for text in [column, *(cell[column] for cell in view.rows)] for word in (text.split() or [""]))
+        for column in view.columns
+    )
     assert narrowest < 1400, f"the table needs at least {narrowest} px: {view.columns}"
     chromium = shutil.which("chromium")
     if chromium is None:
         return
     page = tables.to_html("t", "data", columns, rows).replace(
-        "</body>", "<script>document.title = 'width ' + document.documentElement.scrollWidth</script></body>")
+        "</body>", "<script>document.title = 'width ' + document.documentElement.scrollWidth</script></body>"
+    )
     (tmp_path / "t.html").write_text(page)
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--window-size=1400,2000", "--dump-dom",
-                          (tmp_path / "t.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--window-size=1400,2000",
+            "--dump-dom",
+            (tmp_path / "t.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     width = int(re.search(r"<title>width (\d+)</title>", dom).group(1))
     assert width <= 1400, f"the page is {width} px wide at 1,400"
 
@@ -290,18 +385,40 @@ def test_a_pipe_or_a_line_break_in_a_cell_keeps_the_markdown_table_whole(tmp_pat
     each cell's own text: the tables of a rendered table, the claims page (its tally and claims), the
     training diagnostics and the plan."""
     columns = ["experiment", "loss", "fr-en |Θ| paper", "fr-en |Θ| ours", "note"]
-    rows = [{"experiment": f"e{k}", "loss": "a|b", "fr-en |Θ| paper": 65.0 + k, "fr-en |Θ| ours": 0.5,
-             "note": f"first line {k}\nsecond | line"} for k in range(2)]
-    table, = check_tables(tables.to_markdown("t", "data", columns, rows, ["under |x|"]), "a rendered table")
-    assert table == [["loss", "fr-en |Θ| paper", "fr-en |Θ| ours", "note"],
-                     ["a|b", "65.00", "0.50", "first line 0 second | line"], ["a|b", "66.00", "0.50", "first line 1 second | line"]]
+    rows = [
+        {
+            "experiment": f"e{k}",
+            "loss": "a|b",
+            "fr-en |Θ| paper": 65.0 + k,
+            "fr-en |Θ| ours": 0.5,
+            "note": f"first line {k}\nsecond | line",
+        }
+        for k in range(2)
+    ]
+    (table,) = check_tables(tables.to_markdown("t", "data", columns, rows, ["under |x|"]), "a rendered table")
+    assert table == [
+        ["loss", "fr-en |Θ| paper", "fr-en |Θ| ours", "note"],
+        ["a|b", "65.00", "0.50", "first line 0 second | line"],
+        ["a|b", "66.00", "0.50", "first line 1 second | line"],
+    ]
     papers = list(registry.PAPERS)
-    claims.main(["--papers", *papers, "--evidence", "--data-notes", json.dumps({p: "demo" for p in papers}),
-                 "--out-prefix", str(tmp_path / "claims")])
+    claims.main(
+        [
+            "--papers",
+            *papers,
+            "--evidence",
+            "--data-notes",
+            json.dumps({p: "demo" for p in papers}),
+            "--out-prefix",
+            str(tmp_path / "claims"),
+        ]
+    )
     tally, listed = check_tables((tmp_path / "claims.md").read_text(), "claims.md")
-    assert len(listed) - 1 == sum(len(claims.paper_claims(p)) for p in papers) and any("|V|" in "".join(r) for r in listed)
+    assert len(listed) - 1 == sum(len(claims.paper_claims(p)) for p in papers) and any(
+        "|V|" in "".join(r) for r in listed
+    )
     training_diagnostics.write([], "data", tmp_path / "diagnostics")
-    header, = check_tables((tmp_path / "diagnostics.md").read_text(), "training_diagnostics.md")[0]
+    (header,) = check_tables((tmp_path / "diagnostics.md").read_text(), "training_diagnostics.md")[0]
     assert header == training_diagnostics.COLUMNS
     assert check_tables("\n".join(plan_tables.to_markdown(["a |b|"], [{"a |b|": 1.0}])), "plan") == [[["a |b|"], ["1"]]]
 
@@ -309,8 +426,17 @@ def test_a_pipe_or_a_line_break_in_a_cell_keeps_the_markdown_table_whole(tmp_pat
 # -- claims ------------------------------------------------------------------------------------------------
 def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(tmp_path):
     papers = ["vmf", "tying"]
-    claims.main(["--papers", *papers, "--evidence", "--data-notes", json.dumps({p: "demo" for p in papers}),
-                 "--out-prefix", str(tmp_path / "claims")])
+    claims.main(
+        [
+            "--papers",
+            *papers,
+            "--evidence",
+            "--data-notes",
+            json.dumps({p: "demo" for p in papers}),
+            "--out-prefix",
+            str(tmp_path / "claims"),
+        ]
+    )
     page = (tmp_path / "claims.html").read_text()
     tally, table = page.split("</table>")[:2]
     assert html_columns(tally + "</table>") == ["paper", *claims.VERDICT_HEADINGS.values(), "claims"]
@@ -326,9 +452,13 @@ def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(t
 
 
 # -- the report -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("config_file, data, named", [
-    ("config.demo.yaml", "synthetic demo world", "``config.demo.yaml``"),
-    ("config.yaml", "real corpora", "``config.yaml``")])
+@pytest.mark.parametrize(
+    "config_file, data, named",
+    [
+        ("config.demo.yaml", "synthetic demo world", "``config.demo.yaml``"),
+        ("config.yaml", "real corpora", "``config.yaml``"),
+    ],
+)
 def test_the_reports_landing_page_says_what_data_and_config_the_run_used(config_file, data, named):
     import jinja2
     from docutils.core import publish_parts
@@ -353,4 +483,4 @@ def test_the_reports_menus_sort_artefacts_by_number():
         assert sorted(labels) == labels, paper
     assert render.report_label("table10") == "table 10" and render.report_label("figure2") == "figure 02"
     rules = (REPO / "rules" / "report.smk").read_text()
-    assert rules.count("labels=lambda w: {\"artefact\": render.report_label(w.artefact)}") == 2
+    assert rules.count('labels=lambda w: {"artefact": render.report_label(w.artefact)}') == 2

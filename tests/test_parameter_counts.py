@@ -53,7 +53,10 @@ def test_vmf_table4_input_and_output_layers(row):
     words = data["emb_vocab_size"] if experiment.target_unit == "emb" else data["tgt_vocab_size"]
     vocab = data["bpe_merges"]["tgt"] if experiment.target_unit == "bpe" else words
     model = translation_model(row.experiment, "iwslt16", "fr-en", vocab, vocab)
-    assert close(trainable(model.decoder.embed), row.paper["input"]), (trainable(model.decoder.embed), row.paper["input"])
+    assert close(trainable(model.decoder.embed), row.paper["input"]), (
+        trainable(model.decoder.embed),
+        row.paper["input"],
+    )
     assert close(trainable(model.output), row.paper["output"]), (trainable(model.output), row.paper["output"])
 
 
@@ -181,8 +184,9 @@ def test_joint_table3_baselines_are_table2s():
         assert row.paper["De→En |Θ|"] == TABLE2_BY_NAME[row.experiment].paper["De→En |Θ|"]
 
 
-@pytest.mark.parametrize("row", [r for r in joint.ARTEFACTS["table5"].rows if r.label["Layers"] != "2"],
-                         ids=lambda row: row.experiment)
+@pytest.mark.parametrize(
+    "row", [r for r in joint.ARTEFACTS["table5"].rows if r.label["Layers"] != "2"], ids=lambda row: row.experiment
+)
 def test_joint_table5_depths(row):
     """4.2M per layer a side: a unidirectional encoder layer and a decoder layer of 512 units, 2.1M each
     (a bidirectional encoder layer of 2 x 256 would add 1.58M)."""
@@ -198,12 +202,15 @@ def test_joint_table5_depth2_rows_are_table3s():
             assert row.paper["De→En |Θ|"] == table3[row.experiment]
 
 
-@pytest.mark.parametrize("table, experiment, changed", [
-    ("table3", joint.name("32k", "joint", 2048), joint.name("32k", "joint", 2048)),  # the checked row itself
-    ("table3", joint.name("32k", "joint", 2048), joint.name("32k", "tied")),  # the row the vocabulary comes from
-    ("table5", joint.name("32k", "nmt", layers=3), joint.name("32k", "nmt")),  # NMT's |V_tgt| for the depths
-    ("table5", joint.name("32k", "joint", 512, 4), joint.name("32k", "joint", 512, 4)),
-])
+@pytest.mark.parametrize(
+    "table, experiment, changed",
+    [
+        ("table3", joint.name("32k", "joint", 2048), joint.name("32k", "joint", 2048)),  # the checked row itself
+        ("table3", joint.name("32k", "joint", 2048), joint.name("32k", "tied")),  # the row the vocabulary comes from
+        ("table5", joint.name("32k", "nmt", layers=3), joint.name("32k", "nmt")),  # NMT's |V_tgt| for the depths
+        ("table5", joint.name("32k", "joint", 512, 4), joint.name("32k", "joint", 512, 4)),
+    ],
+)
 @pytest.mark.parametrize("shift", [0.2e6, -0.2e6])
 def test_a_joint_count_printed_02m_off_fails(monkeypatch, table, experiment, changed, shift):
     """The checks can fail: a printed count 0.2M off, in the checked row or in a row its vocabulary is
@@ -234,7 +241,9 @@ def test_joint_encoder_is_unidirectional():
 PTB_VOCAB = 10000
 
 
-@pytest.mark.parametrize("size, reuse, printed", [("large", True, 51e6), ("large", False, 66e6), ("medium", False, 20e6)])
+@pytest.mark.parametrize(
+    "size, reuse, printed", [("large", True, 51e6), ("large", False, 66e6), ("medium", False, 20e6)]
+)
 def test_tying_table3(size, reuse, printed):
     with torch.device("meta"):
         model = LSTMLanguageModel(PTB_VOCAB, CONFIG["lm"]["sizes"][size], reuse_embedding=reuse)

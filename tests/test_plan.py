@@ -16,11 +16,20 @@ def load(name: str) -> dict:
     return yaml.safe_load((REPO / name).read_text())
 
 
-TIMING = plan.Timing(step=0.5, forward=0.1, decode=0.2, counts={
-    "step": plan.Counts(3e12, 10_000, 6.7e9, operators=9_000, views=4_000),
-    "forward": plan.Counts(1e12, 3000, operators=3000), "decode": plan.Counts(5e11, 20_000, 0, 3, operators=20_000)})
+TIMING = plan.Timing(
+    step=0.5,
+    forward=0.1,
+    decode=0.2,
+    counts={
+        "step": plan.Counts(3e12, 10_000, 6.7e9, operators=9_000, views=4_000),
+        "forward": plan.Counts(1e12, 3000, operators=3000),
+        "decode": plan.Counts(5e11, 20_000, 0, 3, operators=20_000),
+    },
+)
 # A cost model of round numbers (the plan's own is fitted: tests/test_plan_fit.py)
-MODEL = plan.CostModel(plan.H100, host_operator=8e-6, host_view=2e-6, kernel=2.5e-6, recurrent_kernel=5e-6, achieved=0.3)
+MODEL = plan.CostModel(
+    plan.H100, host_operator=8e-6, host_view=2e-6, kernel=2.5e-6, recurrent_kernel=5e-6, achieved=0.3
+)
 
 
 def test_translation_job_seconds_multiply_steps_epochs_and_sets():
@@ -67,8 +76,11 @@ def test_modelled_h100_time_is_the_larger_of_the_host_and_the_busy_device():
     assert TIMING.modelled("decode", "bf16", MODEL) == pytest.approx(20_000 * 8e-6 + 3 * (8e-6 + 2.5e-6))
     assert TIMING.launch_bound("decode", "bf16", MODEL) and not TIMING.launch_bound("step", "fp32", MODEL)
     # fp32's lower peak makes the step device-bound
-    assert (TIMING.modelled("step", "fp32", MODEL) == TIMING.modelled_device("step", "fp32", MODEL)
-            > TIMING.modelled("step", "bf16", MODEL))
+    assert (
+        TIMING.modelled("step", "fp32", MODEL)
+        == TIMING.modelled_device("step", "fp32", MODEL)
+        > TIMING.modelled("step", "bf16", MODEL)
+    )
     assert plan.modelled_precision({"train": {"precision": "auto"}}) == "bf16"  # auto on CUDA
     assert plan.modelled_precision({"train": {}}) == "bf16"
     assert plan.modelled_precision({"train": {"precision": "fp32"}}) == "fp32"
@@ -141,8 +153,13 @@ def test_counts_at_two_batches_extrapolate_per_batch_work_once():
     for part in ("step", "forward", "decode"):
         assert extrapolated.counts[part].flops == pytest.approx(counted.counts[part].flops, rel=1e-6)
         assert extrapolated.counts[part].kernels == pytest.approx(counted.counts[part].kernels, rel=0.02)
-    small = plan.time_nmt({**config, "train": {**config["train"], "batch_size": plan.COUNTING_BATCH}}, job, family,
-                          torch.device("cpu"), model_only=True)
+    small = plan.time_nmt(
+        {**config, "train": {**config["train"], "batch_size": plan.COUNTING_BATCH}},
+        job,
+        family,
+        torch.device("cpu"),
+        model_only=True,
+    )
     assert counted.counts["step"].flops < 4 * small.counts["step"].flops  # per-batch work: not scaled by 4
     assert counted.counts["step"].bytes == small.counts["step"].bytes > 0  # Adam and clipping, per step
     assert counted.counts["step"].syncs == 0  # as on CUDA: host positions, sampling by topk
@@ -150,16 +167,21 @@ def test_counts_at_two_batches_extrapolate_per_batch_work_once():
 
 def test_family_rows_give_target_tokens_per_second():
     config = load("config.yaml")
-    nmt = plan.nmt_family(config, plan.PlannedJob("nmt", "iwslt16", "fr-en", "word2word-ce", 1),
-                          plan.Corpus(1000, 26, 10, 10, None, "hand-made"))
-    lm = plan.lm_family(config, plan.PlannedJob("lm", "ptb", "lm", "lm-medium-vd", 1),
-                        plan.Corpus(1000, 1, 10, 10, 10_000, "hand-made"))
+    nmt = plan.nmt_family(
+        config,
+        plan.PlannedJob("nmt", "iwslt16", "fr-en", "word2word-ce", 1),
+        plan.Corpus(1000, 26, 10, 10, None, "hand-made"),
+    )
+    lm = plan.lm_family(
+        config, plan.PlannedJob("lm", "ptb", "lm", "lm-medium-vd", 1), plan.Corpus(1000, 1, 10, 10, 10_000, "hand-made")
+    )
     counted = plan.Timing(None, None, None, TIMING.counts)  # --model-only
     rows = {row["target_tokens_per_step"]: row for row in plan.family_rows(config, {nmt: TIMING, lm: counted}, MODEL)}
     translation, language_model = rows[64 * 26], rows[20 * 35]
     assert translation["tokens_per_second"] == pytest.approx(64 * 26 / 0.5)
     assert translation["h100_tokens_per_second_modelled"] == pytest.approx(
-        64 * 26 / TIMING.modelled("step", "bf16", MODEL))
+        64 * 26 / TIMING.modelled("step", "bf16", MODEL)
+    )
     assert language_model["tokens_per_second"] is None and language_model["step_kernels"] == 10_000
 
 
@@ -170,12 +192,27 @@ def test_wall_hours_schedule_longest_first():
 
 
 def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
-    config = {"papers": {"vmf": {"table1": {}, "table3": {}}, "synmargin": {"table1": {}}}, "gpu": {"jobs_per_device": 2}}
+    config = {
+        "papers": {"vmf": {"table1": {}, "table3": {}}, "synmargin": {"table1": {}}},
+        "gpu": {"jobs_per_device": 2},
+    }
     rows = [
-        {"artefacts": "vmf/table1 vmf/table3 synmargin/table1", "device_hours": 2.0, "h100_modelled_hours": 0.2,
-         "h100_busy_hours": 0.1, "h100_graphs_modelled_hours": 0.1, "h100_graphs_busy_hours": 0.1},
-        {"artefacts": "vmf/table1", "device_hours": 1.0, "h100_modelled_hours": 0.1, "h100_busy_hours": 0.1,
-         "h100_graphs_modelled_hours": 0.05, "h100_graphs_busy_hours": 0.05},
+        {
+            "artefacts": "vmf/table1 vmf/table3 synmargin/table1",
+            "device_hours": 2.0,
+            "h100_modelled_hours": 0.2,
+            "h100_busy_hours": 0.1,
+            "h100_graphs_modelled_hours": 0.1,
+            "h100_graphs_busy_hours": 0.1,
+        },
+        {
+            "artefacts": "vmf/table1",
+            "device_hours": 1.0,
+            "h100_modelled_hours": 0.1,
+            "h100_busy_hours": 0.1,
+            "h100_graphs_modelled_hours": 0.05,
+            "h100_graphs_busy_hours": 0.05,
+        },
         {"artefacts": "synmargin/table1", "note": "no size"},
     ]
     summary = {(r["level"], r["paper"], r["artefact"]): r for r in plan.summary_rows(config, rows)}
@@ -198,13 +235,25 @@ def test_summary_counts_a_shared_job_in_each_table_and_once_in_the_total():
 
 
 def planned_row(kind, train_hours, validation_hours, epochs=3, metrics="m.jsonl"):
-    return {"kind": kind, "dataset": "d", "pair": "p", "experiment": "e", "seed": "1", "epochs": str(epochs),
-            "train_hours": str(train_hours), "validation_hours": str(validation_hours), "metrics": metrics}
+    return {
+        "kind": kind,
+        "dataset": "d",
+        "pair": "p",
+        "experiment": "e",
+        "seed": "1",
+        "epochs": str(epochs),
+        "train_hours": str(train_hours),
+        "validation_hours": str(validation_hours),
+        "metrics": metrics,
+    }
 
 
 def test_comparison_adds_validation_for_translation_and_not_for_language_models():
-    rows = [planned_row("nmt", 30 / 3600, 6 / 3600, metrics="nmt"), planned_row("lm", 20 / 3600, 5 / 3600, metrics="lm"),
-            {**planned_row("nmt", "", ""), "note": "no size"}]  # a job without a size is left out
+    rows = [
+        planned_row("nmt", 30 / 3600, 6 / 3600, metrics="nmt"),
+        planned_row("lm", 20 / 3600, 5 / 3600, metrics="lm"),
+        {**planned_row("nmt", "", ""), "note": "no size"},
+    ]  # a job without a size is left out
     metrics = {"nmt": [{"train_seconds": 10, "validation_seconds": 2}] * 3, "lm": [{"seconds": 10}] * 2}
     compared, total = plan.compare(rows, metrics.__getitem__)
     assert [r["predicted_seconds"] for r in compared] == [36, 20]
@@ -223,8 +272,9 @@ def test_sizes_come_from_prepared_statistics_else_the_papers(tmp_path, monkeypat
     stated = plan.parallel_corpus(config, "iwslt16", "fr-en")
     assert stated.train == 220_000 and stated.dev == 2_300 and "paper" in stated.source
     assert plan.lm_corpus(config, "wikitext2part1").train == 2_088_000 / 2
-    for path, split, sentences in zip(layout.parallel_stats_paths(config, "iwslt16", "fr-en"), ("train", "dev", "test"),
-                                      (1000, 50, 40)):
+    for path, split, sentences in zip(
+        layout.parallel_stats_paths(config, "iwslt16", "fr-en"), ("train", "dev", "test"), (1000, 50, 40)
+    ):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(json.dumps({split: {"sentences": sentences, "tokens_en": 9 * sentences}}))
     prepared = plan.parallel_corpus(config, "iwslt16", "fr-en")
@@ -281,8 +331,9 @@ def test_the_plan_is_in_the_dry_run_of_all(config, tmp_path):
 
 @pytest.mark.workflow
 def test_the_modelled_plan_runs_on_request_without_data_or_a_gpu(tmp_path):
-    result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "2", "-n",
-                       "results/plan_modelled.md")
+    result = snakemake(
+        tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "2", "-n", "results/plan_modelled.md"
+    )
     planned = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE))
     assert planned == {"plan_modelled": "1", "resolved_config": "1", "total": "2"}  # the config it reads
 
@@ -302,10 +353,13 @@ def test_a_model_only_plan_counts_without_timing(tmp_path, monkeypatch):
     assert all(float(r["h100_modelled_hours"]) >= float(r["h100_busy_hours"]) > 0 for r in rows)
     assert all(r["device_hours"] == "" and "not timed" in r["note"] for r in rows)
     families = list(csv.DictReader(open(tmp_path / "plan_modelled.families.csv")))
-    assert families and all(f["tokens_per_second"] == "" and float(f["h100_tokens_per_second_modelled"]) > 0
-                            for f in families)
+    assert families and all(
+        f["tokens_per_second"] == "" and float(f["h100_tokens_per_second_modelled"]) > 0 for f in families
+    )
     markdown = (tmp_path / "plan_modelled.md").read_text()
-    assert "**not timed**" in markdown and "| wall_hours_gpu1 |" not in markdown and "| h100_wall_hours_gpu1 |" in markdown
+    assert (
+        "**not timed**" in markdown and "| wall_hours_gpu1 |" not in markdown and "| h100_wall_hours_gpu1 |" in markdown
+    )
 
 
 def test_dropout_is_counted_as_one_kernel_each_way_as_on_cuda():
@@ -387,18 +441,24 @@ def hand_step_flops(config: dict, job: plan.PlannedJob, family: tuple, batch: in
         d = E
         sampled = int(spec["sample_share"] * vocab) if spec.get("sample_share") else vocab
         dj = spec.get("joint_dim")
-        flops += 3 * {"nmt": 2 * N * H * sampled,
-                      "tied": 2 * N * d * sampled + (0 if d == H else 2 * N * H * d),
-                      "bilinear": 2 * N * H * d + 2 * N * d * sampled,
-                      "context": 2 * N * H * d + 2 * N * d * sampled,
-                      "output": 2 * sampled * d * H + 2 * N * H * sampled,
-                      "joint": 2 * sampled * d * (dj or 0) + 2 * N * H * (dj or 0) + 2 * N * (dj or 0) * sampled}[form]
+        flops += (
+            3
+            * {
+                "nmt": 2 * N * H * sampled,
+                "tied": 2 * N * d * sampled + (0 if d == H else 2 * N * H * d),
+                "bilinear": 2 * N * H * d + 2 * N * d * sampled,
+                "context": 2 * N * H * d + 2 * N * d * sampled,
+                "output": 2 * sampled * d * H + 2 * N * H * sampled,
+                "joint": 2 * sampled * d * (dj or 0) + 2 * N * H * (dj or 0) + 2 * N * (dj or 0) * sampled,
+            }[form]
+        )
     return flops
 
 
 def test_every_familys_counted_flops_match_the_hand_formula():
     """A translation family of every kind in the demo (the full configuration's output layers,
-    forms, losses, negatives and tyings at small sizes), counted as --model-only counts it (two batches, extrapolated to train.batch_size),
+    forms, losses, negatives and tyings at small sizes), counted as --model-only counts it (two batches, extrapolated
+    to train.batch_size),
     within 5% of `hand_step_flops`; the joint layer's per-batch g_out(E) is counted once."""
     import torch
 
@@ -408,21 +468,32 @@ def test_every_familys_counted_flops_match_the_hand_formula():
         if job.kind == "nmt":
             family = plan.nmt_family(config, job, plan.Corpus(100, 7, 10, 10, None, "hand-made"))
             s = json.loads(family[1])
-            kind = (s["output_layer"], s.get("output_form"), s["loss"], s.get("negative"), bool(family[4]),
-                    s["tied"], bool(s.get("sample_share")))
+            kind = (
+                s["output_layer"],
+                s.get("output_form"),
+                s["loss"],
+                s.get("negative"),
+                bool(family[4]),
+                s["tied"],
+                bool(s.get("sample_share")),
+            )
             size = family[3] * (s.get("joint_dim") or 1)
             if kind not in representative or size < representative[kind][0]:
                 representative[kind] = (size, family, job)  # the smallest family of each kind
     assert len(representative) >= 10
     # the time budget: the kinds whose formulas differ (softmax, pretrained tied softmax, continuous with
     # and without the no_grad negative, tied to the frozen table, the joint forms with per-batch g_out(E))
-    chosen = [min((v for k, v in representative.items() if want(k)), key=lambda v: v[0])[1:]
-              for want in (lambda k: k[0] == "softmax" and k[1] is None and not k[4],
-                           lambda k: k[0] == "softmax" and k[4],
-                           lambda k: k[3] == "most_informative" and k[5],
-                           lambda k: k[2] == "nllvmf",
-                           lambda k: k[1] == "output",
-                           lambda k: k[1] == "joint")]
+    chosen = [
+        min((v for k, v in representative.items() if want(k)), key=lambda v: v[0])[1:]
+        for want in (
+            lambda k: k[0] == "softmax" and k[1] is None and not k[4],
+            lambda k: k[0] == "softmax" and k[4],
+            lambda k: k[3] == "most_informative" and k[5],
+            lambda k: k[2] == "nllvmf",
+            lambda k: k[1] == "output",
+            lambda k: k[1] == "joint",
+        )
+    ]
     forms = set()
     for family, job in chosen:
         counted = plan.count_nmt(config, job, family, torch.device("cpu")).counts["step"].flops
@@ -444,16 +515,26 @@ def test_jobs_sharing_a_device_take_the_slowdown_the_gpu_check_measured():
     from workflow_src.plan.tables import summary_rows
     from workflow_src.plan.timing import sharing_slowdown, wall_hours
 
-    checked = {"step_seconds": {"a": 1.0, "b": 2.0, "c": 4.0},
-               "jobs_per_device": {"2": {"a": {"step_seconds": 1.5}, "b": {"step_seconds": 3.6},
-                                         "c": {"step_seconds": 6.4}}}}
+    checked = {
+        "step_seconds": {"a": 1.0, "b": 2.0, "c": 4.0},
+        "jobs_per_device": {"2": {"a": {"step_seconds": 1.5}, "b": {"step_seconds": 3.6}, "c": {"step_seconds": 6.4}}},
+    }
     assert sharing_slowdown(checked, 2) == pytest.approx(1.6)  # ratios 1.5, 1.8, 1.6
     assert sharing_slowdown(checked, 1) == 1.0
     assert sharing_slowdown(checked, 4) is None and sharing_slowdown(None, 2) is None
     assert sharing_slowdown({"step_seconds": {}, "jobs_per_device": "not applicable (CPU)"}, 2) is None
     config = {"gpu": {"jobs_per_device": 2}, "papers": {}}
-    rows = [{"artefacts": "", "h100_modelled_hours": 1.0, "h100_busy_hours": 0.5, "h100_graphs_modelled_hours": 0.5,
-             "h100_graphs_busy_hours": 0.5, "device_hours": hours} for hours in (3.0, 2.0, 2.0, 1.0)]
+    rows = [
+        {
+            "artefacts": "",
+            "h100_modelled_hours": 1.0,
+            "h100_busy_hours": 0.5,
+            "h100_graphs_modelled_hours": 0.5,
+            "h100_graphs_busy_hours": 0.5,
+            "device_hours": hours,
+        }
+        for hours in (3.0, 2.0, 2.0, 1.0)
+    ]
     measured = summary_rows(config, rows, 1.6)[-1]
     assert measured["wall_hours_gpu1"] == pytest.approx(wall_hours([4.8, 3.2, 3.2, 1.6], 2))
     assert summary_rows(config, rows, None)[-1]["wall_hours_gpu1"] == pytest.approx(wall_hours([3.0, 2.0, 2.0, 1.0], 2))

@@ -16,9 +16,21 @@ from workflow_src.plan import costmodel, fit
 
 PARTIAL = REPO / "docs" / "gpu_check" / "h200_2026-11-26_steps.json"
 # What docs/gpu_check/2026-11-26-h200-partial.md printed, ms per step
-PRINTED = {"LM beta": 5.8, "LM ce": 30.5, "LM augmented": 34.9, "LM ce RE": 24.9, "LM augmented RE": 28.8,
-           "softmax tied": 36.6, "softmax joint": 34.8, "softmax joint sampled": 44.2, "softmax nmt sampled": 51.6,
-           "softmax tied sampled": 38.7, "softmax bilinear": 36.9, "softmax output": 31.9, "softmax context": 38.0}
+PRINTED = {
+    "LM beta": 5.8,
+    "LM ce": 30.5,
+    "LM augmented": 34.9,
+    "LM ce RE": 24.9,
+    "LM augmented RE": 28.8,
+    "softmax tied": 36.6,
+    "softmax joint": 34.8,
+    "softmax joint sampled": 44.2,
+    "softmax nmt sampled": 51.6,
+    "softmax tied sampled": 38.7,
+    "softmax bilinear": 36.9,
+    "softmax output": 31.9,
+    "softmax context": 38.0,
+}
 
 
 def test_the_fixture_holds_only_what_the_h200_printed():
@@ -66,7 +78,7 @@ def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
     # the same family measured in both runs, at the same counts but for 25 of 26 target positions
     check = {m.name: m.seconds for m in eager if m.source == "check"}
     again = {m.name: m.seconds for m in eager if m.source == "graph check"}
-    assert max(check[name] / again[name] for name in again) > 1.3 ** 2 * 26 / 25
+    assert max(check[name] / again[name] for name in again) > 1.3**2 * 26 / 25
     # the fitted terms are a host's and a GPU's (µs each), not a fit's artefacts
     assert all(1e-6 < getattr(fitted, name) < 30e-6 for name in TERMS if name != "achieved")
     assert 0.01 < fitted.achieved < 1
@@ -75,7 +87,8 @@ def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
 
 def test_the_stored_counts_are_the_plans_counts_of_the_measured_steps():
     """docs/gpu_check/h200_2026-11-27_counts.json holds `fit.count_measured`'s counts of the families
-    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the fastest to count), it counts that
+    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the fastest to count), it
+    counts that
     one again and gives the stored counts."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     check, counts = fit.read(fit.MEASURED[0]), fit.read_counts(fit.COUNTED)
@@ -84,21 +97,37 @@ def test_the_stored_counts_are_the_plans_counts_of_the_measured_steps():
     name = "LM 200x2 V=10000 loss=ce RE dropout=0.3"
     written = []
     check["families"] = {k: family for k, family in check["families"].items() if k in counts}
-    recounted = fit.count_measured(config, check, counted={k: c for k, c in counts.items() if k != name},
-                                   on_counted=lambda so_far: written.append(dict(so_far)))
+    recounted = fit.count_measured(
+        config,
+        check,
+        counted={k: c for k, c in counts.items() if k != name},
+        on_counted=lambda so_far: written.append(dict(so_far)),
+    )
     assert recounted == counts and len(written) == 1 and written[0] == counts
     translation = counts["NMT enc 2x512 dec 2x512 tied/ce V 32000->32000 batch 96 length 26"]
-    assert translation.recurrent_kernels > 0 and translation.operators + translation.recurrent_kernels > translation.kernels
+    assert (
+        translation.recurrent_kernels > 0
+        and translation.operators + translation.recurrent_kernels > translation.kernels
+    )
 
 
 def test_a_model_carried_to_the_h100_keeps_the_host_and_slows_the_memory():
-    model = costmodel.CostModel(costmodel.H200, host_operator=10e-6, host_view=3e-6, kernel=2e-6,
-                                recurrent_kernel=12e-6, achieved=0.3, host_recurrent_kernel=4e-6)
+    model = costmodel.CostModel(
+        costmodel.H200,
+        host_operator=10e-6,
+        host_view=3e-6,
+        kernel=2e-6,
+        recurrent_kernel=12e-6,
+        achieved=0.3,
+        host_recurrent_kernel=4e-6,
+    )
     carried = model.on(costmodel.H100)
     counts = plan.Counts(flops=1e12, kernels=1000, bytes=4.8e9, operators=900, views=500, recurrent_kernels=200)
     # eager, the host launches each fused LSTM kernel; replayed, none
     assert carried.host(counts) == model.host(counts) == pytest.approx(900 * 10e-6 + 500 * 3e-6 + 200 * 4e-6)
-    assert model.host(counts, replays=1) == pytest.approx((costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6)
+    assert model.host(counts, replays=1) == pytest.approx(
+        (costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6
+    )
     assert carried.latency_seconds(counts) == model.latency_seconds(counts) == pytest.approx(800 * 2e-6 + 200 * 12e-6)
     assert carried.flop_seconds(counts, "bf16") == model.flop_seconds(counts, "bf16")  # the same GH100
     assert carried.memory_seconds(counts) == pytest.approx(4.8e9 / 3.35e12) and model.memory_seconds(counts) == 1e-3
@@ -109,22 +138,31 @@ def test_a_model_carried_to_the_h100_keeps_the_host_and_slows_the_memory():
 def test_graphs_leave_the_host_a_replay_and_the_gpu_the_padded_step():
     """As CUDA graphs a host-bound eager step becomes the GPU's: the host launches one replay and
     copies its batch; the GPU runs the kernels at the bucket-padded width."""
-    model = costmodel.CostModel(costmodel.H100, host_operator=10e-6, host_view=3e-6, kernel=2.5e-6,
-                                recurrent_kernel=12e-6, achieved=0.3)
-    counts = {"step": plan.Counts(2e11, 2000, 1e9, 0, operators=1800, views=2000, recurrent_kernels=250),
-              "forward": plan.Counts(5e10, 700, 0, 0, operators=600, views=700, recurrent_kernels=50),
-              "decode": plan.Counts(5e10, 3000, 0, 4, operators=3000, views=2000)}
+    model = costmodel.CostModel(
+        costmodel.H100, host_operator=10e-6, host_view=3e-6, kernel=2.5e-6, recurrent_kernel=12e-6, achieved=0.3
+    )
+    counts = {
+        "step": plan.Counts(2e11, 2000, 1e9, 0, operators=1800, views=2000, recurrent_kernels=250),
+        "forward": plan.Counts(5e10, 700, 0, 0, operators=600, views=700, recurrent_kernels=50),
+        "decode": plan.Counts(5e10, 3000, 0, 4, operators=3000, views=2000),
+    }
     timing = plan.Timing(None, None, None, counts, width_ratio=30 / 26, decode_steps=26)
     eager, graphs = (timing.modelled("step", "bf16", model, mode) for mode in ("eager", "graphs"))
     assert eager == pytest.approx(1800 * 10e-6 + 2000 * 3e-6) and timing.launch_bound("step", "bf16", model)
-    padded = model.busy(dataclasses.replace(counts["step"], flops=2e11 * 30 / 26, kernels=round(2000 * 30 / 26),
-                                            recurrent_kernels=round(250 * 30 / 26)), "bf16")
+    padded = model.busy(
+        dataclasses.replace(
+            counts["step"], flops=2e11 * 30 / 26, kernels=round(2000 * 30 / 26), recurrent_kernels=round(250 * 30 / 26)
+        ),
+        "bf16",
+    )
     assert graphs == pytest.approx(padded) and not timing.launch_bound("step", "bf16", model, "graphs")
     assert timing.host_seconds("step", model, "graphs") == pytest.approx(
-        (costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6)
+        (costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6
+    )
     # a decode: a replay per target position, its finished checks kept
     assert timing.host_seconds("decode", model, "graphs") == pytest.approx(
-        (26 * costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6)
+        (26 * costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * 10e-6
+    )
     assert timing.counted("decode", "graphs").syncs == 4 and timing.counted("step", "graphs").syncs == 0
 
 
@@ -155,13 +193,23 @@ def test_config_yaml_runs_at_the_settings_the_modelled_plan_recommends():
 
 
 # -- the fit to the H200's check of 2026-11-27: eager steps and steps replayed as CUDA graphs ----------------
-TERMS = {"host_operator": 7e-6, "host_view": 12e-6, "host_recurrent_kernel": 9e-6, "kernel": 2.2e-6,
-         "recurrent_kernel": 4e-6, "achieved": 0.08}
+TERMS = {
+    "host_operator": 7e-6,
+    "host_view": 12e-6,
+    "host_recurrent_kernel": 9e-6,
+    "kernel": 2.2e-6,
+    "recurrent_kernel": 4e-6,
+    "achieved": 0.08,
+}
 # name: (kind, operators, views, kernels, of them in fused LSTM layers, GFLOP); a language model-like pair at 11
 # and 200 GFLOP, a cuDNN language model, two translation models with one and two fused encoder layers
-CONSTRUCTED = {"LM small": ("lm", 2000, 1200, 2000, 0, 10), "LM large": ("lm", 2000, 1200, 2000, 0, 200),
-               "LM fused": ("lm", 100, 50, 450, 400, 20), "NMT one": ("nmt", 1600, 2000, 1900, 260, 400),
-               "NMT two": ("nmt", 1700, 2000, 2200, 520, 400)}
+CONSTRUCTED = {
+    "LM small": ("lm", 2000, 1200, 2000, 0, 10),
+    "LM large": ("lm", 2000, 1200, 2000, 0, 200),
+    "LM fused": ("lm", 100, 50, 450, 400, 20),
+    "NMT one": ("nmt", 1600, 2000, 1900, 260, 400),
+    "NMT two": ("nmt", 1700, 2000, 2200, 520, 400),
+}
 
 
 def constructed_reports() -> tuple[list[dict], dict]:
@@ -171,25 +219,46 @@ def constructed_reports() -> tuple[list[dict], dict]:
     peak, hbm = costmodel.H200.peak_flops["bf16"], costmodel.H200.hbm_bytes_per_second
     t = TERMS
     for name, (kind, operators, views, kernels, recurrent, gigaflops) in CONSTRUCTED.items():
-        counts[name] = plan.Counts(gigaflops * 1e9, kernels, 1e8, 0, operators=operators, views=views,
-                                   recurrent_kernels=recurrent)
+        counts[name] = plan.Counts(
+            gigaflops * 1e9, kernels, 1e8, 0, operators=operators, views=views, recurrent_kernels=recurrent
+        )
         length = 35 if kind == "lm" else 26
         width = 1 if kind == "lm" else 25 / 26  # the graph check times translation at 25 target positions
 
         def busy(w):
-            return (gigaflops * 1e9 * w / (t["achieved"] * peak) + 1e8 / hbm
-                    + (round(kernels * w) - round(recurrent * w)) * t["kernel"]
-                    + round(recurrent * w) * t["recurrent_kernel"])
+            return (
+                gigaflops * 1e9 * w / (t["achieved"] * peak)
+                + 1e8 / hbm
+                + (round(kernels * w) - round(recurrent * w)) * t["kernel"]
+                + round(recurrent * w) * t["recurrent_kernel"]
+            )
 
         def eager(w):
-            host = operators * t["host_operator"] + views * t["host_view"] + round(recurrent * w) * t["host_recurrent_kernel"]
+            host = (
+                operators * t["host_operator"]
+                + views * t["host_view"]
+                + round(recurrent * w) * t["host_recurrent_kernel"]
+            )
             return max(host, busy(w))
 
         graphs = max((1 * costmodel.REPLAY_OPERATORS + costmodel.BATCH_OPERATORS) * t["host_operator"], busy(width))
-        families[name] = {"kind": kind, "experiment": name.lower(), "speed": {
-            "step_seconds": eager(1), "precision": "bf16", "length": length, "target_tokens_per_step": 64 * length}}
-        compiled.append({"family": name, "mode": "graphs", "phases": {"graphs against eager": {
-            "step_seconds": graphs, "eager_step_seconds": eager(width)}}})
+        families[name] = {
+            "kind": kind,
+            "experiment": name.lower(),
+            "speed": {
+                "step_seconds": eager(1),
+                "precision": "bf16",
+                "length": length,
+                "target_tokens_per_step": 64 * length,
+            },
+        }
+        compiled.append(
+            {
+                "family": name,
+                "mode": "graphs",
+                "phases": {"graphs against eager": {"step_seconds": graphs, "eager_step_seconds": eager(width)}},
+            }
+        )
     environment = {"device_name": "NVIDIA H200", "date": "2026-11-27T15:38:32+00:00"}
     check = {"environment": environment, "precision": {"resolved": "bf16"}, "families": families, "compile": []}
     graph_check = {"environment": environment, "precision": {"resolved": "bf16"}, "families": {}, "compile": compiled}
@@ -225,10 +294,14 @@ def test_a_gpu_check_is_read_in_the_layout_it_writes():
     assert len(replayed) == 2 * 30 and sum(m.mode == "graphs" for m in replayed) == 30
     entry = graphs["compile"][0]
     first = [m for m in replayed if m.name == entry["family"]]
-    assert {m.mode: m.seconds for m in first} == {"eager": entry["phases"]["graphs against eager"]["eager_step_seconds"],
-                                                  "graphs": entry["phases"]["graphs against eager"]["step_seconds"]}
+    assert {m.mode: m.seconds for m in first} == {
+        "eager": entry["phases"]["graphs against eager"]["eager_step_seconds"],
+        "graphs": entry["phases"]["graphs against eager"]["step_seconds"],
+    }
     assert {(m.kind, m.width_ratio) for m in replayed} == {("lm", 1.0), ("nmt", 25 / 26)}
     assert {m.precision for m in measured} == {"bf16"}
-    assert fit.environment(check)["device_name"] == "NVIDIA H200" and fit.environment(check)["date"].startswith("2026-11-27")
+    assert fit.environment(check)["device_name"] == "NVIDIA H200" and fit.environment(check)["date"].startswith(
+        "2026-11-27"
+    )
     partial = fit.read(PARTIAL)
     assert fit.environment(partial)["device_name"] == "NVIDIA H200" and len(fit.measured_steps(partial)) == 13

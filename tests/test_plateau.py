@@ -13,14 +13,18 @@ from workflow_src.train.divergence import diverged
 
 
 def nmt(*bleu, early_stop=False):
-    return [{"epoch": e, "dev_bleu": b, "best": b == max(bleu[:e]), "early_stop": early_stop and e == len(bleu)}
-            for e, b in enumerate(bleu, start=1)]
+    return [
+        {"epoch": e, "dev_bleu": b, "best": b == max(bleu[:e]), "early_stop": early_stop and e == len(bleu)}
+        for e, b in enumerate(bleu, start=1)
+    ]
 
 
 def lm(*perplexity, converged=False):
-    return [{"epoch": e, "valid_perplexity": p, "best": p == min(perplexity[:e])}
-            | ({"converged": True} if converged and e == len(perplexity) else {})
-            for e, p in enumerate(perplexity, start=1)]
+    return [
+        {"epoch": e, "valid_perplexity": p, "best": p == min(perplexity[:e])}
+        | ({"converged": True} if converged and e == len(perplexity) else {})
+        for e, p in enumerate(perplexity, start=1)
+    ]
 
 
 def test_a_run_has_plateaued_when_its_early_stop_fired_or_its_last_epoch_moved_little():
@@ -40,7 +44,9 @@ def test_a_language_model_whose_perplexity_ran_away_has_diverged_not_plateaued()
     """Two epochs past its best would count as settled; above 1.5 times the best it has diverged."""
     assert diverged(lm(300.0, 100.0, 140.0, 150.0)) == ""
     assert diverged(lm(196.0, 93.0, 56.0, 123.4)) == "validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4"
-    assert unsettled(lm(196.0, 93.0, 56.0, 123.4)) == "diverged: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4"
+    assert (
+        unsettled(lm(196.0, 93.0, 56.0, 123.4)) == "diverged: validation perplexity 56.0 at epoch 3 → 123.4 at epoch 4"
+    )
     assert diverged(nmt(10.0, 40.0, 5.0)) == ""  # translation models are judged by development BLEU only
     note = learning_note([(1, lm(196.0, 93.0, 56.0, 123.4)), (2, lm(300.0, 100.0, 90.0))])
     assert note.startswith("not plateaued when its training stopped (seed 2: validation perplexity 100.0 → 90.0")
@@ -67,18 +73,25 @@ def score_table_of_two_rows(tmp_path) -> artefacts.ScoreTable:
         (folder / "test.greedy.hyp.tok").write_text("\n".join(references) + "\n")
         (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history))
         score = BLEU(tokenize="none").corpus_score(references, [references])
-        (folder / "test.greedy.bleu_tok.json").write_text(json.dumps({"score": score.score, "metric": "bleu_tok",
-                                                                       "signature": "tok:none"}))
-    return artefacts.ScoreTable("t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ())
+        (folder / "test.greedy.bleu_tok.json").write_text(
+            json.dumps({"score": score.score, "metric": "bleu_tok", "signature": "tok:none"})
+        )
+    return artefacts.ScoreTable(
+        "t", (column,), tuple(artefacts.Row(name, {"De→En": 10.0}, {}) for name in ("settled", "rising")), ()
+    )
 
 
 def test_a_score_table_notes_the_rows_still_learning_and_points_to_the_settings(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    _, rows, _, _ = render.score_table(score_table_of_two_rows(tmp_path), artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}))
+    _, rows, _, _ = render.score_table(
+        score_table_of_two_rows(tmp_path), artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
+    )
     notes = {row["experiment"]: row["note"] for row in rows}
     assert notes["settled"] == ""
-    assert notes["rising"] == ("not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3), "
-                               "so its rank may change with more epochs")  # the settings: once, under the table
+    assert notes["rising"] == (
+        "not plateaued when its training stopped (seed 1: development BLEU 30.0 → 45.0 at epoch 3), "
+        "so its rank may change with more epochs"
+    )  # the settings: once, under the table
     assert plateau.footer(rows) == [plateau.SETTINGS] and plateau.footer(rows[:1]) == []
     heading = plateau.SETTINGS.split('"')[3]
     assert f"## {heading}" in (REPO / "docs" / "demo.md").read_text()
@@ -89,8 +102,9 @@ def test_on_synthetic_data_no_diff_is_shown_and_the_table_says_why_once(tmp_path
     monkeypatch.chdir(tmp_path)
     table = score_table_of_two_rows(tmp_path)
     for synthetic in (False, True):
-        columns, rows, footer, _ = render.score_table(table, artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)},
-                                                                               synthetic=synthetic))
+        columns, rows, footer, _ = render.score_table(
+            table, artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)}, synthetic=synthetic)
+        )
         assert ("De→En diff" in columns) != synthetic and footer.count(analysis.NO_DIFF) == synthetic
         assert any("diff = ours - paper" in line for line in footer) != synthetic
 
@@ -98,6 +112,7 @@ def test_on_synthetic_data_no_diff_is_shown_and_the_table_says_why_once(tmp_path
 def test_rows_of_a_block_that_trained_other_lengths_say_so():
     """Tying's large block in the demo: AL after 4 epochs, the other rows after 10."""
     assert plateau.unequal_epochs({"vd": 10, "re": 10, "al": 4, "real": 10}, "Large") == {
-        "al": "trained 4 epochs, the other Large rows 10"}
+        "al": "trained 4 epochs, the other Large rows 10"
+    }
     assert plateau.unequal_epochs({"vd": 10, "re": 10}, "Large") == {}
     assert plateau.unequal_epochs({"vd": 4, "al": 10}, "Small") == {"vd": "trained 4 epochs, the other Small rows 10"}

@@ -21,12 +21,36 @@ VMF_BPE_SOURCES = ("bpe2bpe-ce", "bpe2emb-fasttext-tied-maxmargin", "bpe2emb-fas
 
 
 def tiny_config(max_len_unit="word"):
-    return {"model": {"encoder_layers": 1, "decoder_layers": 1, "hidden": 8, "src_embedding": 4, "tgt_embedding": 4,
-                      "dropout": 0.0},
-            "datasets": {"toy": {"src_vocab_size": 50, "tgt_vocab_size": 50, "emb_vocab_size": 50, "max_len": 3,
-                                 "max_len_unit": max_len_unit, "bpe_merges": {"src": 100, "tgt": 100}}},
-            "train": {"device": "cpu", "lr": {"softmax": 1e-3, "continuous": 1e-3}, "batch_size": 4, "max_epochs": 1,
-                      "patience": 1, "selection": "bleu", "clip": 5.0, "init_scale": 0.1}}
+    return {
+        "model": {
+            "encoder_layers": 1,
+            "decoder_layers": 1,
+            "hidden": 8,
+            "src_embedding": 4,
+            "tgt_embedding": 4,
+            "dropout": 0.0,
+        },
+        "datasets": {
+            "toy": {
+                "src_vocab_size": 50,
+                "tgt_vocab_size": 50,
+                "emb_vocab_size": 50,
+                "max_len": 3,
+                "max_len_unit": max_len_unit,
+                "bpe_merges": {"src": 100, "tgt": 100},
+            }
+        },
+        "train": {
+            "device": "cpu",
+            "lr": {"softmax": 1e-3, "continuous": 1e-3},
+            "batch_size": 4,
+            "max_epochs": 1,
+            "patience": 1,
+            "selection": "bleu",
+            "clip": 5.0,
+            "init_scale": 0.1,
+        },
+    }
 
 
 @pytest.mark.parametrize("name", VMF_BPE_SOURCES)
@@ -82,8 +106,23 @@ def test_a_piece_limit_counts_units_without_sentence_marks():
 def test_the_data_benchmark_reports_rates_and_memory_of_every_stage(tmp_path):
     out = tmp_path / "benchmarks" / "data.json"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "workflow_src.plan.data_benchmark", "--lines", "2000", "--merges", "500",
-                             "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workflow_src.plan.data_benchmark",
+            "--lines",
+            "2000",
+            "--merges",
+            "500",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert report["lines"] == 2000 and report["cpu_count"] >= 1 and report["host"]
@@ -110,7 +149,12 @@ def test_both_directions_of_a_wmt_corpus_share_its_training_text_and_bpe():
     assert files["test"] == "results/data/wmt17/de-en/bpe32000/test.en"
     # a corpus that reads other members in one direction is not shared
     config = json.loads(json.dumps(FULL))
-    config["datasets"]["wmt17"]["sources"]["de-en"]["train"] = config["datasets"]["wmt17"]["sources"]["de-en"]["train"][:1]
-    assert layout.training_pair(config, "wmt17", "de-en") == "de-en" and layout.training_pair(config, "wmt17", "en-de") == "en-de"
+    config["datasets"]["wmt17"]["sources"]["de-en"]["train"] = config["datasets"]["wmt17"]["sources"]["de-en"]["train"][
+        :1
+    ]
+    assert (
+        layout.training_pair(config, "wmt17", "de-en") == "de-en"
+        and layout.training_pair(config, "wmt17", "en-de") == "en-de"
+    )
     headlines = next(e for e in FULL["datasets"]["wmt17"]["sources"]["fi-en"]["train"] if "delimited" in e)
     assert layout.swapped(headlines)["source_column"] == headlines["target_column"] == 2

@@ -49,25 +49,47 @@ def md5(path: Path) -> str:
 def wmt_sources(root: str) -> dict:
     """A WMT17-shaped en-de / de-en / en-fi source list: plain members (News Commentary among
     them), `|||` headlines, and sgm sets."""
+
     def e(archive, source, target):
         return {"archive": f"{root}/{archive}", "source": source, "target": target}
 
     europarl = "wmt13/training-parallel-europarl-v7.tgz"
     nc = f"{WMT}/training-parallel-nc-v12.tgz"
     return {
-        "de-en": {"train": [e(europarl, "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"),
-                            e(nc, "training/news-commentary-v12.de-en.de", "training/news-commentary-v12.de-en.en")],
-                  "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2014-deen-src.de.sgm", "dev/newstest2014-deen-ref.en.sgm")],
-                  "test": [e(f"{WMT}/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm")]},
-        "en-de": {"train": [e(europarl, "training/europarl-v7.de-en.en", "training/europarl-v7.de-en.de"),
-                            e(nc, "training/news-commentary-v12.de-en.en", "training/news-commentary-v12.de-en.de")],
-                  "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2014-deen-src.en.sgm", "dev/newstest2014-deen-ref.de.sgm")],
-                  "test": [e(f"{WMT}/dev.tgz", "dev/newstest2015-ende-src.en.sgm", "dev/newstest2015-ende-ref.de.sgm")]},
-        "en-fi": {"train": [e(f"{WMT}/training-parallel-ep-v8.tgz", "training/europarl-v8.fi-en.en", "training/europarl-v8.fi-en.fi"),
-                            {"archive": f"{root}/wmt15/wiki-titles.tgz", "delimited": "wiki/fi-en/titles.fi-en",
-                             "delimiter": "|||", "source_column": 2, "target_column": 1}],
-                  "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2015-enfi-src.en.sgm", "dev/newstest2015-enfi-ref.fi.sgm")],
-                  "test": [e(f"{WMT}/dev.tgz", "dev/newstest2016-enfi-src.en.sgm", "dev/newstest2016-enfi-ref.fi.sgm")]},
+        "de-en": {
+            "train": [
+                e(europarl, "training/europarl-v7.de-en.de", "training/europarl-v7.de-en.en"),
+                e(nc, "training/news-commentary-v12.de-en.de", "training/news-commentary-v12.de-en.en"),
+            ],
+            "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2014-deen-src.de.sgm", "dev/newstest2014-deen-ref.en.sgm")],
+            "test": [e(f"{WMT}/dev.tgz", "dev/newstest2015-deen-src.de.sgm", "dev/newstest2015-deen-ref.en.sgm")],
+        },
+        "en-de": {
+            "train": [
+                e(europarl, "training/europarl-v7.de-en.en", "training/europarl-v7.de-en.de"),
+                e(nc, "training/news-commentary-v12.de-en.en", "training/news-commentary-v12.de-en.de"),
+            ],
+            "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2014-deen-src.en.sgm", "dev/newstest2014-deen-ref.de.sgm")],
+            "test": [e(f"{WMT}/dev.tgz", "dev/newstest2015-ende-src.en.sgm", "dev/newstest2015-ende-ref.de.sgm")],
+        },
+        "en-fi": {
+            "train": [
+                e(
+                    f"{WMT}/training-parallel-ep-v8.tgz",
+                    "training/europarl-v8.fi-en.en",
+                    "training/europarl-v8.fi-en.fi",
+                ),
+                {
+                    "archive": f"{root}/wmt15/wiki-titles.tgz",
+                    "delimited": "wiki/fi-en/titles.fi-en",
+                    "delimiter": "|||",
+                    "source_column": 2,
+                    "target_column": 1,
+                },
+            ],
+            "dev": [e(f"{WMT}/dev.tgz", "dev/newstest2015-enfi-src.en.sgm", "dev/newstest2015-enfi-ref.fi.sgm")],
+            "test": [e(f"{WMT}/dev.tgz", "dev/newstest2016-enfi-src.en.sgm", "dev/newstest2016-enfi-ref.fi.sgm")],
+        },
     }
 
 
@@ -92,10 +114,15 @@ class RealText:
 
     def __init__(self, world: demo_language.World):
         self.world = world
-        sides = {lang: real_fixture("wmt-toy-ende", f"{side}-train.txt").read_text().splitlines()
-                 for lang, side in (("en", "src"), ("de", "tgt"))}
-        self.pairs = [{lang: html.unescape(line) for lang, line in zip(sides, lines)} for lines in zip(*sides.values())
-                      if all(0 < len(line.split()) <= 25 for line in lines)]
+        sides = {
+            lang: real_fixture("wmt-toy-ende", f"{side}-train.txt").read_text().splitlines()
+            for lang, side in (("en", "src"), ("de", "tgt"))
+        }
+        self.pairs = [
+            {lang: html.unescape(line) for lang, line in zip(sides, lines)}
+            for lines in zip(*sides.values())
+            if all(0 < len(line.split()) <= 25 for line in lines)
+        ]
         self.streams: dict[str, list[dict[str, str]]] = {}
         self.used = 0
 
@@ -103,14 +130,18 @@ class RealText:
         if not set(languages) <= {"de", "en"}:
             return self.world.parallel(languages, n, stream)
         if stream not in self.streams:
-            self.streams[stream] = self.pairs[self.used:self.used + n]
+            self.streams[stream] = self.pairs[self.used : self.used + n]
             self.used += n
             assert len(self.streams[stream]) == n, "the real sample ran out"
         return [{lang: pair[lang] for lang in languages} for pair in self.streams[stream]]
 
 
-IWSLT = {"pairs": ["de-en"], "dev_sets": ["tst2013"], "test_sets": ["tst2015", "tst2016"],
-         "bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz"}
+IWSLT = {
+    "pairs": ["de-en"],
+    "dev_sets": ["tst2013"],
+    "test_sets": ["tst2015", "tst2016"],
+    "bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz",
+}
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +149,12 @@ def mirror(tmp_path_factory):
     """The served files, at the paths config.yaml's source keys name."""
     root = tmp_path_factory.mktemp("mirror")
     size = demo_language.WorldSize(nouns=80, verbs=20, adjectives=10, names=10)
-    iwslt = {**IWSLT, "bundle": str(root / BUNDLE), "trnted": str(root / "wit3/2017-01-trnted/texts/{src}/{tgt}/{src}-{tgt}.tgz"),
-             "ted_test": str(root / "generated-ted-test/{src}-{tgt}.tgz")}  # tst2016: the real archives instead
+    iwslt = {
+        **IWSLT,
+        "bundle": str(root / BUNDLE),
+        "trnted": str(root / "wit3/2017-01-trnted/texts/{src}/{tgt}/{src}-{tgt}.tgz"),
+        "ted_test": str(root / "generated-ted-test/{src}-{tgt}.tgz"),
+    }  # tst2016: the real archives instead
     real = RealText(demo_language.World(["de", "en", "fi"], size, seed=5))
     demo_world.write_iwslt_mirror(real, iwslt, n_train=300, n_per_test_set=20)
     for name in IWSLT17:
@@ -129,11 +164,17 @@ def mirror(tmp_path_factory):
     demo_world.write_wmt_mirror(real, wmt_sources(str(root)), n_train=240, n_per_set=30)
     with_next_line_character(root / "wmt13/training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en.de", 7)
     (root / NEWS).parent.mkdir(parents=True)
-    (root / NEWS).write_bytes(gzip.compress("".join(p["en"] + "\n" for p in real.parallel(["en"], 2000, "news")).encode()))
-    ptb = {split: real_fixture("ptb", f"ptb.{source}.txt").read_bytes()
-           for split, source in (("train", "valid"), ("valid", "valid"), ("test", "test"))}
-    pack_tgz(root / "ptb" / "simple-examples.tgz",
-             {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb.items()})
+    (root / NEWS).write_bytes(
+        gzip.compress("".join(p["en"] + "\n" for p in real.parallel(["en"], 2000, "news")).encode())
+    )
+    ptb = {
+        split: real_fixture("ptb", f"ptb.{source}.txt").read_bytes()
+        for split, source in (("train", "valid"), ("valid", "valid"), ("test", "test"))
+    }
+    pack_tgz(
+        root / "ptb" / "simple-examples.tgz",
+        {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb.items()},
+    )
     pack_tgz(root / PTB_SLICE, {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb_slice().items()})
     (root / "wikitext").mkdir()
     with zipfile.ZipFile(root / "wikitext" / "wikitext-2-v1.zip", "w") as z:
@@ -173,8 +214,11 @@ class MirrorHandler(http.server.SimpleHTTPRequestHandler):
         if path == "/download":
             path = f"/{BUNDLE}"
         if path.startswith("/html/"):
-            return self.send_page(b"<!DOCTYPE html><html><head><title>WIT3 - Page not found</title></head><body>"
-                                  b"The archive has moved.</body></html>", "text/html")
+            return self.send_page(
+                b"<!DOCTYPE html><html><head><title>WIT3 - Page not found</title></head><body>"
+                b"The archive has moved.</body></html>",
+                "text/html",
+            )
         if path.startswith(("/moved/", "/down/")):
             if path.startswith("/down/"):
                 return self.send_error(404)
@@ -197,7 +241,7 @@ class MirrorHandler(http.server.SimpleHTTPRequestHandler):
         cut = mode == "truncated" or (mode == "flaky" and path not in MirrorHandler.served_flaky)
         if cut:
             MirrorHandler.served_flaky.add(path)
-            self.wfile.write(data[start:start + (len(data) - start) // 2])
+            self.wfile.write(data[start : start + (len(data) - start) // 2])
             self.close_connection = True
         else:
             self.wfile.write(data[start:])
@@ -224,14 +268,26 @@ def config_for(server: str, mirror: Path) -> dict:
     generated = "generated in the real layout by the test, not the real file"
     config["sources"] = {
         # an HTML page where the bundle belongs, then Drive's confirmation page in front of it
-        BUNDLE: {"md5": md5(mirror / BUNDLE), "urls": [f"{server}/html/{BUNDLE}", f"{server}/uc?export=download&id={DRIVE_ID}"]},
+        BUNDLE: {
+            "md5": md5(mirror / BUNDLE),
+            "urls": [f"{server}/html/{BUNDLE}", f"{server}/uc?export=download&id={DRIVE_ID}"],
+        },
         # the real archives, by their real md5s
-        **{f"wit3/2017-01-ted-test/texts/{n[:2]}/{n[3:5]}/{n}": {
-            "md5": digest, "urls": [f"{server}/wit3/2017-01-ted-test/texts/{n[:2]}/{n[3:5]}/{n}"]} for n, digest in IWSLT17.items()},
+        **{
+            f"wit3/2017-01-ted-test/texts/{n[:2]}/{n[3:5]}/{n}": {
+                "md5": digest,
+                "urls": [f"{server}/wit3/2017-01-ted-test/texts/{n[:2]}/{n[3:5]}/{n}"],
+            }
+            for n, digest in IWSLT17.items()
+        },
         # a first mirror that is down, then a redirect
-        **{f"wit3/2017-01-trnted/texts/{p[:2]}/{p[3:]}/{p}.tgz": {
-            "no_md5_reason": generated, "urls": [f"{server}/down/{p}.tgz", f"{server}/moved/wit3/2017-01-trnted/texts/{p[:2]}/{p[3:]}/{p}.tgz"]}
-           for p in ("de-en", "en-de")},
+        **{
+            f"wit3/2017-01-trnted/texts/{p[:2]}/{p[3:]}/{p}.tgz": {
+                "no_md5_reason": generated,
+                "urls": [f"{server}/down/{p}.tgz", f"{server}/moved/wit3/2017-01-trnted/texts/{p[:2]}/{p[3:]}/{p}.tgz"],
+            }
+            for p in ("de-en", "en-de")
+        },
         # a connection cut half way, resumed
         **{key: {"no_md5_reason": generated, "urls": [f"{server}/flaky/{key}"]} for key in wmt_keys},
         f"{WMT}/dev.tgz": {"md5": md5(mirror / WMT / "dev.tgz"), "urls": [f"{server}/flaky/{WMT}/dev.tgz"]},
@@ -239,14 +295,34 @@ def config_for(server: str, mirror: Path) -> dict:
         "wikitext/wikitext-2-v1.zip": {"no_md5_reason": generated, "urls": [f"{server}/wikitext/wikitext-2-v1.zip"]},
     }
     config["mirrors"] = {}
-    sources = {pair: {split: [{**e, "archive": e["archive"].lstrip("/")} for e in entries] for split, entries in splits.items()}
-               for pair, splits in wmt17.items()}
+    sources = {
+        pair: {
+            split: [{**e, "archive": e["archive"].lstrip("/")} for e in entries] for split, entries in splits.items()
+        }
+        for pair, splits in wmt17.items()
+    }
     config["datasets"] = {
-        "iwslt16": {**full["datasets"]["iwslt16"], **{k: v for k, v in IWSLT.items() if k != "bundle_member"},
-                    "max_len": 50, "src_vocab_size": 1000, "tgt_vocab_size": 1000, "emb_vocab_size": 1000,
-                    "bpe_merges": {"src": 100, "tgt": 100}},
-        "wmt17": {"kind": "wmt", "pairs": ["en-de", "de-en", "en-fi"], "sources": sources, "max_len": 50, "max_len_unit": "word", "max_ratio": 9,
-                  "src_vocab_size": 1000, "tgt_vocab_size": 1000, "emb_vocab_size": 1000, "bpe_merges": {"src": 100, "tgt": 100}},
+        "iwslt16": {
+            **full["datasets"]["iwslt16"],
+            **{k: v for k, v in IWSLT.items() if k != "bundle_member"},
+            "max_len": 50,
+            "src_vocab_size": 1000,
+            "tgt_vocab_size": 1000,
+            "emb_vocab_size": 1000,
+            "bpe_merges": {"src": 100, "tgt": 100},
+        },
+        "wmt17": {
+            "kind": "wmt",
+            "pairs": ["en-de", "de-en", "en-fi"],
+            "sources": sources,
+            "max_len": 50,
+            "max_len_unit": "word",
+            "max_ratio": 9,
+            "src_vocab_size": 1000,
+            "tgt_vocab_size": 1000,
+            "emb_vocab_size": 1000,
+            "bpe_merges": {"src": 100, "tgt": 100},
+        },
         "ptb": full["datasets"]["ptb"],
         "wikitext2": full["datasets"]["wikitext2"],
     }
@@ -292,8 +368,9 @@ def test_every_corpus_is_fetched_through_the_mirror_and_prepared(mirror, server,
     # and truecasing of them serves both directions; the evaluation sets are each direction's own
     assert not (tmp_path / "results/data/wmt17/de-en/raw/train.de").exists()
     assert (tmp_path / "results/data/wmt17/de-en/tok/test.de").exists()
-    assert int(rows_of(tmp_path)[("wmt17", "de-en", "training pairs")]["ours"]) == \
-        int(rows_of(tmp_path)[("wmt17", "en-de", "training pairs")]["ours"])
+    assert int(rows_of(tmp_path)[("wmt17", "de-en", "training pairs")]["ours"]) == int(
+        rows_of(tmp_path)[("wmt17", "en-de", "training pairs")]["ours"]
+    )
     # the quirks: News Commentary's lone \r and Europarl's U+0085 stay inside their lines
     raw = tmp_path / "results/data/wmt17/en-de/raw"
     lines = {lang: (raw / f"train.{lang}").read_bytes().split(b"\n") for lang in ("de", "en")}
@@ -313,12 +390,15 @@ def test_every_corpus_is_fetched_through_the_mirror_and_prepared(mirror, server,
     assert len(en_fi) == int(rows[("wmt17", "en-fi", "training pairs")]["ours"]) > 0
 
 
-@pytest.mark.parametrize("route, expected", [
-    ("corrupt", "md5 mismatch: expected"),
-    ("truncated", "giving up after 2 attempts"),
-    ("nowhere", "HTTP 404"),
-    ("html", "WIT3 - Page not found"),
-])
+@pytest.mark.parametrize(
+    "route, expected",
+    [
+        ("corrupt", "md5 mismatch: expected"),
+        ("truncated", "giving up after 2 attempts"),
+        ("nowhere", "HTTP 404"),
+        ("html", "WIT3 - Page not found"),
+    ],
+)
 def test_bad_downloads_fail_clearly_and_leave_no_output(mirror, server, tmp_path, route, expected):
     key = f"{WMT}/dev.tgz"
     config = config_for(server, mirror)
@@ -332,12 +412,12 @@ def test_bad_downloads_fail_clearly_and_leave_no_output(mirror, server, tmp_path
     assert parts == ([tmp_path / f"resources/{key}.part"] if route == "truncated" else [])  # a cut transfer resumes
 
 
-
 def ptb_slice() -> dict[str, bytes]:
     """A slice of the real PTB at toy size, its vocabulary closed as the real one's: train holds
     400 lines of the real validation text, then the slice's validation and test lines."""
-    valid, test = (real_fixture("ptb", f"ptb.{split}.txt").read_text().splitlines(keepends=True)
-                   for split in ("valid", "test"))
+    valid, test = (
+        real_fixture("ptb", f"ptb.{split}.txt").read_text().splitlines(keepends=True) for split in ("valid", "test")
+    )
     splits = {"valid": valid[400:450], "test": test[:50]}
     splits["train"] = valid[:400] + splits["valid"] + splits["test"]
     return {split: "".join(lines).encode() for split, lines in splits.items()}
@@ -347,8 +427,12 @@ CHAIN_PAPERS = {
     "vmf": {"table1": {"rows": ["word2word-ce", "word2emb-word2vec-nllvmf_reg1"], "pairs": {"iwslt16": ["de-en"]}}},
     "joint": {"table1": {"queries": ["the", "is", "and"]}},
     # the grid names WikiText-2 too, which is not configured here (its column says so)
-    "tying": {"table1": {"rows": [f"lm-small-{v}" for v in ("vd", "al", "re", "real")],
-                         "tune": {"gamma": {"ptb": [0.65], "wikitext2": [1.25]}}}},
+    "tying": {
+        "table1": {
+            "rows": [f"lm-small-{v}" for v in ("vd", "al", "re", "real")],
+            "tune": {"gamma": {"ptb": [0.65], "wikitext2": [1.25]}},
+        }
+    },
 }
 
 
@@ -366,15 +450,23 @@ def chain_config(server: str, mirror: Path) -> dict:
         "ptb": {**datasets["ptb"], "archive": PTB_SLICE},
     }
     config["sources"] |= {
-        NEWS: {"no_md5_reason": "generated in the real layout by the test, not the real file", "urls": [f"{server}/{NEWS}"]},
+        NEWS: {
+            "no_md5_reason": "generated in the real layout by the test, not the real file",
+            "urls": [f"{server}/{NEWS}"],
+        },
         PTB_SLICE: {"md5": md5(mirror / PTB_SLICE), "urls": [f"{server}/{PTB_SLICE}"]},
     }
     config["monolingual"] = {"en": {"use": "news2015", "max_sentences": None, "corpora": {"news2015": [NEWS]}}}
     config["papers"] = CHAIN_PAPERS
     # the demo's toy sizes, smaller still: 32 units, one layer, one epoch
     config["model"] |= {"hidden": 32, "src_embedding": 32, "tgt_embedding": 32}
-    config["architectures"]["joint"] |= {"encoder_layers": 1, "decoder_layers": 1, "hidden": 32, "src_embedding": 32,
-                                         "tgt_embedding": 32}
+    config["architectures"]["joint"] |= {
+        "encoder_layers": 1,
+        "decoder_layers": 1,
+        "hidden": 32,
+        "src_embedding": 32,
+        "tgt_embedding": 32,
+    }
     config["embeddings"]["word2vec"] |= {"dim": 32, "epochs": 5}
     config["train"] |= {"max_epochs": 1, "patience": 1, "batch_size": 32, "overrides": {}}
     config["lm"] |= {"max_epochs": {size: 1 for size in config["lm"]["max_epochs"]}, "batch_size": 10, "bptt": 20}
@@ -392,8 +484,13 @@ def csv_rows(path: Path) -> dict[str, list[dict]]:
 def test_every_rule_after_preparation_runs_on_real_text(mirror, server, tmp_path):
     """BPE, embeddings, alignment, training, decoding, scoring and rendering of one table per
     model family, on the mirror's real text."""
-    run_with(tmp_path, chain_config(server, mirror), "results/vmf/table1.csv", "results/joint/table1.csv",
-             "results/tying/table1.csv")
+    run_with(
+        tmp_path,
+        chain_config(server, mirror),
+        "results/vmf/table1.csv",
+        "results/joint/table1.csv",
+        "results/tying/table1.csv",
+    )
     host = f"from {urllib.parse.urlparse(server).netloc}"
     # the prepared text is the mirror's: real English from the WMT sample, the real tst2016, PTB's slice
     sample = real_fixture("wmt-toy-ende", "src-train.txt").read_text().splitlines()
@@ -402,7 +499,9 @@ def test_every_rule_after_preparation_runs_on_real_text(mirror, server, tmp_path
     for corpus in ("iwslt16", "wmt17"):
         raw = (data / f"{corpus}/de-en/raw/train.en").read_text().splitlines()
         assert raw and all(" ".join(line.split()) in english for line in raw)
-    test_segments = json.loads((data / "iwslt16/de-en/raw/evaluation.stats.json").read_text())["splits"]["test"]["segments"]
+    test_segments = json.loads((data / "iwslt16/de-en/raw/evaluation.stats.json").read_text())["splits"]["test"][
+        "segments"
+    ]
     assert test_segments == 1133  # the real tst2016 alone
     assert json.loads((data / "ptb/stats.json").read_text())["test"]["words"] == len(ptb_slice()["test"].split())
     # vMF Table 1: CE and NLLvMF, trained, decoded on tst2016 and scored
@@ -423,5 +522,7 @@ def test_every_rule_after_preparation_runs_on_real_text(mirror, server, tmp_path
     tying = csv_rows(tmp_path / "results/tying/table1.csv")
     assert sorted(tying) == [f"lm-small-{v}" for v in ("al", "re", "real", "vd")]
     for (row,) in tying.values():
-        assert float(row["PTB valid ours"]) > 1 and float(row["PTB test ours"]) > 1 and row["Wikitext-2 test ours"] == ""
+        assert (
+            float(row["PTB valid ours"]) > 1 and float(row["PTB test ours"]) > 1 and row["Wikitext-2 test ours"] == ""
+        )
         assert host in row["data"]

@@ -41,8 +41,14 @@ import yaml
 from tests.conftest import REPO, real_fixture
 from workflow_src import layout, lm_specs
 from workflow_src.data import embeddings, vocab
-from workflow_src.model.nmt_data import (batch_indices, encode_file, load_model, load_vocabularies, source_batch,
-                                         target_batch)
+from workflow_src.model.nmt_data import (
+    batch_indices,
+    encode_file,
+    load_model,
+    load_vocabularies,
+    source_batch,
+    target_batch,
+)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.papers import joint, synmargin, tying
 from workflow_src.specs import TrainSpec, load
@@ -55,8 +61,16 @@ DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())
 # pairs), word vocabularies of the VOCABULARY most frequent training words.
 TRAIN_PAIRS, MAX_WORDS, VOCABULARY = 9000, 25, 4000
 EMBEDDING_EPOCHS, EMBEDDING_DIM = 20, 64
-MODEL = {"encoder_layers": 1, "encoder_bidirectional": True, "decoder_layers": 1, "hidden": 64,
-         "src_embedding": 64, "tgt_embedding": 64, "dropout": 0.1, "input_feed": False}
+MODEL = {
+    "encoder_layers": 1,
+    "encoder_bidirectional": True,
+    "decoder_layers": 1,
+    "hidden": 64,
+    "src_embedding": 64,
+    "tgt_embedding": 64,
+    "dropout": 0.1,
+    "input_feed": False,
+}
 # U(-0.1, 0.1), as MEASURED: config.demo.yaml scales its initialisation to the demo's widths, not this test's
 TRAIN = {"batch_size": 16, "max_epochs": 5, "patience": 3, "selection": "loss", "init_scale": 0.1}
 JOINT_DIM = 128  # the joint paper's d_j (512 and up) at the width of these models
@@ -83,13 +97,33 @@ LM_CASES = {variant: tying.name("small", variant) for variant in tying.VARIANTS}
 # the lowest). Training took 10-60 s a model on a loaded machine, 10-20 s on a quiet one.
 MEASURED = {
     "ce": {"accuracy": 22.49, "unigram": 8.05, "validation_loss": [8.3037, 5.0746, 4.999, 4.536, 4.401, 4.2944]},
-    "ce-tied-pretrained": {"accuracy": 25.05, "unigram": 8.05, "validation_loss": [8.2841, 4.7268, 4.3306, 4.2548, 4.2081, 4.1742]},
-    "nllvmf": {"accuracy": 17.54, "unigram": 8.05, "validation_loss": [-40.7502, -40.8421, -40.8447, -40.8442, -40.8448, -40.8437]},
-    "nllvmf-tied": {"accuracy": 13.47, "unigram": 8.05, "validation_loss": [-40.7589, -40.8418, -40.8444, -40.8435, -40.8437, -40.8439]},
+    "ce-tied-pretrained": {
+        "accuracy": 25.05,
+        "unigram": 8.05,
+        "validation_loss": [8.2841, 4.7268, 4.3306, 4.2548, 4.2081, 4.1742],
+    },
+    "nllvmf": {
+        "accuracy": 17.54,
+        "unigram": 8.05,
+        "validation_loss": [-40.7502, -40.8421, -40.8447, -40.8442, -40.8448, -40.8437],
+    },
+    "nllvmf-tied": {
+        "accuracy": 13.47,
+        "unigram": 8.05,
+        "validation_loss": [-40.7589, -40.8418, -40.8444, -40.8435, -40.8437, -40.8439],
+    },
     # gamma 0.8 (LOSS_PARAMS), a later run of the same settings
     "maxmargin": {"accuracy": 17.37, "unigram": 8.05, "validation_loss": [1.1361, 0.7645, 0.7508, 0.7395, 0.755, 0.75]},
-    "maxmargin-tied": {"accuracy": 15.81, "unigram": 8.05, "validation_loss": [0.7593, 0.4335, 0.403, 0.4111, 0.4166, 0.42]},
-    "smp-tied": {"accuracy": 13.73, "unigram": 8.05, "validation_loss": [1.4657, 0.5335, 0.5243, 0.515, 0.5153, 0.5126]},
+    "maxmargin-tied": {
+        "accuracy": 15.81,
+        "unigram": 8.05,
+        "validation_loss": [0.7593, 0.4335, 0.403, 0.4111, 0.4166, 0.42],
+    },
+    "smp-tied": {
+        "accuracy": 13.73,
+        "unigram": 8.05,
+        "validation_loss": [1.4657, 0.5335, 0.5243, 0.515, 0.5153, 0.5126],
+    },
     "joint": {"accuracy": 21.95, "unigram": 8.05, "validation_loss": [8.2682, 4.8449, 4.6396, 4.5566, 4.47, 4.3956]},
 }
 # Language models, the same run: perplexity on the evaluation text after each of the 4 epochs; the
@@ -114,7 +148,8 @@ def write(path: Path, lines: list[str]) -> Path:
 def pairs(tmp_path_factory) -> Path:
     """Training pairs (the first TRAIN_PAIRS of the 10,000, of 1..MAX_WORDS words a side), held-out
     pairs (the other 1,000, likewise), the vocabulary counts of the training text, and the target
-    table of the continuous and pretrained models: fastText vectors (config.demo.yaml's, EMBEDDING_EPOCHS and EMBEDDING_DIM)
+    table of the continuous and pretrained models: fastText vectors (config.demo.yaml's, EMBEDDING_EPOCHS and
+    EMBEDDING_DIM)
     trained on the German side of all the training pairs, capped at VOCABULARY words."""
     folder = real_fixture("wmt-toy-ende")
     root = tmp_path_factory.mktemp("pairs")
@@ -132,10 +167,38 @@ def pairs(tmp_path_factory) -> Path:
         vocab.main(["--input", str(root / f"train.{lang}"), "--out", str(root / f"{lang}.tsv")])
     write(root / "monolingual.de", tgt[:TRAIN_PAIRS])
     params = {**DEMO["embeddings"]["fasttext"], "epochs": EMBEDDING_EPOCHS, "dim": EMBEDDING_DIM}
-    embeddings.main(["train", "--kind", "fasttext", "--corpus", str(root / "monolingual.de"), "--out", str(root / "fasttext.vec"),
-                     "--params", json.dumps(params), "--threads", "1", "--seed", "1"])
-    embeddings.main(["table", "--vectors", str(root / "fasttext.vec"), "--vocab", str(root / "de.tsv"),
-                     "--size", str(VOCABULARY), "--out", str(root / "table.vec"), "--seed", "1"])
+    embeddings.main(
+        [
+            "train",
+            "--kind",
+            "fasttext",
+            "--corpus",
+            str(root / "monolingual.de"),
+            "--out",
+            str(root / "fasttext.vec"),
+            "--params",
+            json.dumps(params),
+            "--threads",
+            "1",
+            "--seed",
+            "1",
+        ]
+    )
+    embeddings.main(
+        [
+            "table",
+            "--vectors",
+            str(root / "fasttext.vec"),
+            "--vocab",
+            str(root / "de.tsv"),
+            "--size",
+            str(VOCABULARY),
+            "--out",
+            str(root / "table.vec"),
+            "--seed",
+            "1",
+        ]
+    )
     return root
 
 
@@ -143,8 +206,12 @@ def nmt_spec(experiment: str) -> dict:
     """The experiment's spec as the pipeline resolves it (config.demo.yaml), at this test's sizes.
     The joint experiment reads and writes words here, as the others do, not BPE pieces."""
     spec = layout.resolve_spec(DEMO, "iwslt16", "en-de", experiment, 1)
-    spec |= {"source_unit": "word", "target_unit": "emb" if spec["output_layer"] == "continuous" else "word",
-             "model": dict(MODEL), "vocab": {"src_size": VOCABULARY, "tgt_size": VOCABULARY}}
+    spec |= {
+        "source_unit": "word",
+        "target_unit": "emb" if spec["output_layer"] == "continuous" else "word",
+        "model": dict(MODEL),
+        "vocab": {"src_size": VOCABULARY, "tgt_size": VOCABULARY},
+    }
     if spec.get("joint_dim"):
         spec["joint_dim"] = JOINT_DIM
     spec["train"] |= TRAIN
@@ -192,10 +259,18 @@ def test_translation_models_learn_on_real_pairs(pairs, tmp_path, case):
     folder = real_fixture("wmt-toy-ende")
     table = spec["output_layer"] == "continuous" or spec["tied"] or bool(spec.get("embeddings"))
     args = types.SimpleNamespace(
-        train_src=pairs / "train.en", train_tgt=pairs / "train.de", dev_src=folder / "src-val.txt",
-        dev_tgt=folder / "tgt-val.txt", dev_src_words=folder / "src-val.txt", dev_ref=folder / "tgt-val.txt",
-        src_vocab=pairs / "en.tsv", tgt_vocab=None if table else pairs / "de.tsv",
-        tgt_table=pairs / "table.vec" if table else None, out_dir=tmp_path, threads=torch.get_num_threads())
+        train_src=pairs / "train.en",
+        train_tgt=pairs / "train.de",
+        dev_src=folder / "src-val.txt",
+        dev_tgt=folder / "tgt-val.txt",
+        dev_src_words=folder / "src-val.txt",
+        dev_ref=folder / "tgt-val.txt",
+        src_vocab=pairs / "en.tsv",
+        tgt_vocab=None if table else pairs / "de.tsv",
+        tgt_table=pairs / "table.vec" if table else None,
+        out_dir=tmp_path,
+        threads=torch.get_num_threads(),
+    )
 
     src_vocab, tgt_vocab, vectors = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
     dev_src = encode_file(args.dev_src, src_vocab, eos=False)
@@ -213,9 +288,11 @@ def test_translation_models_learn_on_real_pairs(pairs, tmp_path, case):
     targets = (pairs / "heldout.de").read_text(encoding="utf-8").splitlines()
     accuracy = teacher_forced_accuracy(model, src_vocab, tgt_vocab, sources, targets)
     baseline = unigram_accuracy(tgt_vocab, targets)
-    print(f"{case}: validation loss {initial_loss:.4f} -> {[round(r['dev_loss'], 4) for r in history]}, "
-          f"held-out accuracy {accuracy:.2f}% (unigram {baseline:.2f}%), "
-          f"{sum(r['train_seconds'] for r in history):.1f} s training")
+    print(
+        f"{case}: validation loss {initial_loss:.4f} -> {[round(r['dev_loss'], 4) for r in history]}, "
+        f"held-out accuracy {accuracy:.2f}% (unigram {baseline:.2f}%), "
+        f"{sum(r['train_seconds'] for r in history):.1f} s training"
+    )
 
     assert min(r["dev_loss"] for r in history) == pytest.approx(trained_loss, rel=1e-5)  # the kept epoch
     assert trained_loss < initial_loss, (initial_loss, trained_loss)
@@ -230,7 +307,7 @@ def ptb(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("ptb")
     train_lines = (folder / "ptb.valid.txt").read_text(encoding="utf-8").splitlines()
     eval_lines = (folder / "ptb.test.txt").read_text(encoding="utf-8").splitlines()[:EVAL_LINES]
-    kept = {word for word, _ in vocab.count_words(train_lines)[:VOCABULARY_LM - 1]} | {"<unk>"}  # <unk> is among them
+    kept = {word for word, _ in vocab.count_words(train_lines)[: VOCABULARY_LM - 1]} | {"<unk>"}  # <unk> is among them
 
     def closed(lines):
         return [" ".join(word if word in kept else "<unk>" for word in line.split()) for line in lines]
@@ -257,16 +334,29 @@ def test_language_models_learn_on_real_text(ptb, tmp_path, variant):
     perplexity on the evaluation text at most PERPLEXITY_UNDER_UNIGRAM times the best unigram
     model's, and its validation perplexity fell over the epochs."""
     spec = lm_specs.resolve_lm_spec(DEMO, "ptb", LM_CASES[variant], 1)
-    spec |= {"size": LM_WIDTH, "max_epochs": LM_EPOCHS, "sessions": 1,
-             "init_range": tying.init_range("small", LM_WIDTH, DEMO["lm"]["scale_init_to_width"])}
-    args = types.SimpleNamespace(train=ptb / "train.txt", valid=ptb / "eval.txt", test=ptb / "eval.txt",
-                                 vocabulary_text=ptb / "vocabulary.txt", out_dir=tmp_path, threads=torch.get_num_threads())
+    spec |= {
+        "size": LM_WIDTH,
+        "max_epochs": LM_EPOCHS,
+        "sessions": 1,
+        "init_range": tying.init_range("small", LM_WIDTH, DEMO["lm"]["scale_init_to_width"]),
+    }
+    args = types.SimpleNamespace(
+        train=ptb / "train.txt",
+        valid=ptb / "eval.txt",
+        test=ptb / "eval.txt",
+        vocabulary_text=ptb / "vocabulary.txt",
+        out_dir=tmp_path,
+        threads=torch.get_num_threads(),
+    )
     train_lm.train(train_lm.read(spec, "spec"), args, CPU)
     result = json.loads((tmp_path / "perplexity.json").read_text())
     history = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     unigram = unigram_perplexity(ptb, result["evaluation"]["batch_size"])
-    print(f"{variant}: perplexity {[round(r['valid_perplexity'], 1) for r in history]} -> {result['test_perplexity']:.1f} "
-          f"(unigram {unigram:.1f}), {sum(r['seconds'] for r in history):.1f} s training")
+    print(
+        f"{variant}: perplexity {[round(r['valid_perplexity'], 1) for r in history]} -> "
+        f"{result['test_perplexity']:.1f} "
+        f"(unigram {unigram:.1f}), {sum(r['seconds'] for r in history):.1f} s training"
+    )
     assert result["evaluation"]["vocabulary"] == VOCABULARY_LM  # and <eos>
     assert history[-1]["valid_perplexity"] < history[0]["valid_perplexity"]
     assert result["test_perplexity"] <= PERPLEXITY_UNDER_UNIGRAM * unigram, (result["test_perplexity"], unigram)

@@ -28,8 +28,10 @@ def recurrent_output_dtypes(model: nn.Module) -> tuple[list, list]:
     return recorded
 
 
-@pytest.mark.parametrize("kind,split,input_feed", [("softmax", False, True), ("softmax", True, True),
-                                                   ("joint_sampled", True, True), ("tied_nllvmf", False, False)])
+@pytest.mark.parametrize(
+    "kind,split,input_feed",
+    [("softmax", False, True), ("softmax", True, True), ("joint_sampled", True, True), ("tied_nllvmf", False, False)],
+)
 def test_translation_models_recur_in_fp32_under_bf16_autocast(kind, split, input_feed):
     torch.manual_seed(0)
     spec = {**fixed_step.BASE, **fixed_step.KINDS[kind]}
@@ -87,4 +89,6 @@ def test_the_encoder_packs_sorted_on_the_host_with_torchs_numbers(monkeypatch):
     reference, (h_ref, c_ref) = encoder.rnn(packed)
     reference, _ = seq2seq.pad_packed_sequence(reference, batch_first=True, total_length=7)
     assert torch.equal(out, reference)
-    assert torch.equal(h, torch.cat([h_ref[-2], h_ref[-1]], -1)) and torch.equal(c, torch.cat([c_ref[-2], c_ref[-1]], -1))
+    assert torch.equal(h, torch.cat([h_ref[-2], h_ref[-1]], -1)) and torch.equal(
+        c, torch.cat([c_ref[-2], c_ref[-1]], -1)
+    )

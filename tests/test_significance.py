@@ -55,11 +55,17 @@ def test_close_systems_are_not_significant():
 def test_difference_p_is_sacrebleus_paired_bootstrap_for_one_seed():
     """The joint paper's test: sacrebleu's own PairedTest (--paired-bs) gives the same p."""
     from sacrebleu.significance import PairedTest
+
     indices = significance.resample_indices(len(REFS))
     for rate in (0.2, 0.3, 0.6):
         system, baseline = noisy(REFS, rate, 1), noisy(REFS, 0.3, 2)
-        _, results = PairedTest([("baseline", baseline), ("system", system)], {"BLEU": BLEU()}, [REFS],
-                                test_type="bs", n_samples=significance.RESAMPLES)()
+        _, results = PairedTest(
+            [("baseline", baseline), ("system", system)],
+            {"BLEU": BLEU()},
+            [REFS],
+            test_type="bs",
+            n_samples=significance.RESAMPLES,
+        )()
         expected = results["BLEU"][1].p_value
         ours = significance.difference_p([stats(system)], [stats(baseline)], indices)
         assert abs(ours - expected) <= 2 / (significance.RESAMPLES + 1), (rate, ours, expected)

@@ -53,9 +53,13 @@ def test_full_config_uses_no_host_that_stopped_answering():
 
 
 def test_mirror_names_expand_and_an_unknown_one_is_named():
-    config = {"mirrors": {"statmt": "http://data.statmt.org/", "local": "/data/copies"},
-              "sources": {"a.tgz": {"urls": ["{statmt}/wmt16/a.tgz", "{local}/a.tgz"]},
-                          "b.tgz": {"urls": ["{nowhere}/b.tgz"]}}}
+    config = {
+        "mirrors": {"statmt": "http://data.statmt.org/", "local": "/data/copies"},
+        "sources": {
+            "a.tgz": {"urls": ["{statmt}/wmt16/a.tgz", "{local}/a.tgz"]},
+            "b.tgz": {"urls": ["{nowhere}/b.tgz"]},
+        },
+    }
     assert sources.urls(config, "a.tgz") == ["http://data.statmt.org/wmt16/a.tgz", "/data/copies/a.tgz"]
     with pytest.raises(ValueError, match=r"sources\.b\.tgz: no mirror named 'nowhere'"):
         sources.urls(config, "b.tgz")

@@ -20,10 +20,12 @@ FULL = yaml.safe_load((REPO / "config.yaml").read_text())
 def examples() -> list:
     """Specs of both kinds with every nested part set: a translation model, a joint one, an AL
     language model and Figure 1's (a train slice and the convergence rule)."""
-    return [layout.train_spec(DEMO, "iwslt16", "fr-en", "word2emb-fasttext-tied-nllvmf_reg1reg2", 1),
-            layout.train_spec(DEMO, "wmt17", "de-en", "bpe32k-joint512", 1),
-            lm_specs.lm_spec(FULL, "ptb", "lm-small-real@gamma=0.5", 1),
-            lm_specs.lm_spec(FULL, "ptb", "lm-subspace", 1)]
+    return [
+        layout.train_spec(DEMO, "iwslt16", "fr-en", "word2emb-fasttext-tied-nllvmf_reg1reg2", 1),
+        layout.train_spec(DEMO, "wmt17", "de-en", "bpe32k-joint512", 1),
+        lm_specs.lm_spec(FULL, "ptb", "lm-small-real@gamma=0.5", 1),
+        lm_specs.lm_spec(FULL, "ptb", "lm-subspace", 1),
+    ]
 
 
 def changed(value, annotation):
@@ -84,7 +86,9 @@ def test_a_document_with_a_wrong_key_or_version_is_refused_by_name():
     with pytest.raises(SpecError, match=r"^model\.pt: unknown key clipping in a TrainSpec$"):
         specs.load(TrainSpec, {**fields, "clipping": 5}, "model.pt")
     with pytest.raises(SpecError, match=r"^--spec: missing key train\.patience of a TrainSettings$"):
-        specs.load(TrainSpec, {**fields, "train": {k: v for k, v in fields["train"].items() if k != "patience"}}, "--spec")
+        specs.load(
+            TrainSpec, {**fields, "train": {k: v for k, v in fields["train"].items() if k != "patience"}}, "--spec"
+        )
     with pytest.raises(SpecError, match=r"^--spec: spec_version None, not 2 "):
         specs.load(TrainSpec, {k: v for k, v in fields.items() if k != "spec_version"}, "--spec")
     with pytest.raises(SpecError, match=r"^--spec: unknown key source_unit in a LMSpec$"):

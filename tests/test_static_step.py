@@ -34,8 +34,9 @@ PAD = 0
 def close(a: torch.Tensor, b: torch.Tensor, name: str = "") -> None:
     """Equal within fp32 rounding: relative 1e-5 of the entry, or of the tensor's largest entry
     (a summed gradient near zero keeps the absolute error of its large terms)."""
-    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5 * max(b.abs().max().item(), 1e-6),
-                               msg=lambda message: f"{name}: {message}")
+    torch.testing.assert_close(
+        a, b, rtol=1e-5, atol=1e-5 * max(b.abs().max().item(), 1e-6), msg=lambda message: f"{name}: {message}"
+    )
 
 
 # -- the encoder without packing ----------------------------------------------------------------
@@ -123,8 +124,7 @@ def vocabulary(size: int = fixed_step.VOCAB) -> Vocab:
 def as_lists(batch) -> tuple[list[list[int]], list[list[int]]]:
     """fixed_step's padded (src, lengths, tgt_in, tgt_out) as id lists (targets without padding)."""
     src, lengths, _, tgt_out = batch
-    return ([row[:n].tolist() for row, n in zip(src, lengths)],
-            [row[row != PAD].tolist() for row in tgt_out])
+    return ([row[:n].tolist() for row, n in zip(src, lengths)], [row[row != PAD].tolist() for row in tgt_out])
 
 
 def tiny_model(kind: str, dropout: float = 0.0) -> Seq2Seq:
@@ -184,7 +184,9 @@ def test_the_static_step_is_todays_step(kind, monkeypatch):
     graph_optimiser = static_step.adam([p for p in static.parameters() if p.requires_grad], 0.01, cpu)
     torch.manual_seed(2)
     for batch in static_batches:
-        static_losses.append(static_step.nmt_training_step(static, graph_optimiser, 1.0, "token", "fp32", *batch.tensors()))
+        static_losses.append(
+            static_step.nmt_training_step(static, graph_optimiser, 1.0, "token", "fp32", *batch.tensors())
+        )
     close(torch.stack(static_losses), torch.stack(eager_losses), "losses")
     for (name, p), q in zip(eager.named_parameters(), static.parameters()):
         # Adam divides by the gradient's own scale: a rounding difference in a near-zero gradient
@@ -199,10 +201,28 @@ def test_the_static_language_model_segment_is_todays(monkeypatch):
     (its masks are drawn per row, the same draws) and AL's objective."""
     from workflow_src.train import train_lm
 
-    spec = train_lm.resolve({**LM_SPEC, "experiment": "t", "size": 10, "layers": 2, "dropout": 0.3, "reuse_embedding": True,
-                             "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": 20.0}, "lr": 1.0, "lr_decay": 0.5,
-                             "decay_after": 1, "clip": 0.5, "bptt": 10, "batch_size": 4, "max_epochs": 1, "seed": 1,
-                             "device": "cpu", "unit_norm_embeddings": True})
+    spec = train_lm.resolve(
+        {
+            **LM_SPEC,
+            "experiment": "t",
+            "size": 10,
+            "layers": 2,
+            "dropout": 0.3,
+            "reuse_embedding": True,
+            "loss": "augmented",
+            "loss_params": {"gamma": 0.5, "tau": 20.0},
+            "lr": 1.0,
+            "lr_decay": 0.5,
+            "decay_after": 1,
+            "clip": 0.5,
+            "bptt": 10,
+            "batch_size": 4,
+            "max_epochs": 1,
+            "seed": 1,
+            "device": "cpu",
+            "unit_norm_embeddings": True,
+        }
+    )
     data = torch.randint(0, fixed_step.VOCAB, (28, 4), generator=torch.Generator().manual_seed(2))  # segments 10, 10, 7
     objective = train_lm.build_objective(spec)
     results = []
@@ -210,7 +230,9 @@ def test_the_static_language_model_segment_is_todays(monkeypatch):
         torch.manual_seed(3)
         model = LSTMLanguageModel(fixed_step.VOCAB, 10, 2, 0.3, True)
         cpu = torch.device("cpu")
-        optimiser = static_step.sgd(model.parameters(), 1.0, cpu) if graphs else torch.optim.SGD(model.parameters(), lr=1.0)
+        optimiser = (
+            static_step.sgd(model.parameters(), 1.0, cpu) if graphs else torch.optim.SGD(model.parameters(), lr=1.0)
+        )
         static = static_step.LanguageModelSteps(model, optimiser, objective, spec, cpu, "fp32") if graphs else None
         torch.manual_seed(4)
         sums = train_lm.train_epoch(model, data, spec, optimiser, objective, "fp32", static)
@@ -246,7 +268,10 @@ def test_padding_is_counted_per_real_target_token():
     assert target_positions(lengths, batches, 2, [4, 8]) == 2 * 8 + 2 * 4 + 2 * 16
     assert target_positions(lengths, batches, 2, None) == 2 * 5 + 1 * 2 + 1 * 9
     record = padding_record(lengths, batches, 2, [4, 8])
-    assert record == {"static_target_positions_per_token": round(56 / 19, 4), "eager_target_positions_per_token": round(21 / 19, 4)}
+    assert record == {
+        "static_target_positions_per_token": round(56 / 19, 4),
+        "eager_target_positions_per_token": round(21 / 19, 4),
+    }
 
 
 # -- capture and replay, with a CPU stand-in for CUDA graphs ----------------------------------------
@@ -287,11 +312,16 @@ def test_the_training_step_is_captured_once_per_bucket_and_replays_the_uncapture
     parameters are those of the same steps uncaptured, and a replay's output is the graph's one
     static tensor."""
     cpu, vocab = torch.device("cpu"), vocabulary()
-    spec = {**fixed_step.BASE, "length_buckets": [4, 8],
-            "train": {"batch_size": 4, "clip": 1.0, "loss_normalisation": "sentence"}}
+    spec = {
+        **fixed_step.BASE,
+        "length_buckets": [4, 8],
+        "train": {"batch_size": 4, "clip": 1.0, "loss_normalisation": "sentence"},
+    }
     rng = random.Random(3)
-    pairs = [([rng.randrange(4, 40) for _ in range(n - 1)], [rng.randrange(4, 40) for _ in range(n - 2)] + [vocab.eos])
-             for n in (4, 8) * 5]  # sources of 3 and 7 words, targets of 3 and 7 units: buckets 4 and 8
+    pairs = [
+        ([rng.randrange(4, 40) for _ in range(n - 1)], [rng.randrange(4, 40) for _ in range(n - 2)] + [vocab.eos])
+        for n in (4, 8) * 5
+    ]  # sources of 3 and 7 words, targets of 3 and 7 units: buckets 4 and 8
     src, tgt = [s for s, _ in pairs], [t for _, t in pairs]
     results, outputs = [], []
     for captured in (False, True):
@@ -311,7 +341,7 @@ def test_the_training_step_is_captured_once_per_bucket_and_replays_the_uncapture
     close(results[1][0], results[0][0], "losses")
     for p, q in zip(results[0][1], results[1][1]):
         close(q, p)
-    replayed = outputs[len(pairs):][-4:]  # the last two of each bucket: replays
+    replayed = outputs[len(pairs) :][-4:]  # the last two of each bucket: replays
     assert replayed[0] is replayed[2] and replayed[1] is replayed[3] and replayed[0] is not replayed[1]
 
 
@@ -324,12 +354,15 @@ def test_the_decoding_step_replayed_decodes_the_eager_words(search):
     model = tiny_model("softmax", dropout=0.2).eval()
     eager = tiny_model("softmax", dropout=0.2).eval()
     model.encoder.packed = False
-    model.decoder.graphed_step = Captured(model.decoder._step, torch.device("cpu"), module=model.decoder, constant=(2,),
-                                          graphs=ReplayOnCpu())
+    model.decoder.graphed_step = Captured(
+        model.decoder._step, torch.device("cpu"), module=model.decoder, constant=(2,), graphs=ReplayOnCpu()
+    )
     for seed in (1, 2):
         src, lengths, _, _ = fixed_step.batches(seed, 1)[0]
-        run = {"greedy": lambda m: m.greedy(src, lengths, 2, 3, [PAD, 2], 9),
-               "beam": lambda m: m.beam_search(src, lengths, 2, 3, [PAD, 2], 9, 3)}[search]
+        run = {
+            "greedy": lambda m: m.greedy(src, lengths, 2, 3, [PAD, 2], 9),
+            "beam": lambda m: m.beam_search(src, lengths, 2, 3, [PAD, 2], 9, 3),
+        }[search]
         for got, expected in zip(run(model), run(eager)):
             assert torch.equal(got, expected)
     assert model.decoder.graphed_step.captures == 1
@@ -363,10 +396,22 @@ def test_train_py_trains_with_the_static_step_and_reports_its_padding(tmp_path, 
 
     monkeypatch.setattr(compilation, "mode", lambda setting, device: setting)
     args = random_corpus_arguments(tmp_path, {"train": 40, "dev": 6}, longest=9, words=12)
-    spec = {**TRANSLATION_SPEC, **fixed_step.BASE, "model": {**TRANSLATION_SPEC["model"], **fixed_step.BASE["model"]},
-            "compile": "graphs", "length_buckets": [4, 8, 12], "vocab": {"src_size": 50, "tgt_size": 50},
-            "train": {**TRANSLATION_SPEC["train"], "seed": 1, "lr": 0.02, "batch_size": 6, "max_epochs": 2,
-                      "selection": "loss"}}
+    spec = {
+        **TRANSLATION_SPEC,
+        **fixed_step.BASE,
+        "model": {**TRANSLATION_SPEC["model"], **fixed_step.BASE["model"]},
+        "compile": "graphs",
+        "length_buckets": [4, 8, 12],
+        "vocab": {"src_size": 50, "tgt_size": 50},
+        "train": {
+            **TRANSLATION_SPEC["train"],
+            "seed": 1,
+            "lr": 0.02,
+            "batch_size": 6,
+            "max_epochs": 2,
+            "selection": "loss",
+        },
+    }
     train.train(load(TrainSpec, spec, "spec"), args, torch.device("cpu"))
     history = [json.loads(line) for line in (tmp_path / "model" / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in history] == [1, 2]

@@ -16,7 +16,7 @@ def test_squared_distance_is_mean_squared_sine_of_principal_angles(n, c):
     x, y = rng.standard_normal((n, c)), rng.standard_normal((n, c))
     y[:, 0] = x @ rng.standard_normal(c)  # one shared direction, so the angles are not all equal
     d = subspace_distance(torch.from_numpy(x), torch.from_numpy(y)).item()
-    assert d ** 2 == pytest.approx(np.mean(np.sin(subspace_angles(x, y)) ** 2), abs=1e-12)
+    assert d**2 == pytest.approx(np.mean(np.sin(subspace_angles(x, y)) ** 2), abs=1e-12)
     assert d == pytest.approx(subspace_distance(torch.from_numpy(y), torch.from_numpy(x)).item(), abs=1e-12)
 
 

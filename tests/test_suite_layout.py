@@ -17,7 +17,8 @@ def test_no_test_module_imports_another():
             names = [alias.name for alias in node.names] if isinstance(node, (ast.Import, ast.ImportFrom)) else []
             module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
             if module.startswith("tests.test_") or any(
-                    name.startswith("tests.test_") or (module == "tests" and name.startswith("test_")) for name in names):
+                name.startswith("tests.test_") or (module == "tests" and name.startswith("test_")) for name in names
+            ):
                 imports.append(f"{path.name}:{node.lineno}")
     assert not imports, f"test modules importing another test module: {imports}"
 
@@ -25,4 +26,7 @@ def test_no_test_module_imports_another():
 def test_a_unit_test_that_starts_snakemake_fails():
     with pytest.raises(AssertionError, match="a unit test started Snakemake"):
         subprocess.run([sys.executable, "-m", "snakemake", "--version"], capture_output=True)
-    assert subprocess.run([sys.executable, "-c", "print('snakemake')"], capture_output=True, text=True).stdout == "snakemake\n"
+    assert (
+        subprocess.run([sys.executable, "-c", "print('snakemake')"], capture_output=True, text=True).stdout
+        == "snakemake\n"
+    )

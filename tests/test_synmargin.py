@@ -44,15 +44,25 @@ def test_the_candidate_with_the_best_mean_development_bleu_is_chosen(tmp_path, m
         path = tmp_path / layout.metrics_path(job)
         path.parent.mkdir(parents=True)
         # the kept epoch is the last that improved, not the last epoch
-        path.write_text(json.dumps({"epoch": 1, "dev_bleu": bleu, "best": True}) + "\n"
-                        + json.dumps({"epoch": 2, "dev_bleu": bleu - 1, "best": False}) + "\n")
+        path.write_text(
+            json.dumps({"epoch": 1, "dev_bleu": bleu, "best": True})
+            + "\n"
+            + json.dumps({"epoch": 2, "dev_bleu": bleu - 1, "best": False})
+            + "\n"
+        )
     jobs, note = analysis.chosen_jobs(ctx, column, synmargin.SMP, "gamma")
     assert [j.experiment for j in jobs] == [f"{synmargin.SMP}@gamma=0.2"] * 2 and [j.seed for j in jobs] == [1, 2]
     assert note == "fr-en: gamma = 0.2, chosen on development BLEU among 0.2, 0.5"
     inputs = layout.inputs(registry.artefact("synmargin", "table1"), ctx, "synmargin", "table1")
-    assert layout.metrics_path(jobs[0]) in inputs and layout.hypothesis_path("iwslt16", "fr-en", synmargin.SMP, 2) in inputs
+    assert (
+        layout.metrics_path(jobs[0]) in inputs
+        and layout.hypothesis_path("iwslt16", "fr-en", synmargin.SMP, 2) in inputs
+    )
     alone = Context(seeds=(1, 2), pairs={"iwslt16": ("fr-en",)}, grid={"gamma": (0.5,)})  # one value: nothing chosen
-    assert analysis.chosen_jobs(alone, column, synmargin.SMP, "gamma")[1] == "fr-en: gamma = 0.5, the one value configured, not tuned"
+    assert (
+        analysis.chosen_jobs(alone, column, synmargin.SMP, "gamma")[1]
+        == "fr-en: gamma = 0.5, the one value configured, not tuned"
+    )
 
 
 class FixedPredictions(torch.nn.Module):
@@ -95,7 +105,9 @@ def test_neighbour_statistics_against_brute_force():
             (correct if nearest == target else wrong).append((cosines[nearest], cosines[target]))
     assert result["words"] == len(ranks) == 11  # </s> included, <unk> not
     assert len(correct) >= 2
-    assert result["correct: similarity to nearest neighbour"] == pytest.approx(sum(c for c, _ in correct) / len(correct))
+    assert result["correct: similarity to nearest neighbour"] == pytest.approx(
+        sum(c for c, _ in correct) / len(correct)
+    )
     assert result["wrong: similarity to nearest neighbour"] == pytest.approx(sum(c for c, _ in wrong) / len(wrong))
     assert result["wrong: similarity to target"] == pytest.approx(sum(t for _, t in wrong) / len(wrong))
     for k in (1, 2, 5, 10):

@@ -20,7 +20,12 @@ def test_grow_diag_final_and_by_hand():
     assert grow_diag_final_and(forward, reverse) == {(0, 0), (1, 1), (1, 2), (3, 4)}
     # diagonal growth chains: (2,3) touches (1,2) diagonally, (3,3) touches (2,3)
     assert grow_diag_final_and({(0, 0), (1, 1), (2, 3)}, {(0, 0), (1, 1), (1, 2), (3, 3)}) == {
-        (0, 0), (1, 1), (1, 2), (2, 3), (3, 3)}
+        (0, 0),
+        (1, 1),
+        (1, 2),
+        (2, 3),
+        (3, 3),
+    }
 
 
 def test_symmetrisation_keeps_the_intersection_and_stays_in_the_union():
@@ -84,7 +89,6 @@ def test_bpe_merges_set_the_vocabulary_and_decoding_restores_the_text(tmp_path):
         assert bpe.decode(bpe.encode(processor, line).split()) == line
 
 
-
 def test_bpe_keeps_characters_that_nfkc_would_rewrite(tmp_path):
     """Identity normalisation: a hypothesis's pieces decode to the characters the reference has."""
     lines = ["the ﬁnal score was １２ to ３ …", "café ﬁle ﬂow ½ ｗｉｄｅ …", "the ﬁle is ﬁne ."] * 10
@@ -95,7 +99,6 @@ def test_bpe_keeps_characters_that_nfkc_would_rewrite(tmp_path):
         pieces = bpe.encode(processor, line).split()
         assert bpe.decode(pieces).encode("utf-8") == line.encode("utf-8")
         assert processor.unk_id() not in processor.encode(line)
-
 
 
 # -- Moses processing ------------------------------------------------------------------------
@@ -136,8 +139,15 @@ def test_vocabulary_counts_order_and_capping(tmp_path):
 def test_streamed_truecaser_is_sacremoses_own(tmp_path):
     from sacremoses import MosesTruecaser
 
-    corpus = ["the cat sat .", "The cat ran .", "we saw the cat .", "Paris is big .", "we saw Paris .",
-              "iPhone sales rose .", "the iPhone is new ."]
+    corpus = [
+        "the cat sat .",
+        "The cat ran .",
+        "we saw the cat .",
+        "Paris is big .",
+        "we saw Paris .",
+        "iPhone sales rose .",
+        "the iPhone is new .",
+    ]
     ours = train_truecaser(iter(corpus), tmp_path / "ours.tc")
     theirs = MosesTruecaser()
     theirs.train([line.split() for line in corpus], save_to=str(tmp_path / "theirs.tc"))
@@ -159,10 +169,29 @@ def test_bpe_encodes_evaluation_sets_with_the_corpus_model(tmp_path):
     train = tmp_path / "train.en"
     train.write_text("the walking talker walked .\nthe talking walker talked .\n" * 20)
     (tmp_path / "test.en").write_text("the walker talked .\n")
-    bpe.main(["--merges", "10", "--train", str(train), "--model-prefix", str(tmp_path / "bpe" / "en"),
-              "--encode", f"{train}:{tmp_path / 'bpe' / 'train.en'}"])
-    bpe.main(["--model-prefix", str(tmp_path / "bpe" / "en"), "--encode", f"{tmp_path / 'test.en'}:{tmp_path / 'bpe' / 'test.en'}"])
+    bpe.main(
+        [
+            "--merges",
+            "10",
+            "--train",
+            str(train),
+            "--model-prefix",
+            str(tmp_path / "bpe" / "en"),
+            "--encode",
+            f"{train}:{tmp_path / 'bpe' / 'train.en'}",
+        ]
+    )
+    bpe.main(
+        [
+            "--model-prefix",
+            str(tmp_path / "bpe" / "en"),
+            "--encode",
+            f"{tmp_path / 'test.en'}:{tmp_path / 'bpe' / 'test.en'}",
+        ]
+    )
     pieces = (tmp_path / "bpe" / "test.en").read_text().split()
-    assert bpe.decode(pieces) == "the walker talked ." and set(pieces) <= set((tmp_path / "bpe" / "train.en").read_text().split())
+    assert bpe.decode(pieces) == "the walker talked ." and set(pieces) <= set(
+        (tmp_path / "bpe" / "train.en").read_text().split()
+    )
     with pytest.raises(SystemExit):
         bpe.main(["--train", str(train), "--model-prefix", str(tmp_path / "other")])  # --train without --merges

@@ -8,8 +8,15 @@ import shutil
 import pytest
 import torch
 
-from tests.conftest import (REPO, TRANSLATION_SPEC, assert_same_weights, kill_in_second_epoch, run_training, training_command,
-                            training_metrics)
+from tests.conftest import (
+    REPO,
+    TRANSLATION_SPEC,
+    assert_same_weights,
+    kill_in_second_epoch,
+    run_training,
+    training_command,
+    training_metrics,
+)
 
 
 def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
@@ -24,20 +31,34 @@ def test_killed_training_resumes_to_the_uninterrupted_result(data, tmp_path):
     assert "resuming after epoch" in result.stderr
     assert training_metrics(interrupted) == training_metrics(whole)
     assert_same_weights(interrupted, whole)
-    embed, output = (sum(v.numel() for k, v in torch.load(whole / "model.pt", weights_only=False)["state_dict"].items()
-                         if k.startswith(prefix)) for prefix in ("decoder.embed.", "output."))
+    embed, output = (
+        sum(
+            v.numel()
+            for k, v in torch.load(whole / "model.pt", weights_only=False)["state_dict"].items()
+            if k.startswith(prefix)
+        )
+        for prefix in ("decoder.embed.", "output.")
+    )
     assert training_metrics(whole)[-1]["layer_parameters"] == {"input": embed, "output": output}  # vMF Table 4's counts
     stale = 0  # epochs since the best development score: `patience` of them fire the early stop
     for record in training_metrics(whole):
         stale = 0 if record["best"] else stale + 1
         assert record["early_stop"] == (stale >= TRANSLATION_SPEC["train"]["patience"])
-    assert len(training_metrics(whole)) == TRANSLATION_SPEC["train"]["max_epochs"] or training_metrics(whole)[-1]["early_stop"]
+    assert (
+        len(training_metrics(whole)) == TRANSLATION_SPEC["train"]["max_epochs"]
+        or training_metrics(whole)[-1]["early_stop"]
+    )
     assert not any(record["early_stop"] for record in training_metrics(whole)[:-1])
 
 
 def test_a_changed_spec_starts_over(data, tmp_path):
     out = tmp_path / "m"
-    assert run_training(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}}).returncode == 0
+    assert (
+        run_training(
+            data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}}
+        ).returncode
+        == 0
+    )
     result = run_training(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 2}})
     assert result.returncode == 0 and "belongs to another spec; starting over" in result.stderr
     assert [m["epoch"] for m in training_metrics(out)] == [1, 2]
@@ -74,7 +95,9 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(data, tmp_pa
     from workflow_src.train import train
 
     out = tmp_path / "m"
-    args = training_command(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}})[3:]
+    args = training_command(data, out, {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}})[
+        3:
+    ]
     train.main(args)
     checkpoint = out / "checkpoint.pt"
     saved = torch.load(checkpoint, weights_only=False)
@@ -82,8 +105,9 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(data, tmp_pa
     torch.save({**saved, "precision": "bf16"}, checkpoint)  # as a job started on a GPU left it
     with pytest.raises(SystemExit) as stopped:
         train.main(args)
-    assert str(stopped.value).startswith(f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to "
-                                         "fp32 on cpu")
+    assert str(stopped.value).startswith(
+        f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to fp32 on cpu"
+    )
     torch.save({key: value for key, value in saved.items() if key != "precision"}, checkpoint)
     capsys.readouterr()
     train.main(args)
@@ -99,10 +123,20 @@ def test_a_piece_length_limit_drops_the_longer_training_pairs(data, tmp_path):
     too_long = sum(1 for s, t in pairs if max(len(s.split()), len(t.split())) > max_len)
     assert 0 < too_long < len(pairs)
     out = tmp_path / "m"
-    result = run_training(data, out, {**TRANSLATION_SPEC, "data": {"max_len": max_len, "max_len_unit": "piece"},
-                             "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1}})
+    result = run_training(
+        data,
+        out,
+        {
+            **TRANSLATION_SPEC,
+            "data": {"max_len": max_len, "max_len_unit": "piece"},
+            "train": {**TRANSLATION_SPEC["train"], "max_epochs": 1},
+        },
+    )
     assert result.returncode == 0, result.stderr
-    assert f"{len(pairs) - too_long} training pairs ({too_long} dropped: a side over 6 units, max_len_unit piece)" in result.stderr
+    assert (
+        f"{len(pairs) - too_long} training pairs ({too_long} dropped: a side over 6 units, max_len_unit piece)"
+        in result.stderr
+    )
     [line] = training_metrics(out)
     assert (line["train_pairs"], line["train_pairs_too_long"]) == (len(pairs) - too_long, too_long)
 
@@ -111,8 +145,14 @@ def test_a_piece_length_limit_drops_the_longer_training_pairs(data, tmp_path):
 def test_both_output_layers_learn(data, tmp_path, output_layer):
     spec = dict(TRANSLATION_SPEC)
     if output_layer == "continuous":
-        spec.update(target_unit="emb", output_layer="continuous", loss="nllvmf",
-                    loss_params={"lambda1": 0.02, "lambda2": 0.1}, embeddings="fasttext", tied=True)
+        spec.update(
+            target_unit="emb",
+            output_layer="continuous",
+            loss="nllvmf",
+            loss_params={"lambda1": 0.02, "lambda2": 0.1},
+            embeddings="fasttext",
+            tied=True,
+        )
     spec["model"] = {**TRANSLATION_SPEC["model"], "hidden": 64, "input_feed": False}
     out = tmp_path / output_layer
     result = run_training(data, out, {**spec, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 6, "lr": 0.01}})
@@ -220,8 +260,13 @@ def test_the_split_input_projection_is_the_fused_cell(kind):
     from workflow_src.model.seq2seq import Seq2Seq
 
     torch.manual_seed(0)
-    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS[kind]}, 40, 40, 0,
-                    torch.nn.functional.normalize(torch.randn(40, 6), dim=-1)).eval()
+    model = Seq2Seq(
+        {**fixed_step.BASE, **fixed_step.KINDS[kind]},
+        40,
+        40,
+        0,
+        torch.nn.functional.normalize(torch.randn(40, 6), dim=-1),
+    ).eval()
     batch = fixed_step.batches(1, 1)[0]
     results = []
     for split in (False, True):
@@ -355,7 +400,6 @@ def test_the_first_epoch_is_checked_against_the_target_bigram(data, tmp_path):
     assert "WARNING" not in learned.stderr
 
 
-
 def test_an_unreadable_checkpoint_is_said_and_loses_nothing_a_finished_run_made(data, tmp_path):
     """A truncated checkpoint of a finished run, its model.pt deleted (as Snakemake deletes the
     outputs it reruns; metrics.jsonl it keeps, rules/train.smk): the rerun names the checkpoint and
@@ -365,9 +409,12 @@ def test_an_unreadable_checkpoint_is_said_and_loses_nothing_a_finished_run_made(
     out = tmp_path / "m"
     spec = {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "max_epochs": 2}}
     assert run_training(data, out, spec).returncode == 0
-    history, weights = (out / "metrics.jsonl").read_text(), torch.load(out / "model.pt", weights_only=False)["state_dict"]
+    history, weights = (
+        (out / "metrics.jsonl").read_text(),
+        torch.load(out / "model.pt", weights_only=False)["state_dict"],
+    )
     checkpoint = out / "checkpoint.pt"
-    checkpoint.write_bytes(checkpoint.read_bytes()[:checkpoint.stat().st_size // 2])
+    checkpoint.write_bytes(checkpoint.read_bytes()[: checkpoint.stat().st_size // 2])
     (out / "model.pt").unlink()
     result = run_training(data, out, spec)
     assert result.returncode == 0, result.stderr

@@ -21,17 +21,36 @@ from workflow_src.model.losses import cross_entropy
 from workflow_src.papers.tying import SCHEDULE as APPENDIX_A
 from workflow_src.train import train_lm
 from workflow_src.specs import TrainSlice
-from workflow_src.train.train_lm import (EOS, batchify, build_model, build_objective, build_vocabulary, encode,
-                                         evaluate, learning_rate, load_language_model, read, resolve, save_language_model,
-                                         training_stream)
+from workflow_src.train.train_lm import (
+    EOS,
+    batchify,
+    build_model,
+    build_objective,
+    build_vocabulary,
+    encode,
+    evaluate,
+    learning_rate,
+    load_language_model,
+    read,
+    resolve,
+    save_language_model,
+    training_stream,
+)
 
-SUBJECTS, VERBS, OBJECTS = ("the cat", "the dog", "a bird", "my friend"), ("sees", "likes", "chases"), ("the ball", "a mouse", "the tree")
+SUBJECTS, VERBS, OBJECTS = (
+    ("the cat", "the dog", "a bird", "my friend"),
+    ("sees", "likes", "chases"),
+    ("the ball", "a mouse", "the tree"),
+)
 VOCABULARY = 14  # the 13 words above and <eos>
+
+
 def write_corpus(root, train_sentences):
     rng = random.Random(0)
     for split, n in (("train", train_sentences), ("valid", 60), ("test", 60)):
-        (root / f"{split}.txt").write_text("".join(
-            f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}\n" for _ in range(n)))
+        (root / f"{split}.txt").write_text(
+            "".join(f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}\n" for _ in range(n))
+        )
     return root
 
 
@@ -41,19 +60,40 @@ def corpus(tmp_path_factory):
 
 
 def arguments(corpus, out, spec, valid=None):
-    return ["--spec", json.dumps(spec), "--train", str(corpus / "train.txt"), "--valid", str(valid or corpus / "valid.txt"),
-            "--test", str(corpus / "test.txt"), "--out-dir", str(out)]
+    return [
+        "--spec",
+        json.dumps(spec),
+        "--train",
+        str(corpus / "train.txt"),
+        "--valid",
+        str(valid or corpus / "valid.txt"),
+        "--test",
+        str(corpus / "test.txt"),
+        "--out-dir",
+        str(out),
+    ]
 
 
 def metrics(out):
     timing = {"seconds", "tokens_per_second"}
-    return [{k: v for k, v in json.loads(line).items() if k not in timing} for line in (out / "metrics.jsonl").read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in timing}
+        for line in (out / "metrics.jsonl").read_text().splitlines()
+    ]
 
 
 @pytest.mark.parametrize("loss, reuse_embedding", [("ce", False), ("augmented", True)])
 def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
-    spec = {**LM_SPEC, "loss": loss, "loss_params": LM_SPEC["loss_params"] if loss == "augmented" else {},
-            "reuse_embedding": reuse_embedding, "dropout": 0.0, "size": 10, "batch_size": 4, "max_epochs": 6}
+    spec = {
+        **LM_SPEC,
+        "loss": loss,
+        "loss_params": LM_SPEC["loss_params"] if loss == "augmented" else {},
+        "reuse_embedding": reuse_embedding,
+        "dropout": 0.0,
+        "size": 10,
+        "batch_size": 4,
+        "max_epochs": 6,
+    }
     train_lm.main(arguments(corpus, tmp_path, spec))
     assert json.loads((tmp_path / "spec.json").read_text()) == spec  # the run's spec document, in its folder
     history = metrics(tmp_path)
@@ -62,14 +102,18 @@ def test_a_tiny_model_learns(corpus, tmp_path, loss, reuse_embedding):
     assert [m["lr"] for m in history] == pytest.approx([1, 1, 0.9, 0.81, 0.729, 0.6561])
     best = min(history, key=lambda m: m["valid_perplexity"])
     assert best["valid_perplexity"] < history[0]["valid_perplexity"] and best["valid_perplexity"] < VOCABULARY / 2
-    assert result["kept_epoch"] == best["epoch"] and result["valid_perplexity"] == pytest.approx(best["valid_perplexity"])
+    assert result["kept_epoch"] == best["epoch"] and result["valid_perplexity"] == pytest.approx(
+        best["valid_perplexity"]
+    )
     assert result["test_perplexity"] < VOCABULARY / 2
     assert result["evaluation"]["vocabulary"] == VOCABULARY
     assert result["evaluation"]["valid_tokens"] == (60 * 6 // 10 - 1) * 10  # 5 words and <eos> a line, in 10 columns
     # RE: W is L^T itself; untied, two 10-dimensional subspaces of R^14 differ
     assert (result["subspace_distance"] < 1e-6) == reuse_embedding
     saved = torch.load(tmp_path / "model.pt", weights_only=False)
-    assert saved["epoch"] == best["epoch"] and sorted(saved["itos"]) == sorted(set((corpus / "train.txt").read_text().split()) | {EOS})
+    assert saved["epoch"] == best["epoch"] and sorted(saved["itos"]) == sorted(
+        set((corpus / "train.txt").read_text().split()) | {EOS}
+    )
 
 
 def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias():
@@ -80,16 +124,21 @@ def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias()
     with torch.no_grad():
         model.decoder.bias.copy_(torch.randn(VOCABULARY) * 5)
     data = batchify(torch.randint(VOCABULARY, (200,)), spec["batch_size"])
-    total, _, tokens = train_lm.train_epoch(model, data, spec, torch.optim.SGD(model.parameters(), lr=0.0),
-                                            build_objective(spec))
+    total, _, tokens = train_lm.train_epoch(
+        model, data, spec, torch.optim.SGD(model.parameters(), lr=0.0), build_objective(spec)
+    )
     model.eval()
     with torch.no_grad():
         logits, _, _ = model(data[:-1], model.init_hidden(spec["batch_size"]))
         logits, targets = logits.flatten(0, 1), data[1:].flatten()
         w_h = logits - model.decoder.bias
         gamma, tau = spec["loss_params"]["gamma"], spec["loss_params"]["tau"]
-        expected = cross_entropy(logits, targets) + gamma * tau * augmented_loss(w_h, targets, model.embedding.weight, tau)
-        with_bias = cross_entropy(logits, targets) + gamma * tau * augmented_loss(logits, targets, model.embedding.weight, tau)
+        expected = cross_entropy(logits, targets) + gamma * tau * augmented_loss(
+            w_h, targets, model.embedding.weight, tau
+        )
+        with_bias = cross_entropy(logits, targets) + gamma * tau * augmented_loss(
+            logits, targets, model.embedding.weight, tau
+        )
     assert tokens == len(targets)
     assert total == pytest.approx(expected.sum().item(), rel=1e-4)
     assert total != pytest.approx(with_bias.sum().item(), rel=1e-3)
@@ -117,7 +166,9 @@ def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(c
     spec = {**LM_SPEC, "max_epochs": 2}
     train_lm.main(arguments(corpus, tmp_path, spec))
     checkpoint = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
-    assert checkpoint["finished"] and "model" not in checkpoint and [r["epoch"] for r in checkpoint["history"]] == [1, 2]
+    assert (
+        checkpoint["finished"] and "model" not in checkpoint and [r["epoch"] for r in checkpoint["history"]] == [1, 2]
+    )
     before = {name: (tmp_path / name).read_text() for name in ("metrics.jsonl", "perplexity.json")}
     for name in ("model.pt", *before):  # as Snakemake removes a job's outputs before it reruns it
         (tmp_path / name).unlink()
@@ -126,7 +177,10 @@ def test_a_finished_run_keeps_no_checkpoint_weights_and_a_rerun_does_not_train(c
     err = capsys.readouterr().err
     assert "training finished after epoch 2; not training again" in err and '"train_loss"' not in err
     assert {name: (tmp_path / name).read_text() for name in before} == before
-    assert torch.load(tmp_path / "model.pt", weights_only=False)["epoch"] == json.loads(before["perplexity.json"])["kept_epoch"]
+    assert (
+        torch.load(tmp_path / "model.pt", weights_only=False)["epoch"]
+        == json.loads(before["perplexity.json"])["kept_epoch"]
+    )
 
 
 def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_path, capsys):
@@ -138,8 +192,9 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_
     torch.save({**saved, "precision": "bf16"}, checkpoint)  # as a job started on a GPU left it
     with pytest.raises(SystemExit) as stopped:
         train_lm.main(arguments(corpus, tmp_path, spec))
-    assert str(stopped.value).startswith(f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to "
-                                         "fp32 on cpu")
+    assert str(stopped.value).startswith(
+        f"train.precision: {checkpoint} was trained in bf16, but 'auto' resolves to fp32 on cpu"
+    )
     torch.save({key: value for key, value in saved.items() if key != "precision"}, checkpoint)
     capsys.readouterr()
     train_lm.main(arguments(corpus, tmp_path, spec))
@@ -149,11 +204,15 @@ def test_a_resume_in_another_precision_stops_naming_train_precision(corpus, tmp_
 
 def test_learning_rate_schedule_is_appendix_a():
     """lr 1, decayed by 0.9 / 0.9 / 0.97 each epoch after epoch 5 / 10 / 1; clipping 5 / 5 / 6."""
+
     def schedule(size):
         return read({**LM_SPEC, **APPENDIX_A[size]}, "LM_SPEC")
-    assert [learning_rate(schedule("small"), e) for e in range(1, 9)] == pytest.approx([1, 1, 1, 1, 1, 0.9, 0.81, 0.729])
+
+    assert [learning_rate(schedule("small"), e) for e in range(1, 9)] == pytest.approx(
+        [1, 1, 1, 1, 1, 0.9, 0.81, 0.729]
+    )
     assert [learning_rate(schedule("medium"), e) for e in (1, 10, 11, 13)] == pytest.approx([1, 1, 0.9, 0.729])
-    assert [learning_rate(schedule("large"), e) for e in (1, 2, 3, 40)] == pytest.approx([1, 0.97, 0.97 ** 2, 0.97 ** 39])
+    assert [learning_rate(schedule("large"), e) for e in (1, 2, 3, 40)] == pytest.approx([1, 0.97, 0.97**2, 0.97**39])
     assert [APPENDIX_A[size]["clip"] for size in ("small", "medium", "large")] == [5, 5, 6]
 
 
@@ -172,7 +231,7 @@ def test_perplexity_of_a_hand_set_model_on_a_batchified_text(tmp_path):
         nll = 0.0
         for column in range(columns):
             c = 0.0
-            for target in stream[column * length + 1:(column + 1) * length]:
+            for target in stream[column * length + 1 : (column + 1) * length]:
                 c = (c + math.tanh(1.0)) / 2
                 h = math.tanh(c) / (1 + math.exp(-0.5))
                 nll += math.log(sum(math.exp(w[v] * h + b[v]) for v in w)) - (w[target] * h + b[target])
@@ -196,13 +255,27 @@ def test_a_wrong_spec_key_is_named(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"^LM_SPEC: missing key clip of a LMSpec$"):
         read({k: v for k, v in LM_SPEC.items() if k != "clip"}, "LM_SPEC")
     with pytest.raises(ValueError, match=r"^LM_SPEC: unknown key convergence\.patience in a Convergence$"):
-        read({**LM_SPEC, "convergence": {"window": 2, "tolerance": 0.1, "plateau_decay": 0.5, "patience": 1}}, "LM_SPEC")
+        read(
+            {**LM_SPEC, "convergence": {"window": 2, "tolerance": 0.1, "plateau_decay": 0.5, "patience": 1}}, "LM_SPEC"
+        )
     with pytest.raises(ValueError, match="takes loss_params"):
         resolve({**LM_SPEC, "loss": "beta"})
     # the command says it in one line, naming --spec, and trains nothing
     with pytest.raises(SystemExit):
-        train_lm.main(["--spec", json.dumps({**LM_SPEC, "clipping": 5}), "--train", "t", "--valid", "v", "--test", "t",
-                       "--out-dir", str(tmp_path / "out")])
+        train_lm.main(
+            [
+                "--spec",
+                json.dumps({**LM_SPEC, "clipping": 5}),
+                "--train",
+                "t",
+                "--valid",
+                "v",
+                "--test",
+                "t",
+                "--out-dir",
+                str(tmp_path / "out"),
+            ]
+        )
     assert capsys.readouterr().err == "train_lm: error: --spec: unknown key clipping in a LMSpec\n"
     assert not (tmp_path / "out").exists()
 
@@ -213,10 +286,19 @@ def test_figure_1_mode_trains_a_slice_with_unit_norm_embeddings(corpus, tmp_path
     chosen = training_stream(spec, stream)
     assert len(chosen) == 300 and torch.equal(chosen, torch.arange(chosen[0], chosen[0] + 300))
     assert torch.equal(training_stream(spec, stream), chosen)  # drawn from the seed
-    assert torch.equal(training_stream(dataclasses.replace(spec, train_slice=TrainSlice(300, 7)), stream), torch.arange(7, 307))
+    assert torch.equal(
+        training_stream(dataclasses.replace(spec, train_slice=TrainSlice(300, 7)), stream), torch.arange(7, 307)
+    )
 
-    spec = {**LM_SPEC, "loss": "beta", "loss_params": {"beta": 1.0, "tau": 10.0}, "dropout": 0.0, "max_epochs": 2,
-            "unit_norm_embeddings": True, "train_slice": {"length": 2000, "start": None}}
+    spec = {
+        **LM_SPEC,
+        "loss": "beta",
+        "loss_params": {"beta": 1.0, "tau": 10.0},
+        "dropout": 0.0,
+        "max_epochs": 2,
+        "unit_norm_embeddings": True,
+        "train_slice": {"length": 2000, "start": None},
+    }
     train_lm.main(arguments(corpus, tmp_path, spec))
     model, _ = load_language_model(tmp_path / "model.pt", torch.device("cpu"))
     torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(VOCABULARY))
@@ -252,15 +334,25 @@ def test_training_loss_improvement_and_plateaus_follow_their_definitions():
     assert train_lm.training_loss_improvement(history[:3], window=2) == pytest.approx((5.0 - 4.0) / 5.0)
     assert train_lm.training_loss_improvement(history, window=2) == pytest.approx((4.0 - 3.9) / 4.0)
     assert train_lm.training_loss_improvement(history[:4], window=1) == pytest.approx((4.0 - 3.9) / 4.0)
-    assert train_lm.training_loss_improvement(history[:3], window=1) == pytest.approx((4.0 - 4.5) / 4.0)  # worse: negative
+    assert train_lm.training_loss_improvement(history[:3], window=1) == pytest.approx(
+        (4.0 - 4.5) / 4.0
+    )  # worse: negative
     assert [train_lm.plateaus(history[:n]) for n in range(1, 6)] == [0, 0, 1, 1, 2]
 
 
 def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the_lowest_training_loss(corpus, tmp_path):
     """Figure 1: b = 0, trained until the training loss stops improving (max_epochs a cap), the
     rate halved after each epoch that did not improve on the best, the lowest-loss epoch measured."""
-    spec = {**LM_SPEC, "dropout": 0.0, "max_epochs": 12, "decay_after": 0, "lr_decay": 1.0, "output_bias": False,
-            "keep": "lowest_train_loss", "convergence": {"window": 2, "tolerance": 0.05, "plateau_decay": 0.5}}
+    spec = {
+        **LM_SPEC,
+        "dropout": 0.0,
+        "max_epochs": 12,
+        "decay_after": 0,
+        "lr_decay": 1.0,
+        "output_bias": False,
+        "keep": "lowest_train_loss",
+        "convergence": {"window": 2, "tolerance": 0.05, "plateau_decay": 0.5},
+    }
     train_lm.main(arguments(corpus, tmp_path, spec))
     history = metrics(tmp_path)
     result = json.loads((tmp_path / "perplexity.json").read_text())
@@ -270,16 +362,24 @@ def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the
         improvement = train_lm.training_loss_improvement(history[:e], 2)
         assert record["train_loss_improvement"] == (pytest.approx(improvement) if improvement is not None else None)
         assert record["converged"] == (improvement is not None and improvement < 0.05)
-        assert record["lr"] == pytest.approx(0.5 ** train_lm.plateaus(history[:e - 1]))
+        assert record["lr"] == pytest.approx(0.5 ** train_lm.plateaus(history[: e - 1]))
     assert result["stopped"].startswith(f"converged after epoch {stop}")
     assert result["kept_epoch"] == min(history, key=lambda r: r["train_loss"])["epoch"]
     model, _ = load_language_model(tmp_path / "model.pt", torch.device("cpu"))
     assert model.decoder is not None and model.output_bias is None
     # the cap, when the criterion never holds
-    train_lm.main(arguments(corpus, tmp_path / "capped", {**spec, "max_epochs": 3,
-                                                          "convergence": {**spec["convergence"], "tolerance": 0.0}}))
-    assert json.loads((tmp_path / "capped" / "perplexity.json").read_text())["stopped"] == \
-        "the epoch cap: 1 x 3 epochs without converging" or metrics(tmp_path / "capped")[-1]["converged"]
+    train_lm.main(
+        arguments(
+            corpus,
+            tmp_path / "capped",
+            {**spec, "max_epochs": 3, "convergence": {**spec["convergence"], "tolerance": 0.0}},
+        )
+    )
+    assert (
+        json.loads((tmp_path / "capped" / "perplexity.json").read_text())["stopped"]
+        == "the epoch cap: 1 x 3 epochs without converging"
+        or metrics(tmp_path / "capped")[-1]["converged"]
+    )
     with pytest.raises(ValueError, match="convergence"):
         resolve({**LM_SPEC, "convergence": {"window": 2}})
 
@@ -292,7 +392,18 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
     save_language_model(tmp_path / "model.pt", model, spec, itos, epoch=1)
     phrases = tmp_path / "phrases.txt"
     phrases.write_text("the cat sees\n\na mouse\tsees the cat\n")
-    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--top", "4", "--out", str(tmp_path / "p.json")])
+    lm_predict.main(
+        [
+            "--model",
+            str(tmp_path / "model.pt"),
+            "--phrases",
+            str(phrases),
+            "--top",
+            "4",
+            "--out",
+            str(tmp_path / "p.json"),
+        ]
+    )
     results = json.loads((tmp_path / "p.json").read_text())
     assert [r["phrase"] for r in results] == ["the cat sees", "a mouse"]
     model.eval()
@@ -301,9 +412,13 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
         for word in [EOS] + result["phrase"].split():  # one word at a time, carrying the state
             logits, _, hidden = model(torch.tensor([[itos.index(word)]]), hidden)
         scores = logits[0, 0].tolist()
-        expected = sorted(((math.exp(s) / sum(math.exp(t) for t in scores), word) for s, word in zip(scores, itos)), reverse=True)
+        expected = sorted(
+            ((math.exp(s) / sum(math.exp(t) for t in scores), word) for s, word in zip(scores, itos)), reverse=True
+        )
         assert [p["word"] for p in result["predictions"]] == [word for _, word in expected[:4]]
-        assert [p["probability"] for p in result["predictions"]] == pytest.approx([p for p, _ in expected[:4]], rel=1e-5)
+        assert [p["probability"] for p in result["predictions"]] == pytest.approx(
+            [p for p, _ in expected[:4]], rel=1e-5
+        )
     # the word that follows a phrase (after a tab): its probability and rank
     probability, rank = next((p, i + 1) for i, (p, word) in enumerate(expected) if word == "sees")
     assert results[1]["next"] == "sees" and results[1]["next_rank"] == rank
@@ -312,7 +427,9 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
 
     phrases.write_text("the cat\nthe zebra sees\n")
     with pytest.raises(SystemExit) as failure:
-        lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "q.json")])
+        lm_predict.main(
+            ["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "q.json")]
+        )
     assert failure.value.code == 1
     assert "line 2, phrase 'the zebra sees': 'zebra' is not in the model's vocabulary" in capsys.readouterr().err
     assert not (tmp_path / "q.json").exists()
@@ -321,13 +438,19 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
 def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp_path):
     itos = ["the", "cat", "sees", "<unk>", EOS]
     torch.manual_seed(0)
-    save_language_model(tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**LM_SPEC, "size": 6}), itos, 1)
+    save_language_model(
+        tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**LM_SPEC, "size": 6}), itos, 1
+    )
     phrases = tmp_path / "phrases.txt"
     phrases.write_text("the zebra sees\tgnus\nthe <unk> sees\t<unk>\n")
-    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "p.json")])
+    lm_predict.main(
+        ["--model", str(tmp_path / "model.pt"), "--phrases", str(phrases), "--out", str(tmp_path / "p.json")]
+    )
     unknown, written = json.loads((tmp_path / "p.json").read_text())
     assert unknown["unknown"] == ["gnus", "zebra"] and "unknown" not in written
-    assert unknown["predictions"] == written["predictions"] and unknown["next_probability"] == written["next_probability"]
+    assert (
+        unknown["predictions"] == written["predictions"] and unknown["next_probability"] == written["next_probability"]
+    )
 
 
 def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monkeypatch):
@@ -341,11 +464,23 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
     (tmp_path / "phrases.txt").write_text("the cat sees\tthe mouse\nmouse mouse\tcat\n")
     monkeypatch.setattr(lm_predict, "CHUNK", 4)  # the phrase's end falls in a later chunk than its start
-    lm_predict.main(["--model", str(tmp_path / "model.pt"), "--phrases", str(tmp_path / "phrases.txt"), "--top", "6",
-                     "--context", str(tmp_path / "test.txt"), "--out", str(tmp_path / "p.json")])
+    lm_predict.main(
+        [
+            "--model",
+            str(tmp_path / "model.pt"),
+            "--phrases",
+            str(tmp_path / "phrases.txt"),
+            "--top",
+            "6",
+            "--context",
+            str(tmp_path / "test.txt"),
+            "--out",
+            str(tmp_path / "p.json"),
+        ]
+    )
     found, missing = json.loads((tmp_path / "p.json").read_text())
     stream = [itos.index(w) for line in context for w in line.split() + [EOS]]
-    prefix = stream[:12 + 3]  # "the cat sees" followed by "the" first occurs in the third line
+    prefix = stream[: 12 + 3]  # "the cat sees" followed by "the" first occurs in the third line
     model.eval()
     hidden = model.init_hidden(1)
     for word in prefix:
@@ -353,7 +488,8 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     expected = torch.softmax(logits[0, 0].double(), -1)
     assert found["context"] == "in context: tokens 1-15 of the text"
     assert {p["word"]: p["probability"] for p in found["predictions"]} == pytest.approx(
-        {word: p for word, p in zip(itos, expected.tolist())}, rel=1e-5)
+        {word: p for word, p in zip(itos, expected.tolist())}, rel=1e-5
+    )
     at_sentence_start = lm_predict.next_word_probabilities(model, [itos.index(w) for w in [EOS, "the", "cat", "sees"]])
     assert not torch.allclose(expected, at_sentence_start, rtol=1e-3)
     assert missing["context"] == "from a zero state after <eos>, not found in the context text"
@@ -368,7 +504,9 @@ def test_a_diverging_run_stops_after_two_diverged_epochs_and_says_why(corpus, tm
     history = metrics(tmp_path)
     best = min(history, key=lambda m: m["valid_perplexity"])
     assert len(history) < 12 and all(m["valid_perplexity"] > 1.5 * best["valid_perplexity"] for m in history[-2:])
-    assert best["epoch"] > 1 and not train_lm.given_up(history[:-1])  # it learned, and stopped at the first epoch it could
+    assert best["epoch"] > 1 and not train_lm.given_up(
+        history[:-1]
+    )  # it learned, and stopped at the first epoch it could
     result = json.loads((tmp_path / "perplexity.json").read_text())
     assert result["stopped"].startswith("diverged: validation perplexity") and result["kept_epoch"] == best["epoch"]
 
@@ -386,7 +524,7 @@ def test_an_unreadable_checkpoint_is_said_and_a_finished_run_is_kept_or_trained_
         checkpoint.write_bytes(b"n" + bytes(range(256)))
         if damaged != "checkpoint":
             kept = tmp_path / "kept.pt"
-            kept.write_bytes(kept.read_bytes()[:kept.stat().st_size // 2])
+            kept.write_bytes(kept.read_bytes()[: kept.stat().st_size // 2])
         for name in ("model.pt", "perplexity.json"):
             (tmp_path / name).unlink()
         capsys.readouterr()
@@ -397,7 +535,12 @@ def test_an_unreadable_checkpoint_is_said_and_a_finished_run_is_kept_or_trained_
             assert "not training again" in err and '"train_loss"' not in err
             assert (tmp_path / "metrics.jsonl").read_text() == history
         else:
-            assert f"training from scratch: no finished run to go on from ({kept}: unreadable" in err and '"train_loss"' in err
-            assert metrics(tmp_path) == [{k: v for k, v in json.loads(line).items() if k not in {"seconds", "tokens_per_second"}}
-                                         for line in history.splitlines()]
+            assert (
+                f"training from scratch: no finished run to go on from ({kept}: unreadable" in err
+                and '"train_loss"' in err
+            )
+            assert metrics(tmp_path) == [
+                {k: v for k, v in json.loads(line).items() if k not in {"seconds", "tokens_per_second"}}
+                for line in history.splitlines()
+            ]
         assert (tmp_path / "perplexity.json").read_text() == before

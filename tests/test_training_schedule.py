@@ -54,15 +54,23 @@ def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
     joint_train = resolve_spec(config, "wmt17", "de-en", joint.name("32k", "nmt"), 1)["train"]
     # The released train.py: -learning_rate_decay 0.5 with -start_decay_at 100, past its 50 epochs
     # (joint ledger D12); loss.div(batch_size), the sentences (D3); 13 of its 50 epochs (D14)
-    assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (0.5, None, "sentence")
+    assert (joint_train["lr_decay"], joint_train["lr_decay_start"], joint_train["loss_normalisation"]) == (
+        0.5,
+        None,
+        "sentence",
+    )
     assert joint_train["max_epochs"] == 13
     for name in ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2"):
         assert name in vmf.EXPERIMENTS
         other = resolve_spec(config, "iwslt16", "fr-en", name, 1)["train"]
         assert (other["lr_decay"], other["lr_decay_start"], other["loss_normalisation"]) == (None, None, "token")
         assert other["max_epochs"] == config["train"]["max_epochs"] == 20
-    assert schedule_settings({}, "joint") == {"lr_decay": None, "lr_decay_start": None, "lr_decay_on_rise": True,
-                                              "loss_normalisation": "token"}
+    assert schedule_settings({}, "joint") == {
+        "lr_decay": None,
+        "lr_decay_start": None,
+        "lr_decay_on_rise": True,
+        "loss_normalisation": "token",
+    }
     # only a group asked to ignore rises ignores them
     assert schedule_settings({"lr_decay_on_rise": {"continuous": False}}, "continuous")["lr_decay_on_rise"] is False
     assert schedule_settings({"lr_decay_on_rise": {"continuous": False}}, "softmax")["lr_decay_on_rise"] is True
@@ -70,7 +78,10 @@ def test_config_gives_the_joint_paper_its_schedule_and_keeps_the_others():
 
 
 def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):
-    spec = {**TRANSLATION_SPEC, "train": {**TRANSLATION_SPEC["train"], "lr_decay": 0.5, "lr_decay_start": 1, "loss_normalisation": "sentence"}}
+    spec = {
+        **TRANSLATION_SPEC,
+        "train": {**TRANSLATION_SPEC["train"], "lr_decay": 0.5, "lr_decay_start": 1, "loss_normalisation": "sentence"},
+    }
     result = run_training(data, tmp_path, spec)
     assert result.returncode == 0, result.stderr
     assert [record["lr"] for record in training_metrics(tmp_path)] == [0.005, 0.0025, 0.00125]
@@ -79,8 +90,12 @@ def test_training_records_the_decayed_rate_per_epoch(data, tmp_path):
 def test_a_groups_max_epochs_yields_to_an_experiments_override_and_names_unknown_groups():
     from workflow_src.layout import schedule
 
-    train = {"lr": {"softmax": 1e-3, "joint": 1e-3}, "max_epochs": 20, "patience": 3,
-             "max_epochs_by_group": {"joint": 13}}
+    train = {
+        "lr": {"softmax": 1e-3, "joint": 1e-3},
+        "max_epochs": 20,
+        "patience": 3,
+        "max_epochs_by_group": {"joint": 13},
+    }
     name = joint.name("32k", "nmt")
     assert schedule(train, name) == {"max_epochs": 13, "patience": 3}
     assert schedule({**train, "overrides": {name: {"max_epochs": 5}}}, name) == {"max_epochs": 5, "patience": 3}
@@ -96,8 +111,12 @@ def test_initialisation_scales_with_the_width_only_when_asked():
     cases = (("iwslt16", "fr-en", "word2word-ce", 1024), ("wmt17", "de-en", joint.name("32k", "nmt"), 512))
 
     def scale(train: dict, dataset, pair, name, hidden) -> float:
-        narrowed = {**config, "train": {**config["train"], **train}, "model": {**config["model"], "hidden": hidden},
-                    "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}}}
+        narrowed = {
+            **config,
+            "train": {**config["train"], **train},
+            "model": {**config["model"], "hidden": hidden},
+            "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}},
+        }
         return resolve_spec(narrowed, dataset, pair, name, 1)["train"]["init_scale"]
 
     for dataset, pair, name, paper_width in cases:
@@ -114,8 +133,11 @@ def test_joint_space_scales_with_the_width_only_when_asked():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
 
     def d_j(name: str, hidden: int, scaled: bool):
-        narrowed = {**config, "train": {**config["train"], "scale_joint_dim_to_width": scaled},
-                    "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}}}
+        narrowed = {
+            **config,
+            "train": {**config["train"], "scale_joint_dim_to_width": scaled},
+            "architectures": {"joint": {**config["architectures"]["joint"], "hidden": hidden}},
+        }
         return resolve_spec(narrowed, "wmt17", "de-en", name, 1)["joint_dim"]
 
     for paper_dim, toy_dim in ((512, 64), (2048, 256), (4096, 512)):
@@ -161,5 +183,7 @@ def test_the_joint_paper_trains_on_batches_of_96_as_its_released_code():
 def test_a_batch_size_for_a_group_that_is_not_one_is_named():
     train = {"lr": {"softmax": 1e-3, "joint": 1e-3}, "batch_size": 64, "batch_size_by_group": {"joint": 96}}
     assert batch_size(train, "joint") == 96 and batch_size(train, "softmax") == 64
-    with pytest.raises(ValueError, match=r"^train.batch_size_by_group: continuous not training groups \(keys of train.lr\)$"):
+    with pytest.raises(
+        ValueError, match=r"^train.batch_size_by_group: continuous not training groups \(keys of train.lr\)$"
+    ):
         batch_size({**train, "batch_size_by_group": {"continuous": 96}}, "joint")

@@ -23,39 +23,61 @@ def closed_vocabulary_sample(valid: str, test: str, lines: int) -> dict[str, byt
     phrases) in train: the corpora are closed-vocabulary, the real training sets contain every word."""
     valid_lines, test_lines = valid.splitlines()[:lines], test.splitlines()[:lines]
     phrases = [f"{phrase} {following}" for phrase, following in tying.ARTEFACTS["table4"].phrases]
-    train = valid.splitlines()[lines:3 * lines] + valid_lines + test_lines + phrases
-    return {split: ("\n".join(text) + "\n").encode() for split, text in
-            (("train", train), ("valid", valid_lines), ("test", test_lines))}
+    train = valid.splitlines()[lines : 3 * lines] + valid_lines + test_lines + phrases
+    return {
+        split: ("\n".join(text) + "\n").encode()
+        for split, text in (("train", train), ("valid", valid_lines), ("test", test_lines))
+    }
 
 
 @pytest.fixture(scope="module")
 def tying_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tying")
     mirror = workdir / "mirror"
-    ptb = closed_vocabulary_sample(real_fixture("ptb", "ptb.valid.txt").read_text(),
-                                   real_fixture("ptb", "ptb.test.txt").read_text(), 100)
-    pack_tgz(mirror / "mikolov" / "simple-examples.tgz",
-             {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb.items()})
-    wikitext = closed_vocabulary_sample(real_fixture("wikitext-2", "valid.txt").read_text(),
-                                        real_fixture("wikitext-2", "test.txt").read_text(), 80)
+    ptb = closed_vocabulary_sample(
+        real_fixture("ptb", "ptb.valid.txt").read_text(), real_fixture("ptb", "ptb.test.txt").read_text(), 100
+    )
+    pack_tgz(
+        mirror / "mikolov" / "simple-examples.tgz",
+        {f"./simple-examples/data/ptb.{split}.txt": data for split, data in ptb.items()},
+    )
+    wikitext = closed_vocabulary_sample(
+        real_fixture("wikitext-2", "valid.txt").read_text(), real_fixture("wikitext-2", "test.txt").read_text(), 80
+    )
     (mirror / "smerity").mkdir()
     with zipfile.ZipFile(mirror / "smerity" / "wikitext-2-v1.zip", "w") as z:
         for split, data in wikitext.items():
             z.writestr(f"wikitext-2/wiki.{split}.tokens", data)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["mirrors"] = {"mikolov": str(mirror / "mikolov"), "smerity": str(mirror / "smerity"), "metamind": str(mirror / "absent")}
+    config["mirrors"] = {
+        "mikolov": str(mirror / "mikolov"),
+        "smerity": str(mirror / "smerity"),
+        "metamind": str(mirror / "absent"),
+    }
     unpinned(config)  # samples packed in the real layouts, not the real archives
     config["datasets"] = {name: config["datasets"][name] for name in ("ptb", "wikitext2")}
     config["monolingual"] = {}
     config["threads"] = {"preprocess": 1, "embeddings": 1, "train": 1}
     config["train"]["device"] = "cpu"
-    config["lm"] = {**config["lm"], "sizes": {"small": 8, "medium": 12, "large": 16, "subspace": 8},
-                    "max_epochs": {"small": 1, "medium": 1, "large": 2, "subspace": 2}, "batch_size": 4, "bptt": 10,
-                    "train_words": {"subspace": 1000}}
+    config["lm"] = {
+        **config["lm"],
+        "sizes": {"small": 8, "medium": 12, "large": 16, "subspace": 8},
+        "max_epochs": {"small": 1, "medium": 1, "large": 2, "subspace": 2},
+        "batch_size": 4,
+        "bptt": 10,
+        "train_words": {"subspace": 1000},
+    }
     gamma = {"gamma": {"ptb": [0.5, 0.8], "wikitext2": [1.25]}}
-    config["papers"] = {"tying": {"table1": {"tune": gamma}, "table2": {"tune": gamma}, "table3": {"tune": gamma},
-                                  "table4": {"tune": gamma}, "figure2": {"tune": gamma},
-                                  "figure1": {"seeds": [1, 2], "sweep": {"beta": [0, 1], "tau": [2, 10]}}}}
+    config["papers"] = {
+        "tying": {
+            "table1": {"tune": gamma},
+            "table2": {"tune": gamma},
+            "table3": {"tune": gamma},
+            "table4": {"tune": gamma},
+            "figure2": {"tune": gamma},
+            "figure1": {"seeds": [1, 2], "sweep": {"beta": [0, 1], "tau": [2, 10]}},
+        }
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "all")
     return workdir
@@ -71,19 +93,29 @@ def test_table1_has_a_cell_wherever_the_paper_has_one(tying_run):
                     ours = float(row[f"{corpus} {split} ours"])
                     assert 1 < ours < 5000, (row["experiment"], corpus, split)
                     # real PTB and WikiText-2 samples (not the demo's synthetic world): a diff column
-                    assert float(row[f"{corpus} {split} diff"]) == pytest.approx(ours - float(row[f"{corpus} {split} paper"]), abs=0.011)
+                    assert float(row[f"{corpus} {split} diff"]) == pytest.approx(
+                        ours - float(row[f"{corpus} {split} paper"]), abs=0.011
+                    )
                 else:  # footnote 5: no large models on Wikitext-2, so none here either
-                    assert row["Network"].startswith("Large") and corpus == "Wikitext-2" and not row[f"{corpus} {split} ours"]
+                    assert (
+                        row["Network"].startswith("Large")
+                        and corpus == "Wikitext-2"
+                        and not row[f"{corpus} {split} ours"]
+                    )
     assert {r["units ours"] for r in rows if r["Network"].startswith("Small")} == {"8"}  # config lm.sizes
     parameters = {r["experiment"]: int(r["PTB parameters ours"]) for r in rows}
-    vocabulary = json.loads((tying_run / "results/lm/ptb/lm-small-vd/seed1/perplexity.json").read_text())["evaluation"]["vocabulary"]
+    vocabulary = json.loads((tying_run / "results/lm/ptb/lm-small-vd/seed1/perplexity.json").read_text())["evaluation"][
+        "vocabulary"
+    ]
     # RE drops W and the output bias: V x d + V parameters fewer (ranks kept by table order)
     assert parameters["lm-small-vd"] - parameters["lm-small-re"] == vocabulary * 8 + vocabulary
 
 
 def test_reused_embeddings_make_the_spans_equal(tying_run):
     for variant, tied in (("vd", False), ("al@gamma=0.5", False), ("re", True), ("real@gamma=0.8", True)):
-        distance = json.loads((tying_run / f"results/lm/ptb/lm-small-{variant}/seed1/perplexity.json").read_text())["subspace_distance"]
+        distance = json.loads((tying_run / f"results/lm/ptb/lm-small-{variant}/seed1/perplexity.json").read_text())[
+            "subspace_distance"
+        ]
         assert (distance < 1e-6) == tied, (variant, distance)
 
 
@@ -109,7 +141,10 @@ def test_table3_shows_other_work_as_reported_and_ours(tying_run):
 
 def test_figure2_and_the_specs_follow_the_appendix(tying_run):
     assert (tying_run / "results/tying/figure2.png").stat().st_size > 10000
-    history = [json.loads(line) for line in (tying_run / "results/lm/ptb/lm-large-real@gamma=0.5/seed1/metrics.jsonl").read_text().splitlines()]
+    history = [
+        json.loads(line)
+        for line in (tying_run / "results/lm/ptb/lm-large-real@gamma=0.5/seed1/metrics.jsonl").read_text().splitlines()
+    ]
     assert [r["lr"] for r in history] == [1.0, 0.97]  # large: decay 0.97 after epoch 1
     config = yaml.safe_load((tying_run / "config.yaml").read_text())
     spec = lm_specs.resolve_lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
@@ -127,11 +162,15 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
             predictions = [item.rsplit(" ", 1) for item in row[f"{system.name} ours"].split(", ")]
             probabilities = [float(p) for _, p in predictions]
             assert len(predictions) == 10 and probabilities == sorted(probabilities, reverse=True)
-            assert 0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
+            assert (
+                0 < float(row[f"{system.name} ours p(next)"]) < 1 and int(row[f"{system.name} ours rank of next"]) >= 1
+            )
             assert row[f"{system.name} paper"]
     for path in (tying_run / "results/lm/ptb").glob("*/seed1/tying-table4.next_words.json"):  # read in the test text
-        assert all(r["context"].startswith(("in context: tokens 1-", "from a zero state after <eos>, not found"))
-                   for r in json.loads(path.read_text()))
+        assert all(
+            r["context"].startswith(("in context: tokens 1-", "from a zero state after <eos>, not found"))
+            for r in json.loads(path.read_text())
+        )
 
 
 def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):
@@ -152,15 +191,23 @@ def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_r
             model, _ = load_language_model(folder / "model.pt", torch.device("cpu"))
             torch.testing.assert_close(model.embedding.weight.norm(dim=1), torch.ones(len(model.embedding.weight)))
             assert model.dropout == 0 and model.output_bias is None  # §4: b = 0
-            starts.add(re.search(r"training on tokens \[(\d+),", (tying_run / f"logs/lm/ptb/{name}/seed{seed}.log").read_text())[1])
+            starts.add(
+                re.search(
+                    r"training on tokens \[(\d+),", (tying_run / f"logs/lm/ptb/{name}/seed{seed}.log").read_text()
+                )[1]
+            )
     assert len(starts) == 2  # a slice per seed, the same for every point of the sweep
 
 
 def test_ptb_small_models_train_twice_as_footnote_4_says(tying_run):
     for corpus, sessions in (("ptb@gamma=0.5", [1, 2]), ("wikitext2@gamma=1.25", [1])):
         corpus, variant = corpus.split("@")
-        history = [json.loads(line) for line in
-                   (tying_run / f"results/lm/{corpus}/lm-small-real@{variant}/seed1/metrics.jsonl").read_text().splitlines()]
+        history = [
+            json.loads(line)
+            for line in (tying_run / f"results/lm/{corpus}/lm-small-real@{variant}/seed1/metrics.jsonl")
+            .read_text()
+            .splitlines()
+        ]
         assert [r["session"] for r in history] == sessions and {r["lr"] for r in history} == {1.0}
     rows = read_csv(tying_run / "results/tying/table1.csv")
     assert all(("footnote 4" in r["note"]) == r["Network"].startswith("Small") for r in rows)
@@ -173,10 +220,14 @@ def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tm
     ctx = artefacts.Context(seeds=(1, 2), pairs={}, grid=grid, corpora=("ptb", "wikitext2"))
     ptb, part = tying.PTB, tying.PARTITIONS[0]
     assert ctx.candidates("lm-small-al", "gamma", "ptb") == ["lm-small-al@gamma=0.5", "lm-small-al@gamma=0.8"]
-    assert {j.experiment for j in ctx.lm_row_jobs(part, "lm-small-real", "gamma")} == \
-        {"lm-small-real@gamma=1", "lm-small-real@gamma=1.5"}  # a partition takes its corpus's range
+    assert {j.experiment for j in ctx.lm_row_jobs(part, "lm-small-real", "gamma")} == {
+        "lm-small-real@gamma=1",
+        "lm-small-real@gamma=1.5",
+    }  # a partition takes its corpus's range
     with pytest.raises(ValueError, match="configure its values for wikitext2"):
-        artefacts.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates("lm-small-al", "gamma", "wikitext2")
+        artefacts.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}).candidates(
+            "lm-small-al", "gamma", "wikitext2"
+        )
     ptb_only = artefacts.Context(seeds=(1,), pairs={}, grid={"gamma": {"ptb": (0.5,)}}, corpora=("ptb",))
     assert ptb_only.lm_row_jobs(part, "lm-small-real", "gamma") == []  # WikiText-2 not configured: no grid needed
     validation = {(0.5, 1): 90.0, (0.5, 2): 80.0, (0.8, 1): 84.0, (0.8, 2): 85.0}  # means 85 and 84.5
@@ -211,7 +262,9 @@ def test_toy_widths_can_keep_the_papers_initial_output_scale():
     demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
     assert lm_specs.resolve_lm_spec(full, "ptb", "lm-medium-vd", 1)["init_range"] == 0.05
     width = demo["lm"]["sizes"]["medium"]
-    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(0.05 * (650 / width) ** 0.5)
+    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(
+        0.05 * (650 / width) ** 0.5
+    )
 
 
 def test_toy_widths_can_drop_less_than_the_paper():
@@ -245,15 +298,21 @@ def test_a_language_model_can_train_on_its_own_schedule_for_every_variant():
     """lm.overrides (the demo's compared rows): keyed by the name without a variant, so every γ of an
     AL model trains alike; the others keep the paper's schedule. Unknown names and keys are named."""
     demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
-    asked = {**demo, "lm": {**demo["lm"], "overrides": {"lm-small-real": {"max_epochs": 9, "lr_decay": 0.6,
-                                                                            "decay_after": 4}}}}
+    asked = {
+        **demo,
+        "lm": {**demo["lm"], "overrides": {"lm-small-real": {"max_epochs": 9, "lr_decay": 0.6, "decay_after": 4}}},
+    }
     for gamma in (0.5, 0.8):
         spec = lm_specs.resolve_lm_spec(asked, "ptb", f"lm-small-real@gamma={gamma}", 1)
         assert (spec["max_epochs"], spec["lr_decay"], spec["decay_after"], spec["lr"]) == (9, 0.6, 4, 1.0)
     assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-vd", 1) == lm_specs.resolve_lm_spec(
-        {**demo, "lm": {**demo["lm"], "overrides": {}}}, "ptb", "lm-small-vd", 1)
+        {**demo, "lm": {**demo["lm"], "overrides": {}}}, "ptb", "lm-small-vd", 1
+    )
     with pytest.raises(ValueError, match="lm.overrides: lm-tiny-vd not language models of any paper"):
-        lm_specs.resolve_lm_spec({**demo, "lm": {**demo["lm"], "overrides": {"lm-tiny-vd": {}}}}, "ptb", "lm-small-vd", 1)
+        lm_specs.resolve_lm_spec(
+            {**demo, "lm": {**demo["lm"], "overrides": {"lm-tiny-vd": {}}}}, "ptb", "lm-small-vd", 1
+        )
     with pytest.raises(ValueError, match=r"lm.overrides.lm-small-vd: clip cannot be set per model"):
-        lm_specs.resolve_lm_spec({**demo, "lm": {**demo["lm"], "overrides": {"lm-small-vd": {"clip": 1}}}},
-                               "ptb", "lm-small-vd", 1)
+        lm_specs.resolve_lm_spec(
+            {**demo, "lm": {**demo["lm"], "overrides": {"lm-small-vd": {"clip": 1}}}}, "ptb", "lm-small-vd", 1
+        )

@@ -44,12 +44,32 @@ def test_bleu_matches_sacrebleu_command_line(tmp_path, tokenize):
     refs = ["The cat sat on the mat.", "Why aren't we just robots?", "It is going to require each of us.", "Thanks."]
     hyps = ["The cat sat on a mat.", "Why are we not robots?", "It will require each of us.", "Thank you."]
     if tokenize == "none":
-        refs, hyps = ([line.replace(".", " .").replace("?", " ?").replace("n't", " n't") for line in lines] for lines in (refs, hyps))
+        refs, hyps = (
+            [line.replace(".", " .").replace("?", " ?").replace("n't", " n't") for line in lines]
+            for lines in (refs, hyps)
+        )
     (tmp_path / "ref").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyp").write_text("\n".join(hyps) + "\n")
-    cli = subprocess.run([sys.executable, "-m", "sacrebleu", str(tmp_path / "ref"), "-i", str(tmp_path / "hyp"),
-                          "-m", "bleu", "-f", "json", "-w", "2", *(["-tok", tokenize] if tokenize else [])],
-                         capture_output=True, text=True, check=True)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sacrebleu",
+            str(tmp_path / "ref"),
+            "-i",
+            str(tmp_path / "hyp"),
+            "-m",
+            "bleu",
+            "-f",
+            "json",
+            "-w",
+            "2",
+            *(["-tok", tokenize] if tokenize else []),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     expected = json.loads(cli.stdout)
     ours = bleu(hyps, refs, **({"tokenize": tokenize} if tokenize else {}))
     if tokenize:
@@ -62,6 +82,8 @@ def test_bleu_matches_sacrebleu_command_line(tmp_path, tokenize):
 def test_score_tool_writes_signature(tmp_path):
     (tmp_path / "ref").write_text("a b c d\n")
     (tmp_path / "hyp").write_text("a b c d\n")
-    score_main(["bleu", "--hyp", str(tmp_path / "hyp"), "--ref", str(tmp_path / "ref"), "--out", str(tmp_path / "s.json")])
+    score_main(
+        ["bleu", "--hyp", str(tmp_path / "hyp"), "--ref", str(tmp_path / "ref"), "--out", str(tmp_path / "s.json")]
+    )
     result = json.loads((tmp_path / "s.json").read_text())
     assert result["score"] == 100.0 and result["signature"].startswith("nrefs:1|case:mixed")

@@ -75,7 +75,11 @@ def test_nll_vmf_gradient_matches_finite_differences():
 def test_train_overrides_change_one_experiments_schedule_and_name_unknown_experiments():
     from workflow_src import layout
 
-    train = {"max_epochs": 3, "patience": 2, "overrides": {"word2emb-word2vec-nllvmf_reg1": {"max_epochs": 20, "patience": 3}}}
+    train = {
+        "max_epochs": 3,
+        "patience": 2,
+        "overrides": {"word2emb-word2vec-nllvmf_reg1": {"max_epochs": 20, "patience": 3}},
+    }
     assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1") == {"max_epochs": 20, "patience": 3}
     assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1@lambda1=0.1") == {"max_epochs": 20, "patience": 3}
     assert layout.schedule(train, "word2emb-word2vec-nllvmf_reg1reg2") == {"max_epochs": 3, "patience": 2}

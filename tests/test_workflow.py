@@ -13,7 +13,9 @@ from workflow_src.papers import tying
 
 
 def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_outputs):
-    result = snakemake(tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "8", "--resources", "gpu=1", "-n", "all")
+    result = snakemake(
+        tmp_path, "--configfile", str(REPO / "config.yaml"), "--cores", "8", "--resources", "gpu=1", "-n", "all"
+    )
     assert "This was a dry-run" in result.stdout
     planned = full_config_outputs  # planned_outputs of config.yaml, shared with tests/test_plan.py
     table = registry.artefact("vmf", "table1")
@@ -35,10 +37,12 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
     for row in registry.artefact("synmargin", "table1").rows:
         for seed in (1, 2, 3, 4):
             for pair in ("fr-en", "de-en"):
-                for gamma in ((0.2, 0.5, 0.8) if row.tune else (None,)):
+                for gamma in (0.2, 0.5, 0.8) if row.tune else (None,):
                     name = registry.variant(row.experiment, "gamma", gamma) if row.tune else row.experiment
                     assert layout.hypothesis_path("iwslt16", pair, name, seed) in planned
-    assert layout.neighbours_path(artefacts.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
+    assert (
+        layout.neighbours_path(artefacts.Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp@gamma=0.8", 4)) in planned
+    )
     assert "results/benchmarks/synmargin/figure2.json" in planned and "results/synmargin/table2.md" in planned
     # the tying paper: every size and variant on PTB, all but large on WikiText-2, small on its halves;
     # AL models once per γ of appendix A's range for the corpus, and never at the untuned lm.gamma
@@ -47,7 +51,9 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
         for corpus in ("ptb", "wikitext2", "wikitext2part1", "wikitext2part2"):
             expected = corpus == "ptb" or (corpus == "wikitext2" and "large" not in experiment) or "small" in experiment
             augmented = registry.language_model(experiment).augmented
-            names = [registry.variant(experiment, "gamma", g) for g in gammas[corpus[:9]]] if augmented else [experiment]
+            names = (
+                [registry.variant(experiment, "gamma", g) for g in gammas[corpus[:9]]] if augmented else [experiment]
+            )
             for name in names:
                 path = layout.lm_dir(artefacts.Job(corpus, "lm", name, 1)) + "/perplexity.json"
                 assert (path in planned) == expected, path
@@ -70,12 +76,17 @@ def test_full_config_dry_run_builds_every_training_job(tmp_path, full_config_out
     for table_id in ("table3", "table5"):
         for experiment in registry.artefact("joint", table_id).row_experiments():
             assert layout.hypothesis_path("wmt17", "de-en", experiment, 1, "beam5", tokenized=True) in planned
-    assert layout.representations_path(artefacts.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
+    assert (
+        layout.representations_path(artefacts.Job("wmt17", "de-en", "bpe32k-joint512", 1), "joint", "table1") in planned
+    )
     assert "results/benchmarks/joint/table4.json" in planned
     assert "results/joint/figure2.png" in planned
     # both directions of a WMT17 corpus read one extraction, tokenisation and BPE of its training
     # text, in the folder of the direction `pairs` names first; evaluation sets stay per direction
-    assert "results/data/wmt17/en-fi/bpe128000/train.fi" in planned and "results/data/wmt17/fi-en/bpe128000/test.fi" in planned
+    assert (
+        "results/data/wmt17/en-fi/bpe128000/train.fi" in planned
+        and "results/data/wmt17/fi-en/bpe128000/test.fi" in planned
+    )
     assert not any(p.startswith("results/data/wmt17/fi-en/") and "/train." in p for p in planned)
     # Figure 3: METEOR by frequency bin of every model it shows (each candidate d_j), both directions of de-en
     for pair in ("en-de", "de-en"):

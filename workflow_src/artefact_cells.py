@@ -35,14 +35,31 @@ class Cell:
         return f"{self.paper} {self.artefact}: {where}{tuned}"
 
 
-def make_cell(paper: str, artefact_id: str, row: str, column: str, experiment: str, texts, tune=None,
-              place: artefacts.Column | artefacts.Corpus | None = None) -> Cell:
+def make_cell(
+    paper: str,
+    artefact_id: str,
+    row: str,
+    column: str,
+    experiment: str,
+    texts,
+    tune=None,
+    place: artefacts.Column | artefacts.Corpus | None = None,
+) -> Cell:
     if isinstance(place, artefacts.Corpus):
         dataset, pair = place.dataset, "lm"
     else:
         dataset, pair = (place.dataset, place.pair) if place else (None, None)
-    return Cell(paper, artefact_id, row, column, experiment, frozenset(t for t in (*texts, experiment) if t),
-                tune if isinstance(tune, tuple) else (), dataset, pair)
+    return Cell(
+        paper,
+        artefact_id,
+        row,
+        column,
+        experiment,
+        frozenset(t for t in (*texts, experiment) if t),
+        tune if isinstance(tune, tuple) else (),
+        dataset,
+        pair,
+    )
 
 
 def row_text(row: artefacts.Row) -> str:
@@ -51,8 +68,19 @@ def row_text(row: artefacts.Row) -> str:
 
 def system_cells(paper, artefact_id, title: str, systems, place) -> list[Cell]:
     """A cell per system (a column of an analysis table, a line of a figure panel)."""
-    return [make_cell(paper, artefact_id, title, s.name, s.experiment_for(place) if isinstance(place, artefacts.Column)
-                      else s.experiment, (title, s.name), s.tune, place) for s in systems]
+    return [
+        make_cell(
+            paper,
+            artefact_id,
+            title,
+            s.name,
+            s.experiment_for(place) if isinstance(place, artefacts.Column) else s.experiment,
+            (title, s.name),
+            s.tune,
+            place,
+        )
+        for s in systems
+    ]
 
 
 @functools.singledispatch
@@ -62,31 +90,59 @@ def artefact_cells(table, paper: str, artefact_id: str) -> list[Cell]:
 
 @artefact_cells.register
 def _(table: artefacts.ScoreTable, paper, artefact_id):
-    return [make_cell(paper, artefact_id, row_text(row), column.name, row.experiment,
-                      (*row.label.values(), column.name), row.tune, column)
-            for row in table.rows for column in table.columns]
+    return [
+        make_cell(
+            paper,
+            artefact_id,
+            row_text(row),
+            column.name,
+            row.experiment,
+            (*row.label.values(), column.name),
+            row.tune,
+            column,
+        )
+        for row in table.rows
+        for column in table.columns
+    ]
 
 
 @artefact_cells.register
 def _(table: artefacts.PerplexityTable, paper, artefact_id):
-    return [make_cell(paper, artefact_id, row_text(row), corpus.name, row.experiment,
-                      (*row.label.values(), corpus.name), row.tune, corpus)
-            for row in table.rows if row.experiment for corpus in table.columns
-            if any(key.startswith(f"{corpus.name} ") for key in row.paper)]
+    return [
+        make_cell(
+            paper,
+            artefact_id,
+            row_text(row),
+            corpus.name,
+            row.experiment,
+            (*row.label.values(), corpus.name),
+            row.tune,
+            corpus,
+        )
+        for row in table.rows
+        if row.experiment
+        for corpus in table.columns
+        if any(key.startswith(f"{corpus.name} ") for key in row.paper)
+    ]
 
 
 @artefact_cells.register(artefacts.ParameterTable)
 @artefact_cells.register(artefacts.SamplingTable)
 def _(table, paper, artefact_id):
     place = getattr(table, "column", None)
-    return [make_cell(paper, artefact_id, row_text(row), "", row.experiment, row.label.values(), row.tune, place)
-            for row in table.rows]
+    return [
+        make_cell(paper, artefact_id, row_text(row), "", row.experiment, row.label.values(), row.tune, place)
+        for row in table.rows
+    ]
 
 
 @artefact_cells.register
 def _(table: artefacts.ConvergenceTable, paper, artefact_id):
-    return [cell for column in table.columns
-            for cell in system_cells(paper, artefact_id, column.name, table.systems, column)]
+    return [
+        cell
+        for column in table.columns
+        for cell in system_cells(paper, artefact_id, column.name, table.systems, column)
+    ]
 
 
 @artefact_cells.register(artefacts.RareWordTable)
@@ -103,8 +159,10 @@ def _(table: artefacts.NextWordTable, paper, artefact_id):
 
 @artefact_cells.register
 def _(table: artefacts.RepresentationTable, paper, artefact_id):
-    return [make_cell(paper, artefact_id, "", header, experiment, (header,), place=table.column)
-            for header, experiment, _ in table.sides]
+    return [
+        make_cell(paper, artefact_id, "", header, experiment, (header,), place=table.column)
+        for header, experiment, _ in table.sides
+    ]
 
 
 @artefact_cells.register
@@ -113,19 +171,34 @@ def _(figure: artefacts.Figure, paper, artefact_id):
     for panel in figure.panels:
         place = getattr(panel, "column", None) or getattr(panel, "corpus", None)
         if isinstance(panel, artefacts.ScoreAgainst):
-            cells += [make_cell(paper, artefact_id, panel.title, f"{panel.name} {x:g}", experiment,
-                                (panel.title, panel.name, f"{x:g}"), place=place) for x, experiment in panel.points]
+            cells += [
+                make_cell(
+                    paper,
+                    artefact_id,
+                    panel.title,
+                    f"{panel.name} {x:g}",
+                    experiment,
+                    (panel.title, panel.name, f"{x:g}"),
+                    place=place,
+                )
+                for x, experiment in panel.points
+            ]
         elif isinstance(panel, artefacts.SubspaceSweep):
-            cells.append(make_cell(paper, artefact_id, panel.title, panel.model, panel.model, (panel.title,),
-                                   place=place))
+            cells.append(
+                make_cell(paper, artefact_id, panel.title, panel.model, panel.model, (panel.title,), place=place)
+            )
         systems = getattr(panel, "systems", getattr(panel, "baselines", ()))
         cells += system_cells(paper, artefact_id, panel.title, systems, place)
     return cells
 
 
 def all_cells() -> list[Cell]:
-    return [cell for paper in registry.PAPERS for artefact_id, table in registry.paper_module(paper).ARTEFACTS.items()
-            for cell in artefact_cells(table, paper, artefact_id)]
+    return [
+        cell
+        for paper in registry.PAPERS
+        for artefact_id, table in registry.paper_module(paper).ARTEFACTS.items()
+        for cell in artefact_cells(table, paper, artefact_id)
+    ]
 
 
 def base_name(name: str) -> str:
@@ -143,8 +216,10 @@ def matching_cells(paper: str, artefact_id: str, texts: list[str]) -> list[Cell]
     found = [cell for cell in cells if set(texts) <= cell.keys]
     if not found:
         names = sorted({key for cell in cells for key in cell.keys})
-        raise KeyError(f"{paper} {artefact_id}: no cell is named by all of {', '.join(map(repr, texts))}; "
-                       f"its cells are named by: {'; '.join(names)}")
+        raise KeyError(
+            f"{paper} {artefact_id}: no cell is named by all of {', '.join(map(repr, texts))}; "
+            f"its cells are named by: {'; '.join(names)}"
+        )
     return found
 
 
@@ -157,8 +232,10 @@ def experiments_footer(table, paper: str, artefact_id: str, rows: list[dict]) ->
     are pairs, bins or queries: the name grep finds in the paper module and `explain` takes."""
     if any(row.get("experiment") for row in rows):
         empty = " ('-': not run here)" if not all(row.get("experiment") for row in rows) else ""
-        return [f"Experiments, row by row{empty} ({EXPLAIN} follows one to its code): "
-                f"{', '.join(row.get('experiment') or '-' for row in rows)}."]
+        return [
+            f"Experiments, row by row{empty} ({EXPLAIN} follows one to its code): "
+            f"{', '.join(row.get('experiment') or '-' for row in rows)}."
+        ]
     by_system = {}
     for cell in artefact_cells(table, paper, artefact_id):
         by_system.setdefault(cell.column, {})[cell.experiment] = None

@@ -72,24 +72,32 @@ class Context:
     def sweep(self, panel: "SubspaceSweep") -> list[tuple[float, str]]:
         """(value, language model) at each point of a sweep: the configured values of its
         parameter (the artefact's `sweep`), else the panel's own."""
-        return [(value, variant(panel.model, panel.parameter, value))
-                for value in self.sweeps.get(panel.parameter, panel.values)]
+        return [
+            (value, variant(panel.model, panel.parameter, value))
+            for value in self.sweeps.get(panel.parameter, panel.values)
+        ]
 
     def corpus_status(self, corpus: "Corpus") -> str:
         """'' when the corpus (or the data set it partitions) is configured, else why it is empty."""
         return "" if corpus.base in self.corpora else f"{corpus.name}: data set {corpus.base} not configured"
 
     def lm_jobs(self, corpus: "Corpus", experiment: str) -> list[Job]:
-        return [] if self.corpus_status(corpus) else [Job(corpus.dataset, "lm", experiment, seed)
-                                                      for seed in self.dataset_seeds(corpus.base)]
+        return (
+            []
+            if self.corpus_status(corpus)
+            else [Job(corpus.dataset, "lm", experiment, seed) for seed in self.dataset_seeds(corpus.base)]
+        )
 
     def lm_row_jobs(self, corpus: "Corpus", experiment: str, tune: str | None) -> list[Job]:
         """Every job behind a language model's cell: each seed of each of its candidates (none
         when its corpus is not configured, whose tuning grid then need not be either)."""
         if self.corpus_status(corpus):
             return []
-        return [job for candidate in self.candidates(experiment, tune, corpus.base)
-                for job in self.lm_jobs(corpus, candidate)]
+        return [
+            job
+            for candidate in self.candidates(experiment, tune, corpus.base)
+            for job in self.lm_jobs(corpus, candidate)
+        ]
 
     def candidates(self, experiment: str, tune: str | tuple[str, ...] | None, dataset: str | None = None) -> list[str]:
         """The experiments a row chooses among on the development set: itself, the experiments
@@ -104,8 +112,10 @@ class Context:
         values = self.grid[tune]
         if isinstance(values, Mapping):
             if dataset not in values:
-                raise ValueError(f"{experiment} is tuned over {tune!r} per data set: configure its values for "
-                                 f"{dataset} (tune: {{{tune}: {{{dataset}: [...]}}}})")
+                raise ValueError(
+                    f"{experiment} is tuned over {tune!r} per data set: configure its values for "
+                    f"{dataset} (tune: {{{tune}: {{{dataset}: [...]}}}})"
+                )
             values = values[dataset]
         return [variant(experiment, tune, value) for value in values]
 
@@ -114,7 +124,10 @@ class Context:
         if column.dataset not in self.pairs:
             return f"{column.name}: data set {column.dataset} not configured"
         if column.pair not in self.pairs[column.dataset]:
-            return f"{column.name}: pair {column.pair} not configured for {column.dataset} (datasets, or this artefact's pairs)"
+            return (
+                f"{column.name}: pair {column.pair} not configured for {column.dataset} "
+                "(datasets, or this artefact's pairs)"
+            )
         return ""
 
     def jobs(self, column: Column, experiment: str) -> list[Job]:
@@ -124,7 +137,11 @@ class Context:
 
     def row_jobs(self, column: Column, experiment: str, tune: str | tuple[str, ...] | None) -> list[Job]:
         """Every job behind a row: each seed of each of its candidates."""
-        return [job for candidate in self.candidates(experiment, tune, column.dataset) for job in self.jobs(column, candidate)]
+        return [
+            job
+            for candidate in self.candidates(experiment, tune, column.dataset)
+            for job in self.jobs(column, candidate)
+        ]
 
     def system_jobs(self, column: Column, system: "System") -> list[Job]:
         return self.row_jobs(column, system.experiment_for(column), system.tune)
@@ -208,7 +225,9 @@ class ExampleTable:
     column: Column
     systems: tuple[System, ...]
     min_length: int = 10
-    paper: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "Input", "Reference", system name -> as printed
+    paper: Mapping[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # "Input", "Reference", system name -> as printed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,7 +309,9 @@ class RepresentationTable:
     sides: tuple[tuple[str, str, str], ...]  # (header, experiment, input | output)
     queries: tuple[str, ...]  # the default queries; an artefact's config `queries` replaces them
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)  # query -> as the paper labels it
-    paper: Mapping[str, Mapping[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)  # query -> header -> words
+    paper: Mapping[str, Mapping[str, tuple[str, ...]]] = dataclasses.field(
+        default_factory=dict
+    )  # query -> header -> words
     top: int = 5
 
 

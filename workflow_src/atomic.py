@@ -128,6 +128,7 @@ def read_records(path: str | os.PathLike, expected: str = "one JSON object per l
 def one_line_faults(main: Callable) -> Callable:
     """A command's `main` that ends on a FileFault with its one line (`<command>: error: ...`, exit
     status 1) rather than a traceback: the line names the file, which is all a reader needs."""
+
     @functools.wraps(main)
     def run(*args, **kwargs):
         try:
@@ -135,6 +136,7 @@ def one_line_faults(main: Callable) -> Callable:
         except FileFault as fault:
             command = Path(sys.argv[0]).stem if main.__module__ == "__main__" else main.__module__.rpartition(".")[2]
             sys.exit(f"{command}: error: {fault}")
+
     return run
 
 
@@ -157,7 +159,9 @@ def read_config(value: str) -> dict:
     try:
         import yaml
     except ImportError:
-        sys.exit(f"{path} is YAML and PyYAML is not installed here; on a machine with it run "
-                 f"`python -m workflow_src.gpu_check export-config {path} {path.with_suffix('.json')}` and pass "
-                 "the JSON file instead")
+        sys.exit(
+            f"{path} is YAML and PyYAML is not installed here; on a machine with it run "
+            f"`python -m workflow_src.gpu_check export-config {path} {path.with_suffix('.json')}` and pass "
+            "the JSON file instead"
+        )
     return yaml.safe_load(path.read_text())

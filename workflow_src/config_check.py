@@ -55,8 +55,15 @@ def _branches(schema, root: dict) -> list[dict]:
 
 
 def _json_type(value) -> str:
-    for kind, types in (("boolean", bool), ("integer", int), ("number", float), ("string", str), ("null", type(None)),
-                        ("array", list), ("object", dict)):
+    for kind, types in (
+        ("boolean", bool),
+        ("integer", int),
+        ("number", float),
+        ("string", str),
+        ("null", type(None)),
+        ("array", list),
+        ("object", dict),
+    ):
         if isinstance(value, types):
             return kind
     return "unknown"
@@ -152,6 +159,7 @@ def _member(branches: list[dict], key: str) -> dict:
 def coerce(config: dict, overrides: dict, schema: dict) -> None:
     """Read the `--config` strings in `config` (in place) as the schema's types: only the paths
     `overrides` (the --config settings) set, only where the schema says the type."""
+
     def walk(merged: dict, given: dict, branches: list[dict]) -> None:
         for key, value in given.items():
             if key not in merged:
@@ -175,16 +183,26 @@ def unexpected_keys(error: jsonschema.ValidationError) -> list[str]:
     if not isinstance(error.instance, dict):
         return []
     named, patterns = error.schema.get("properties", {}), error.schema.get("patternProperties", {})
-    return sorted((key for key in error.instance
-                   if key not in named and not any(re.search(pattern, str(key)) for pattern in patterns)), key=str)
+    return sorted(
+        (
+            key
+            for key in error.instance
+            if key not in named and not any(re.search(pattern, str(key)) for pattern in patterns)
+        ),
+        key=str,
+    )
 
 
 def expected(error: jsonschema.ValidationError) -> str:
     """What the schema wanted where `error` happened, in a few words."""
     schema, validator = error.schema, error.validator
     if validator == "additionalProperties":
-        allowed = sorted(schema.get("properties", {})) + [f"a key matching {p}" for p in schema.get("patternProperties", {})]
-        return f"unexpected key {', '.join(map(repr, unexpected_keys(error)))}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        allowed = sorted(schema.get("properties", {})) + [
+            f"a key matching {p}" for p in schema.get("patternProperties", {})
+        ]
+        return f"unexpected key {', '.join(map(repr, unexpected_keys(error)))}" + (
+            f"; allowed: {', '.join(allowed)}" if allowed else ""
+        )
     if validator == "required":
         return error.message.replace("is a required property", "is required")
     if validator == "enum":
@@ -230,9 +248,12 @@ def _selection_problems(config: dict) -> list[tuple[tuple, str]]:
     a row it has not (`layout.selection_problem`)."""
     from workflow_src import layout  # the registry of every paper: only once the schema has passed
 
-    return [(("papers", paper, artefact_id), problem) for paper, artefacts in config["papers"].items()
-            for artefact_id, settings in artefacts.items()
-            if (problem := layout.selection_problem(paper, artefact_id, settings))]
+    return [
+        (("papers", paper, artefact_id), problem)
+        for paper, artefacts in config["papers"].items()
+        for artefact_id, settings in artefacts.items()
+        if (problem := layout.selection_problem(paper, artefact_id, settings))
+    ]
 
 
 def _not_executable(value: str) -> str | None:
@@ -347,5 +368,7 @@ def select_papers(names: list, configfiles: list) -> dict:
         raise ConfigError("config: papers: a list of paper names needs a config file whose `papers` block sets them")
     unknown = [name for name in names if name not in papers]
     if unknown:
-        raise ConfigError(f"config: papers: {', '.join(map(str, unknown))} not configured (configured: {', '.join(papers)})")
+        raise ConfigError(
+            f"config: papers: {', '.join(map(str, unknown))} not configured (configured: {', '.join(papers)})"
+        )
     return {name: papers[name] for name in names}

@@ -1,18 +1,18 @@
 """Where every artefact lives, and what each table needs: shared by the Snakefile and the tools.
 
-    resources/<source key>                              downloads (config `sources`)
-    results/data/<dataset>/<pair>/raw/<split>.<lang>    extracted text
-    results/data/<dataset>/<pair>/tok/<split>.<lang>    tokenized, truecased, cleaned
-    results/data/<dataset>/<pair>/vocab/<lang>.tsv      training word counts
-    results/data/<dataset>/<pair>/bpe<K>/...            sentencepiece BPE model and encoded text
-    results/data/<dataset>/<pair>/emb/<kind>.vec        the target table of continuous models
-    results/embeddings/<lang>/<kind>.vec                target embeddings
-    results/align/<dataset>/<pair>/dict.tsv             bilingual dictionary
-    results/models/<dataset>/<pair>/<experiment>/seed<N>/   model, metrics, decodes, scores
-    results/data/<corpus>/{train,valid,test}.txt        language-modelling text (and <corpus>part<k>/)
-    results/lm/<corpus>/<language model>/seed<N>/       model, metrics, perplexity.json, next words
-    results/benchmarks/<paper>/<artefact>.json          benchmark measurements
-    results/<paper>/<table>.{csv,md,html}, <figure>.{png,pdf}   rendered tables and figures
+resources/<source key>                              downloads (config `sources`)
+results/data/<dataset>/<pair>/raw/<split>.<lang>    extracted text
+results/data/<dataset>/<pair>/tok/<split>.<lang>    tokenized, truecased, cleaned
+results/data/<dataset>/<pair>/vocab/<lang>.tsv      training word counts
+results/data/<dataset>/<pair>/bpe<K>/...            sentencepiece BPE model and encoded text
+results/data/<dataset>/<pair>/emb/<kind>.vec        the target table of continuous models
+results/embeddings/<lang>/<kind>.vec                target embeddings
+results/align/<dataset>/<pair>/dict.tsv             bilingual dictionary
+results/models/<dataset>/<pair>/<experiment>/seed<N>/   model, metrics, decodes, scores
+results/data/<corpus>/{train,valid,test}.txt        language-modelling text (and <corpus>part<k>/)
+results/lm/<corpus>/<language model>/seed<N>/       model, metrics, perplexity.json, next words
+results/benchmarks/<paper>/<artefact>.json          benchmark measurements
+results/<paper>/<table>.{csv,md,html}, <figure>.{png,pdf}   rendered tables and figures
 """
 
 from __future__ import annotations
@@ -21,10 +21,28 @@ import dataclasses
 import functools
 import re
 
-from workflow_src.artefacts import (Context, ConvergenceTable, Corpus, ExampleTable, Figure, Job, MeteorByFrequency,
-                                    NeighbourTable, NextWordTable, ParameterTable, PerplexityCurves, PerplexityTable,
-                                    RareWordTable, RepresentationTable, Row, SamplingTable, ScoreAgainst, ScoreTable,
-                                    SubspaceSweep, Throughput)
+from workflow_src.artefacts import (
+    Context,
+    ConvergenceTable,
+    Corpus,
+    ExampleTable,
+    Figure,
+    Job,
+    MeteorByFrequency,
+    NeighbourTable,
+    NextWordTable,
+    ParameterTable,
+    PerplexityCurves,
+    PerplexityTable,
+    RareWordTable,
+    RepresentationTable,
+    Row,
+    SamplingTable,
+    ScoreAgainst,
+    ScoreTable,
+    SubspaceSweep,
+    Throughput,
+)
 from workflow_src.registry import Experiment, all_experiments, artefact, experiment as registry_experiment, paper_module
 from workflow_src.specs import LengthLimit, ModelShape, TrainSettings, TrainSpec, VocabSizes, document
 from workflow_src.step_mode import compile_setting, length_buckets
@@ -40,13 +58,15 @@ def model_dir(dataset: str, pair: str, experiment: str, seed: int | str) -> str:
     return f"{RESULTS}/models/{dataset}/{pair}/{experiment}/seed{seed}"
 
 
-def hypothesis_path(dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy",
-                    tokenized: bool = False) -> str:
+def hypothesis_path(
+    dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy", tokenized: bool = False
+) -> str:
     return f"{model_dir(dataset, pair, experiment, seed)}/test.{search}.hyp{'.tok' if tokenized else ''}"
 
 
-def score_path(dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy",
-               metric: str = "bleu") -> str:
+def score_path(
+    dataset: str, pair: str, experiment: str, seed: int | str, search: str = "greedy", metric: str = "bleu"
+) -> str:
     return f"{model_dir(dataset, pair, experiment, seed)}/test.{search}.{metric}.json"
 
 
@@ -91,11 +111,19 @@ def unit_files(dataset: str, pair: str, unit: str, side: str, config: dict, bpe:
     lang = pair.split("-")[0 if side == "src" else 1]
     if unit == "bpe":
         folder = f"bpe{bpe_merges(config, dataset, side, bpe)}"
-        return {"train": f"{corpus}/{folder}/train.{lang}", "dev": f"{base}/{folder}/dev.{lang}",
-                "test": f"{base}/{folder}/test.{lang}", "vocab": f"{corpus}/{folder}/vocab.{lang}.tsv",
-                "model": f"{corpus}/{folder}/{lang}.model"}
-    return {"train": f"{corpus}/tok/train.{lang}", "dev": f"{base}/tok/dev.{lang}", "test": f"{base}/tok/test.{lang}",
-            "vocab": f"{corpus}/vocab/{lang}.tsv"}
+        return {
+            "train": f"{corpus}/{folder}/train.{lang}",
+            "dev": f"{base}/{folder}/dev.{lang}",
+            "test": f"{base}/{folder}/test.{lang}",
+            "vocab": f"{corpus}/{folder}/vocab.{lang}.tsv",
+            "model": f"{corpus}/{folder}/{lang}.model",
+        }
+    return {
+        "train": f"{corpus}/tok/train.{lang}",
+        "dev": f"{base}/tok/dev.{lang}",
+        "test": f"{base}/tok/test.{lang}",
+        "vocab": f"{corpus}/vocab/{lang}.tsv",
+    }
 
 
 def corpus_bpe_file(config: dict, dataset: str, pair: str, merges: int | str, name: str) -> str:
@@ -105,8 +133,11 @@ def corpus_bpe_file(config: dict, dataset: str, pair: str, merges: int | str, na
 
 def parallel_stats_paths(config: dict, dataset: str, pair: str) -> list[str]:
     """The cleaning counts of a pair's train, dev and test splits (train: its corpus's)."""
-    return [f"{data_dir(dataset, training_pair(config, dataset, pair) if split == 'train' else pair)}/tok/stats.{split}.json"
-            for split in ("train", "dev", "test")]
+
+    def pair_of(split: str) -> str:
+        return training_pair(config, dataset, pair) if split == "train" else pair
+
+    return [f"{data_dir(dataset, pair_of(split))}/tok/stats.{split}.json" for split in ("train", "dev", "test")]
 
 
 def metrics_path(job: Job) -> str:
@@ -124,7 +155,9 @@ def representations_path(job: Job, paper: str, artefact_id: str) -> str:
 
 def meteor_bins_path(job: Job, paper: str, artefact_id: str, search: str) -> str:
     """A model's METEOR by output-frequency bin with one artefact's parameters."""
-    return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/{paper}-{artefact_id}.{search}.meteor_bins.json"
+    return (
+        f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/{paper}-{artefact_id}.{search}.meteor_bins.json"
+    )
 
 
 def lm_dir(job: Job) -> str:
@@ -157,7 +190,9 @@ def timed_training_jobs(config: dict) -> frozenset[Job]:
         table = artefact(paper, artefact_id)
         if isinstance(table, ConvergenceTable):
             ctx = context(config, paper, artefact_id)
-            jobs |= {job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)}
+            jobs |= {
+                job for column in table.columns for system in table.systems for job in ctx.system_jobs(column, system)
+            }
     return frozenset(jobs)
 
 
@@ -186,8 +221,10 @@ def selection_problem(paper: str, artefact_id: str, settings: dict) -> str | Non
     known = [row.experiment for row in getattr(known_ids[artefact_id], "rows", ())]
     unknown = sorted(set(rows) - set(known)) if rows != "all" else []
     if unknown:
-        return (f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} {artefact_id} "
-                f"(rows: {', '.join(known) or 'it has none to choose'})")
+        return (
+            f"papers.{paper}.{artefact_id}.rows: {', '.join(unknown)} not rows of {paper} {artefact_id} "
+            f"(rows: {', '.join(known) or 'it has none to choose'})"
+        )
     return None
 
 
@@ -200,12 +237,19 @@ def context(config: dict, paper: str, artefact_id: str) -> Context:
     seeds = settings.get("seeds", config["train"]["seeds"])
     return Context(
         seeds=tuple(config["train"]["seeds"] if isinstance(seeds, dict) else seeds),
-        seeds_by_dataset={dataset: tuple(values) for dataset, values in seeds.items()} if isinstance(seeds, dict) else {},
-        pairs={name: tuple(pair for pair in d["pairs"] if pair in settings.get("pairs", {}).get(name, d["pairs"]))
-               for name, d in config["datasets"].items() if "pairs" in d},
+        seeds_by_dataset={dataset: tuple(values) for dataset, values in seeds.items()}
+        if isinstance(seeds, dict)
+        else {},
+        pairs={
+            name: tuple(pair for pair in d["pairs"] if pair in settings.get("pairs", {}).get(name, d["pairs"]))
+            for name, d in config["datasets"].items()
+            if "pairs" in d
+        },
         rows=None if rows == "all" else tuple(rows),
-        grid={name: {dataset: tuple(v) for dataset, v in values.items()} if isinstance(values, dict) else tuple(values)
-              for name, values in settings.get("tune", {}).items()},
+        grid={
+            name: {dataset: tuple(v) for dataset, v in values.items()} if isinstance(values, dict) else tuple(values)
+            for name, values in settings.get("tune", {}).items()
+        },
         corpora=tuple(name for name, d in config["datasets"].items() if d["kind"] == "lm"),
         sweeps={name: tuple(values) for name, values in settings.get("sweep", {}).items()},
         queries=tuple(settings["queries"]) if "queries" in settings else None,
@@ -235,7 +279,10 @@ def _(table: ScoreTable, ctx, paper, artefact_id):
             if jobs:  # the test sentences, which the significance marks and the claims resample
                 tokenized = column.metric == "bleu_tok"
                 files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search, tokenized) for j in jobs]
-                files.append(f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/test.{column.pair.split('-')[1]}")
+                files.append(
+                    f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/"
+                    f"test.{column.pair.split('-')[1]}"
+                )
     return files
 
 
@@ -253,7 +300,9 @@ def _(table: RareWordTable, ctx, paper, artefact_id):
     data = data_dir(column.dataset, column.pair)
     return [f"{data}/tok/test.{tgt}", f"{data}/vocab/{tgt}.tsv"] + [
         hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True)
-        for s in table.systems for j in ctx.system_jobs(column, s)]
+        for s in table.systems
+        for j in ctx.system_jobs(column, s)
+    ]
 
 
 @inputs.register
@@ -267,15 +316,23 @@ def _(table: NeighbourTable, ctx, paper, artefact_id):
 
 @inputs.register
 def _(table: RepresentationTable, ctx, paper, artefact_id):
-    return [representations_path(j, paper, artefact_id) for _, experiment, _ in table.sides
-            for j in ctx.jobs(table.column, experiment)[:1]]
+    return [
+        representations_path(j, paper, artefact_id)
+        for _, experiment, _ in table.sides
+        for j in ctx.jobs(table.column, experiment)[:1]
+    ]
 
 
 def computed_cells(table: PerplexityTable, ctx: Context) -> list[tuple[Row, Corpus, list[Job]]]:
     """(row, corpus, its jobs: every seed of every candidate of a tuned row) of every cell we
     compute: rows with an experiment, where the paper reports a number."""
-    return [(row, corpus, ctx.lm_row_jobs(corpus, row.experiment, row.tune)) for row in selected_rows(ctx, table) if row.experiment
-            for corpus in table.columns if any(key.startswith(f"{corpus.name} ") for key in row.paper)]
+    return [
+        (row, corpus, ctx.lm_row_jobs(corpus, row.experiment, row.tune))
+        for row in selected_rows(ctx, table)
+        if row.experiment
+        for corpus in table.columns
+        if any(key.startswith(f"{corpus.name} ") for key in row.paper)
+    ]
 
 
 @inputs.register
@@ -297,7 +354,10 @@ def _(table: ExampleTable, ctx, paper, artefact_id):
     src, tgt = column.pair.split("-")
     data = data_dir(column.dataset, column.pair)
     return [f"{data}/raw/test.{src}", f"{data}/raw/test.{tgt}", f"{data}/tok/test.{src}"] + [
-        hypothesis_path(j.dataset, j.pair, j.experiment, j.seed) for s in table.systems for j in ctx.system_jobs(column, s)]
+        hypothesis_path(j.dataset, j.pair, j.experiment, j.seed)
+        for s in table.systems
+        for j in ctx.system_jobs(column, s)
+    ]
 
 
 @inputs.register
@@ -311,10 +371,15 @@ def _(figure: Figure, ctx, paper, artefact_id):
             files += [f"{lm_dir(j)}/{name}" for j in jobs for name in ("metrics.jsonl", "perplexity.json")]
         elif isinstance(panel, ScoreAgainst):
             experiments = [e for _, e in panel.points] + [s.experiment for s in panel.baselines]
-            files += [score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)
-                      for e in experiments for j in ctx.jobs(panel.column, e)]
+            files += [
+                score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)
+                for e in experiments
+                for j in ctx.jobs(panel.column, e)
+            ]
         elif isinstance(panel, SubspaceSweep):
-            files += [f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)]
+            files += [
+                f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)
+            ]
         elif isinstance(panel, MeteorByFrequency):
             for system in panel.systems:
                 jobs = ctx.system_jobs(panel.column, system)
@@ -327,8 +392,9 @@ def _(figure: Figure, ctx, paper, artefact_id):
 
 @inputs.register(ParameterTable)
 def _(table, ctx, paper, artefact_id):
-    return [benchmark_path(paper, artefact_id)] + [metrics_path(j) for row in table.rows
-                                                   for j in ctx.jobs(table.column, row.experiment)[:1]]
+    return [benchmark_path(paper, artefact_id)] + [
+        metrics_path(j) for row in table.rows for j in ctx.jobs(table.column, row.experiment)[:1]
+    ]
 
 
 @inputs.register(SamplingTable)
@@ -341,8 +407,10 @@ def model_settings(config: dict, experiment: Experiment) -> dict:
     settings = dict(config["model"])
     if experiment.architecture is not None:
         if experiment.architecture not in config.get("architectures", {}):
-            raise ValueError(f"architectures: no {experiment.architecture!r} configured (experiments of the "
-                             f"joint paper use it; config.yaml has one to copy)")
+            raise ValueError(
+                f"architectures: no {experiment.architecture!r} configured (experiments of the "
+                f"joint paper use it; config.yaml has one to copy)"
+            )
         settings |= config["architectures"][experiment.architecture]
     if experiment.layers is not None:
         settings |= {"encoder_layers": experiment.layers, "decoder_layers": experiment.layers}
@@ -354,8 +422,10 @@ def vocab_sizes(data: dict, experiment: Experiment) -> dict:
     none on a BPE side, whose vocabulary is every piece of its encoded training text (the vMF
     paper's 100,000 source merges, the joint paper's |V| of 32K, 64K, 128K)."""
     target_words = "emb_vocab_size" if experiment.target_unit == "emb" else "tgt_vocab_size"
-    return {"src_size": None if experiment.source_unit == "bpe" else data["src_vocab_size"],
-            "tgt_size": None if experiment.target_unit == "bpe" else data[target_words]}
+    return {
+        "src_size": None if experiment.source_unit == "bpe" else data["src_vocab_size"],
+        "tgt_size": None if experiment.target_unit == "bpe" else data[target_words],
+    }
 
 
 MAX_LEN_UNITS = ("word", "piece")
@@ -402,9 +472,11 @@ def schedule(train: dict, name: str) -> dict:
         raise ValueError(f"train.overrides: {', '.join(unknown)} not experiments of any paper")
     max_epochs = by_group(train, "max_epochs_by_group")
     group = training_group(registry_experiment(name))
-    return ({key: train[key] for key in ("max_epochs", "patience")}
-            | ({"max_epochs": max_epochs[group]} if group in max_epochs else {})
-            | overrides.get(name.partition("@")[0], {}))
+    return (
+        {key: train[key] for key in ("max_epochs", "patience")}
+        | ({"max_epochs": max_epochs[group]} if group in max_epochs else {})
+        | overrides.get(name.partition("@")[0], {})
+    )
 
 
 def train_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> TrainSpec:
@@ -416,8 +488,11 @@ def train_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> T
     model = model_settings(config, experiment)
     return TrainSpec(
         experiment=name,
-        **{**dataclasses.asdict(experiment), "loss_params": dict(experiment.loss_params),
-           "joint_dim": joint_dim(train, experiment, model["hidden"])},
+        **{
+            **dataclasses.asdict(experiment),
+            "loss_params": dict(experiment.loss_params),
+            "joint_dim": joint_dim(train, experiment, model["hidden"]),
+        },
         tgt_lang=pair.split("-")[1],
         device=train["device"],
         precision=train.get("precision", "auto"),
@@ -461,8 +536,10 @@ def init_scale(train: dict, experiment: Experiment, width: int) -> float:
     if not train.get("scale_init_to_width", False):
         return train["init_scale"]
     if experiment.architecture not in PAPER_WIDTHS:
-        raise ValueError(f"train.scale_init_to_width: no paper width known for architecture "
-                         f"{experiment.architecture!r} (layout.PAPER_WIDTHS)")
+        raise ValueError(
+            f"train.scale_init_to_width: no paper width known for architecture "
+            f"{experiment.architecture!r} (layout.PAPER_WIDTHS)"
+        )
     return train["init_scale"] * (PAPER_WIDTHS[experiment.architecture] / width) ** 0.5
 
 
@@ -479,7 +556,9 @@ def schedule_settings(train: dict, group: str) -> dict:
     config train.lr_decay, train.lr_decay_start, train.lr_decay_on_rise and train.loss_normalisation,
     each keyed by group. A group they leave out keeps its rate constant, starts decaying once its
     development perplexity rises, and averages its loss over target tokens."""
-    return {"lr_decay": train.get("lr_decay", {}).get(group),
-            "lr_decay_start": train.get("lr_decay_start", {}).get(group),
-            "lr_decay_on_rise": train.get("lr_decay_on_rise", {}).get(group) is not False,
-            "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token")}
+    return {
+        "lr_decay": train.get("lr_decay", {}).get(group),
+        "lr_decay_start": train.get("lr_decay_start", {}).get(group),
+        "lr_decay_on_rise": train.get("lr_decay_on_rise", {}).get(group) is not False,
+        "loss_normalisation": train.get("loss_normalisation", {}).get(group, "token"),
+    }

@@ -22,8 +22,10 @@ def lm_schedule(lm: dict, paper_schedule: dict, size: str, name: str) -> dict:
         raise ValueError(f"lm.overrides: {', '.join(unknown)} not language models of any paper")
     for key, entry in overrides.items():
         if not set(entry) <= set(LM_OVERRIDABLE):
-            raise ValueError(f"lm.overrides.{key}: {', '.join(sorted(set(entry) - set(LM_OVERRIDABLE)))} cannot be "
-                             f"set per model (only {', '.join(LM_OVERRIDABLE)})")
+            raise ValueError(
+                f"lm.overrides.{key}: {', '.join(sorted(set(entry) - set(LM_OVERRIDABLE)))} cannot be "
+                f"set per model (only {', '.join(LM_OVERRIDABLE)})"
+            )
     return {**paper_schedule, "max_epochs": lm["max_epochs"][size], **overrides.get(name.partition("@")[0], {})}
 
 
@@ -46,8 +48,11 @@ def lm_spec(config: dict, dataset: str, name: str, seed: int) -> LMSpec:
         loss, params = "augmented", {"gamma": gamma, "tau": tying.TAU}
     else:
         loss, params = "ce", {}
-    for key in ("sizes", "max_epochs") + (("train_words",) if model.sliced else ()) + (
-            ("convergence",) if model.to_convergence else ()):
+    for key in (
+        ("sizes", "max_epochs")
+        + (("train_words",) if model.sliced else ())
+        + (("convergence",) if model.to_convergence else ())
+    ):
         if model.size not in lm.get(key, {}):
             raise ValueError(f"lm.{key}: nothing configured for {model.size!r} (language model {name})")
     if model.regularised and model.size not in tying.DROPOUT.get(corpus, {}):

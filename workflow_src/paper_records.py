@@ -15,7 +15,8 @@ class Check:
     figure's curve), or than `threshold` (a number the paper prints).
 
     With d = ours(row) - ours(than) (negated when `lower_is_better`), the claim is d + margin > 0
-    ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares ratios: ours(row) / ours(than)
+    ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares ratios: ours(row)
+    / ours(than)
     below `factor` (lower is better) or above it. With `parity`, the claim is that the two are the
     same within a relative `parity` (|log ratio| < log(1 + parity)). `x` picks a figure's point.
     How it is decided depends on the evidence's kind (`workflow_src/report/claims.py`).
@@ -40,8 +41,9 @@ class Check:
     def __post_init__(self):
         compared = self.than is not None or self.than_column is not None or self.than_x is not None
         if compared == (self.threshold is not None):
-            raise ValueError(f"check of {self.row}: compare with `than` (or `than_column`, `than_x`) or a `threshold`, "
-                             "not both")
+            raise ValueError(
+                f"check of {self.row}: compare with `than` (or `than_column`, `than_x`) or a `threshold`, not both"
+            )
         if self.parity is not None and (not compared or self.factor is not None or self.margin):
             raise ValueError(f"check of {self.row}: parity compares two cells, without a factor or margin")
         if self.factor is not None and (not compared or self.margin or self.factor <= 0):
@@ -52,8 +54,11 @@ class Check:
         """The (row, column, x) of the cell compared with, or None for a threshold."""
         if self.threshold is not None:
             return None
-        return (self.than if self.than is not None else self.row, self.than_column or self.column,
-                self.than_x if self.than_x is not None else self.x)
+        return (
+            self.than if self.than is not None else self.row,
+            self.than_column or self.column,
+            self.than_x if self.than_x is not None else self.x,
+        )
 
     @property
     def compared_name(self) -> str:
@@ -124,14 +129,17 @@ def mixed_precision(entry_id: str, artefacts: tuple[str, ...]) -> Deviation:
     """The entry every paper's ledger carries: the papers trained in fp32, our GPU default is bf16
     autocast around the output layers (`workflow_src/model/precision.py`)."""
     return Deviation(
-        entry_id, "arithmetic precision", "fp32 (silent: no mixed precision is mentioned, and the GPUs of the time "
-        "trained in fp32)", "train.precision auto: on CUDA, bf16 autocast around the output layers' products only "
+        entry_id,
+        "arithmetic precision",
+        "fp32 (silent: no mixed precision is mentioned, and the GPUs of the time trained in fp32)",
+        "train.precision auto: on CUDA, bf16 autocast around the output layers' products only "
         "(hidden x vocabulary, the joint layer's g_out(E)); the LSTMs, attention, losses, log C_m and softmax "
         "normalisation in fp32 or wider; on the CPU (the demo) fp32 throughout",
         "the output layers' products are most of a step's FLOPs at the papers' vocabularies, and bf16 runs them "
         "several times faster on tensor cores; the LSTMs stay fp32 because CUDA autocast would run cuDNN's in fp16",
         "logits and predicted vectors rounded to bf16 (8 significant bits) before an fp32 loss; expected within "
         "seed noise, not measured at scale here (results/gpu_check.md compares losses and gradients with fp32 on "
-        "your GPU before training)", "train.precision", artefacts)
-
-
+        "your GPU before training)",
+        "train.precision",
+        artefacts,
+    )

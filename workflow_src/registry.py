@@ -89,7 +89,9 @@ class LanguageModel:
     tau: float | None = None
     regularised: bool = True  # False: no dropout (Figure 1)
     unit_norm_embeddings: bool = False
-    sliced: bool = False  # trains on a contiguous slice of config lm.train_words[size] words, its start drawn from the seed
+    sliced: bool = (
+        False  # trains on a contiguous slice of config lm.train_words[size] words, its start drawn from the seed
+    )
     gamma: float | None = None  # AL's weight α = γτ; None: config lm.gamma of the data set
     keep: str = "best"  # a key of train_lm.KEEP: the best validation perplexity, the "last", the "lowest_train_loss"
     output_bias: bool = True  # False: b = 0 in an untied model (§4, Figure 1)

@@ -31,6 +31,7 @@ VERSION_KEY = "spec_version"
 class ModelShape:
     """The encoder-decoder's sizes (config `model`, changed by the experiment's architecture and
     depth: `layout.model_settings`)."""
+
     encoder_layers: int
     decoder_layers: int
     hidden: int  # units per LSTM layer (the decoder's state size)
@@ -45,6 +46,7 @@ class ModelShape:
 class VocabSizes:
     """Each side's vocabulary cap in words; None on a BPE side, whose vocabulary is every piece of
     its training text (`layout.vocab_sizes`)."""
+
     src_size: int | None
     tgt_size: int | None
 
@@ -52,6 +54,7 @@ class VocabSizes:
 @dataclass(frozen=True)
 class LengthLimit:
     """The longest training pair kept (`layout.length_limit`)."""
+
     max_len: int  # units of the longer side
     max_len_unit: str  # word: counted at tokenisation; piece: counted as the model reads them, at training
 
@@ -59,6 +62,7 @@ class LengthLimit:
 @dataclass(frozen=True)
 class TrainSettings:
     """A translation model's optimisation (config `train`, by the experiment's training group)."""
+
     seed: int  # torch's seed for initialisation; batch order and dropout from (seed, epoch)
     lr: float  # Adam's initial learning rate
     batch_size: int  # sentences per batch
@@ -77,6 +81,7 @@ class TrainSettings:
 class TrainSpec:
     """One translation job: the experiment (registry `Experiment`, its fields repeated here), the
     configured sizes and schedule, the pair's target language and the device."""
+
     experiment: str  # the experiment's name (with its `@variant`)
     source_unit: str  # word | bpe
     target_unit: str  # word | bpe | emb
@@ -111,6 +116,7 @@ class TrainSpec:
 @dataclass(frozen=True)
 class TrainSlice:
     """The part of the training stream a language model trains on (Figure 1's 20,000 words)."""
+
     length: int  # tokens
     start: int | None  # the first token; None: drawn from the seed
 
@@ -121,6 +127,7 @@ class Convergence:
         (min_{i <= e-k} L_i - min_{e-k < i <= e} L_i) / min_{i <= e-k} L_i < tolerance,   k = window,
     and multiply the rate by `plateau_decay` after every epoch whose training loss is not below the
     best before it (as pytorch/examples' word_language_model does on validation loss)."""
+
     window: int  # k, epochs (>= 1)
     tolerance: float  # the relative improvement below which training stops (>= 0)
     plateau_decay: float  # the rate's factor after a plateau, in (0, 1]
@@ -130,6 +137,7 @@ class Convergence:
 class LMSpec:
     """One language-model job of the tying paper (`workflow_src.train.train_lm`): the VD-LSTM, its
     objective and its schedule, lr_e = lr · lr_decay^max(0, e - decay_after) (appendix A)."""
+
     experiment: str  # the language model's name (with its `@variant`)
     size: int  # units per layer (= the embedding size): 200 / 650 / 1500 (§6.1)
     layers: int  # LSTM layers (2)
@@ -184,8 +192,10 @@ def load(cls: type[Spec], entries: dict, source: str) -> Spec:
         raise SpecError(f"{source}: a spec is a JSON object, not {type(entries).__name__}")
     version = entries.get(VERSION_KEY)
     if version != SPEC_VERSION:
-        raise SpecError(f"{source}: {VERSION_KEY} {version!r}, not {SPEC_VERSION} (a spec of another version: "
-                        f"its run was made under other hashes; docs/architecture.md, \"Training specs\")")
+        raise SpecError(
+            f"{source}: {VERSION_KEY} {version!r}, not {SPEC_VERSION} (a spec of another version: "
+            f'its run was made under other hashes; docs/architecture.md, "Training specs")'
+        )
     return _build(cls, {k: v for k, v in entries.items() if k != VERSION_KEY}, source, "")
 
 

@@ -25,8 +25,12 @@ LENGTH_BUCKETS_KEY = "length_buckets"  # config train.length_buckets (`model/sta
 
 def check_length_buckets(buckets) -> list[int]:
     """`buckets` if they are rising positive whole numbers, else a ValueError naming the key."""
-    if not (isinstance(buckets, list) and buckets and all(type(b) is int and b > 0 for b in buckets)
-            and buckets == sorted(set(buckets))):
+    if not (
+        isinstance(buckets, list)
+        and buckets
+        and all(type(b) is int and b > 0 for b in buckets)
+        and buckets == sorted(set(buckets))
+    ):
         raise ValueError(f"train.{LENGTH_BUCKETS_KEY}: {buckets!r} is not a rising list of positive lengths")
     return buckets
 
@@ -37,5 +41,7 @@ def length_buckets(train: dict) -> tuple[int, ...] | None:
     if compile_setting(train) != "graphs":
         return None
     if LENGTH_BUCKETS_KEY not in train:
-        raise ValueError(f"train.{LENGTH_BUCKETS_KEY}: train.compile graphs needs the lengths that batches are padded up to")
+        raise ValueError(
+            f"train.{LENGTH_BUCKETS_KEY}: train.compile graphs needs the lengths that batches are padded up to"
+        )
     return tuple(check_length_buckets(train[LENGTH_BUCKETS_KEY]))

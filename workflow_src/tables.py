@@ -65,8 +65,11 @@ def for_reading(columns: list[str], rows: list[dict]) -> ReadingView:
     if len(rows) > 1:
         for column in list(shown):
             values = {cell[column] for cell in cells}
-            if (len(values) == 1 and len(next(iter(values))) >= SHARED_MIN_LENGTH
-                    and not any(isinstance(row.get(column), (int, float)) for row in rows)):
+            if (
+                len(values) == 1
+                and len(next(iter(values))) >= SHARED_MIN_LENGTH
+                and not any(isinstance(row.get(column), (int, float)) for row in rows)
+            ):
                 shared.append(f"{column}, every row: {values.pop()}")
                 shown.remove(column)
         if "note" in shown:
@@ -97,11 +100,16 @@ def markdown_row(cells) -> str:
 
 def markdown_table(columns: list[str], cells: list[dict[str, str]]) -> list[str]:
     """A GitHub-flavoured Markdown table, every header and cell through `markdown_cell`."""
-    return [markdown_row(columns), "|" + "---|" * len(columns), *(markdown_row(cell[c] for c in columns) for cell in cells)]
+    return [
+        markdown_row(columns),
+        "|" + "---|" * len(columns),
+        *(markdown_row(cell[c] for c in columns) for cell in cells),
+    ]
 
 
-def to_markdown(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = (),
-                before: list[str] = ()) -> str:
+def to_markdown(
+    title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = (), before: list[str] = ()
+) -> str:
     """`before`: Markdown lines between the data note and the table (the claims' tally)."""
     view = for_reading(columns, rows)
     lines = [f"# {title}", "", f"Data: {data_note}", "", *before, *markdown_table(view.columns, view.rows), ""]
@@ -133,7 +141,9 @@ def is_number(text: str) -> bool:
 def breakable(text: str) -> str:
     """Escaped HTML, a long identifier (a path, a config key, a signature) allowed to break after
     its separators, so that one word does not set a column's width."""
-    return re.sub(r"\S{%d,}" % LONG_WORD, lambda word: re.sub(r"([/:_|.,])", r"\1<wbr>", word.group()), html.escape(text))
+    return re.sub(
+        r"\S{%d,}" % LONG_WORD, lambda word: re.sub(r"([/:_|.,])", r"\1<wbr>", word.group()), html.escape(text)
+    )
 
 
 def html_table(columns: list[str], cells: list[dict[str, str]], cell_class=None) -> str:
@@ -149,26 +159,48 @@ def html_table(columns: list[str], cells: list[dict[str, str]], cell_class=None)
         return f" class='{' '.join(names)}'" if names else ""
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td{classes(c, cell[c])}>{breakable(cell[c])}</td>" for c in columns) + "</tr>"
-                   for cell in cells)
+    body = "".join(
+        "<tr>" + "".join(f"<td{classes(c, cell[c])}>{breakable(cell[c])}</td>" for c in columns) + "</tr>"
+        for cell in cells
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def to_html(title: str, data_note: str, columns: list[str], rows: list[dict], footer: list[str] = (),
-            before: str = "", cell_class=None, style: str = "") -> str:
+def to_html(
+    title: str,
+    data_note: str,
+    columns: list[str],
+    rows: list[dict],
+    footer: list[str] = (),
+    before: str = "",
+    cell_class=None,
+    style: str = "",
+) -> str:
     """`before`: HTML between the data note and the table (the claims' tally); `cell_class`: as
     `html_table`'s, its classes styled by `style`."""
     view = for_reading(columns, rows)
-    under = "".join(f"<p class='under'>{html.escape(line)}</p>"
-                    for line in [*footer, *view.shared, *(f"Signature: {s}" for s in view.signatures)])
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}{style}</style></head>"
-            f"<body><h1>{html.escape(title)}</h1><p>Data: {html.escape(data_note)}</p>{before}"
-            f"{html_table(view.columns, view.rows, cell_class)}{under}</body></html>\n")
+    under = "".join(
+        f"<p class='under'>{html.escape(line)}</p>"
+        for line in [*footer, *view.shared, *(f"Signature: {s}" for s in view.signatures)]
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{STYLE}{style}</style></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>Data: {html.escape(data_note)}</p>{before}"
+        f"{html_table(view.columns, view.rows, cell_class)}{under}</body></html>\n"
+    )
 
 
-def write_table(out_csv: Path, out_md: Path, out_html: Path, title: str, data_note: str, columns: list[str],
-                rows: list[dict], footer: list[str] = ()) -> None:
+def write_table(
+    out_csv: Path,
+    out_md: Path,
+    out_html: Path,
+    title: str,
+    data_note: str,
+    columns: list[str],
+    rows: list[dict],
+    footer: list[str] = (),
+) -> None:
     """The CSV repeats the data note on every row, so the file alone says where its numbers come from."""
     write_text(out_csv, to_csv(columns + ["data"], [{**row, "data": data_note} for row in rows]))
     write_text(out_md, to_markdown(title, data_note, columns, rows, footer))

@@ -54,7 +54,11 @@ def grow_diag_final_and(forward: Alignment, reverse: Alignment) -> Alignment:
         for i, j in sorted(aligned):
             for di, dj in NEIGHBOURS:
                 point = (i + di, j + dj)
-                if point in union and point not in aligned and (point[0] not in src_aligned or point[1] not in tgt_aligned):
+                if (
+                    point in union
+                    and point not in aligned
+                    and (point[0] not in src_aligned or point[1] not in tgt_aligned)
+                ):
                     add(point)
                     grew = True
     for direction in (forward, reverse):
@@ -106,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
         forward = [parse_pharaoh(line, f"{fwd}:{n}") for n, line in enumerate(read_lines(fwd), 1)]
         reverse = [parse_pharaoh(line, f"{rev}:{n}") for n, line in enumerate(read_lines(rev), 1)]
     if not len(forward) == len(reverse) == len(src_lines):
-        raise SystemExit(f"the aligner returned {len(forward)}/{len(reverse)} lines for {len(src_lines)} sentence pairs")
+        raise SystemExit(
+            f"the aligner returned {len(forward)}/{len(reverse)} lines for {len(src_lines)} sentence pairs"
+        )
     links = [grow_diag_final_and(f, r) for f, r in zip(forward, reverse)]
     entries = dictionary(src_lines, tgt_lines, links)
     write_lines(args.out, (f"{s}\t{t}\t{c}" for s, (t, c) in sorted(entries.items())))

@@ -67,8 +67,9 @@ def member_name(name: str) -> str:
     return name.removeprefix("./")
 
 
-def extract_members(archive: Path, select: Callable[[str], bool], into: Path, label: str | None = None
-                    ) -> Iterator[tuple[str, Path]]:
+def extract_members(
+    archive: Path, select: Callable[[str], bool], into: Path, label: str | None = None
+) -> Iterator[tuple[str, Path]]:
     """(name, file) of each member `select` accepts (by its name without a leading "./"), copied
     to a file of its own under `into`, in one sequential pass over a tar (any compression) or
     zip archive; the caller may stop early. Unreadable archives raise CorpusError naming `label`."""
@@ -100,7 +101,10 @@ def extract_members(archive: Path, select: Callable[[str], bool], into: Path, la
 def write_stats(path: Path, splits: dict[str, tuple[int, list[str]]], undecodable: Undecodable) -> None:
     """{"splits": {split: {"segments", "from": [archive:member, ...]}}, "undecodable_lines",
     "first_undecodable", "policy"}."""
-    stats = {"splits": {split: {"segments": n, "from": sources} for split, (n, sources) in splits.items()},
-             "undecodable_lines": undecodable.lines, "first_undecodable": undecodable.first,
-             "policy": UNDECODABLE_POLICY}
+    stats = {
+        "splits": {split: {"segments": n, "from": sources} for split, (n, sources) in splits.items()},
+        "undecodable_lines": undecodable.lines,
+        "first_undecodable": undecodable.first,
+        "policy": UNDECODABLE_POLICY,
+    }
     write_text(path, json.dumps(stats, indent=2) + "\n")

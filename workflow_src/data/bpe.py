@@ -41,7 +41,10 @@ def vocab_size_for_merges(lines: Iterable[str], merges: int) -> int:
 def train(train_file: Path, model_prefix: Path, merges: int, threads: int = 1) -> spm.SentencePieceProcessor:
     lines = stream_lines(train_file)
     model_prefix.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(model_prefix.with_suffix(".model")) as model, atomic_output(model_prefix.with_suffix(".vocab")) as vocab:
+    with (
+        atomic_output(model_prefix.with_suffix(".model")) as model,
+        atomic_output(model_prefix.with_suffix(".vocab")) as vocab,
+    ):
         tmp_prefix = model.with_suffix("")
         spm.SentencePieceTrainer.train(
             input=str(train_file),

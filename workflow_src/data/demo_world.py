@@ -65,7 +65,11 @@ def mteval_xml(sentences: list[str], talks: list[tuple[int, range]], setid: str,
     `<doc docid genre>` a talk holding its metadata, `<seg id="N"> text</seg>` lines, then
     `<reviewer>` and `<translator>`."""
     srclang = LANGUAGE_NAMES.get(lang, lang)
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>", f"<srcset setid={quoteattr(setid)} srclang={quoteattr(srclang)}>"]
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        "<mteval>",
+        f"<srcset setid={quoteattr(setid)} srclang={quoteattr(srclang)}>",
+    ]
     for talk_id, span in talks:
         out.append(f'<doc docid="{talk_id}" genre="lectures">')
         out += talk_header(talk_id, lang)
@@ -80,8 +84,11 @@ def wmt_sgm(sentences: list[str], setid: str, lang: str, reference: bool) -> str
     kind = "refset" if reference else "srcset"
     out = [f'<{kind} setid="{setid}" srclang="any" trglang="{lang}">']
     for doc, start in enumerate(range(0, len(sentences), TALK_LENGTH), start=1):
-        out += [f'<doc sysid="{"ref" if reference else "src"}" docid="demo-news-{doc}" genre="news" origlang="xx">', "<p>"]
-        out += [f'<seg id="{i + 1}">{s}</seg>' for i, s in enumerate(sentences[start:start + TALK_LENGTH])]
+        out += [
+            f'<doc sysid="{"ref" if reference else "src"}" docid="demo-news-{doc}" genre="news" origlang="xx">',
+            "<p>",
+        ]
+        out += [f'<seg id="{i + 1}">{s}</seg>' for i, s in enumerate(sentences[start : start + TALK_LENGTH])]
         out += ["</p>", "</doc>"]
     return "\n".join(out + [f"</{kind}>"]) + "\n"
 
@@ -102,8 +109,14 @@ def with_lone_carriage_return(sentence: str) -> str:
 LONE_CR_CORPUS = "news-commentary"  # members whose name holds this get one line with a lone "\r"
 
 
-def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_set: int,
-                members: dict[str, dict[str, str]], dataset: str = "") -> None:
+def wmt_members(
+    world: "World",
+    sources: dict[str, dict],
+    n_train: int,
+    n_per_set: int,
+    members: dict[str, dict[str, str]],
+    dataset: str = "",
+) -> None:
     """Add one WMT data set's archive members to `members` (archive -> member -> text). `sources`
     maps each pair to its train/dev/test lists of {archive, source, target} (or, for training,
     {archive, delimited, delimiter, source_column, target_column}: the wiki headlines, written as
@@ -125,7 +138,9 @@ def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_se
             if "delimited" in entry:
                 order = sorted(((entry["source_column"], src), (entry["target_column"], tgt)))
                 separator = f" {entry['delimiter']} "
-                files[entry["delimited"]] = "".join(separator.join(s[lang] for _, lang in order) + "\n" for s in sentences)
+                files[entry["delimited"]] = "".join(
+                    separator.join(s[lang] for _, lang in order) + "\n" for s in sentences
+                )
                 continue
             source_side = [s[src] for s in sentences]
             if LONE_CR_CORPUS in entry["source"] and source_side:
@@ -137,7 +152,9 @@ def wmt_members(world: "World", sources: dict[str, dict], n_train: int, n_per_se
                 archive, source, target = entry["archive"], entry["source"], entry["target"]
                 sentences = world.parallel([src, tgt], n_per_set, f"wmt-{dataset}-{pair}-{split}-{i}")
                 setid = Path(source).name.split("-")[0]
-                members.setdefault(archive, {})[source] = wmt_sgm([s[src] for s in sentences], setid, src, reference=False)
+                members.setdefault(archive, {})[source] = wmt_sgm(
+                    [s[src] for s in sentences], setid, src, reference=False
+                )
                 members[archive][target] = wmt_sgm([s[tgt] for s in sentences], setid, tgt, reference=True)
 
 
@@ -217,8 +234,10 @@ def closed_vocabulary(splits: dict[str, list[list[str]]], size: int) -> dict[str
     kept = {w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: size - 2]}
     out = {split: [[w if w in kept else UNK for w in line] for line in lines] for split, lines in splits.items()}
     if len(kept) == len(counts) and any(UNK in line for lines in out.values() for line in lines):
-        raise ValueError(f"a vocabulary of {size} holds all {len(counts)} training words, so training has no {UNK} "
-                         "for the held-out words it lacks: choose a smaller one")
+        raise ValueError(
+            f"a vocabulary of {size} holds all {len(counts)} training words, so training has no {UNK} "
+            "for the held-out words it lacks: choose a smaller one"
+        )
     return out
 
 
@@ -234,7 +253,7 @@ def wikitext_lines(world: "World", sentences: list[str], rng: random.Random) -> 
     paragraphs, start = [], 0
     while start < len(sentences):
         n = rng.randint(2, 6)
-        paragraphs.append([t for s in sentences[start:start + n] for t in wikitext_tokens(s)])
+        paragraphs.append([t for s in sentences[start : start + n] for t in wikitext_tokens(s)])
         start += n
     lines: list[list[str]] = []
     while paragraphs:
@@ -277,8 +296,10 @@ def write_lm_mirror(world: "World", corpora: dict[str, dict], size: LMSize) -> l
             n = size.train_sentences if split == "train" else size.heldout_sentences
             sentences = [s["en"] for s in world.parallel(["en"], n, f"lm-{name}-{split}")]
             splits[split] = lines_of(world, sentences, random.Random(f"{world.seed}-lm-{name}-{split}-layout"))
-        members = {prefix + spec["members"][split].removeprefix("./"): lm_text(lines)
-                   for split, lines in closed_vocabulary(splits, size.vocabulary).items()}
+        members = {
+            prefix + spec["members"][split].removeprefix("./"): lm_text(lines)
+            for split, lines in closed_vocabulary(splits, size.vocabulary).items()
+        }
         archive = Path(spec["archive"])
         write_bytes(archive, (deterministic_zip if archive.suffix == ".zip" else deterministic_tgz)(members))
         written.append(archive)
@@ -295,9 +316,11 @@ def directions(pairs: list[str]) -> list[tuple[str, str]]:
 # tst2010-tst2014; `2017-01-trnted/texts/<s>/<t>/<s>-<t>.tgz` tst2015 (and its own train.tags);
 # `2017-01-ted-test/texts/<s>/<t>/<s>-<t>.tgz` tst2016, the source side only, with a README.
 RELEASE_PREFIX = {"bundle": "IWSLT16", "trnted": "IWSLT17", "ted_test": "IWSLT17"}
-TED_TEST_README = ("IWSLT 2017 evaluation campaign: test sets for the MT Talk task (synthetic demo copy)\n\n"
-                   "For each pair x-y of languages, the xml files IWSLT17.TED.<set>.x-y.x.xml hold the source to "
-                   "translate.\n")
+TED_TEST_README = (
+    "IWSLT 2017 evaluation campaign: test sets for the MT Talk task (synthetic demo copy)\n\n"
+    "For each pair x-y of languages, the xml files IWSLT17.TED.<set>.x-y.x.xml hold the source to "
+    "translate.\n"
+)
 
 
 def release_of(set_name: str) -> str:
@@ -312,7 +335,9 @@ def release_of(set_name: str) -> str:
 
 def iwslt_mirror_paths(iwslt: dict) -> list[Path]:
     """Every file `write_iwslt_mirror` writes for `iwslt` (see there)."""
-    per_direction = [Path(iwslt[r].format(src=s, tgt=t)) for s, t in directions(iwslt["pairs"]) for r in ("trnted", "ted_test")]
+    per_direction = [
+        Path(iwslt[r].format(src=s, tgt=t)) for s, t in directions(iwslt["pairs"]) for r in ("trnted", "ted_test")
+    ]
     return [Path(iwslt["bundle"]), *per_direction]
 
 
@@ -336,16 +361,19 @@ def write_iwslt_mirror(world: "World", iwslt: dict, n_train: int, n_per_test_set
         evaluation = {name: world.parallel([a, b], n_per_test_set, f"{name}-{a}-{b}") for name in sets}
         for src, tgt in ((a, b), (b, a)):
             pair = f"{src}-{tgt}"
-            tags = {f"{pair}/train.tags.{pair}.{lang}": train_tags([s[lang] for s in train], train_talks, lang)
-                    for lang in (src, tgt)}
+            tags = {
+                f"{pair}/train.tags.{pair}.{lang}": train_tags([s[lang] for s in train], train_talks, lang)
+                for lang in (src, tgt)
+            }
             content = {"bundle": dict(tags), "trnted": dict(tags), "ted_test": {f"{pair}/README": TED_TEST_README}}
             for k, name in enumerate(sets):
                 release, prefix = releases[name], RELEASE_PREFIX[releases[name]]
                 talks = _talks(n_per_test_set, 10000 + 100 * k)
-                for lang in ((src,) if release == "ted_test" else (src, tgt)):
+                for lang in (src,) if release == "ted_test" else (src, tgt):
                     setid = f"iwslt20{prefix[-2:]}-{name}"  # iwslt2017-tst2016, as the real file has
                     content[release][f"{pair}/{prefix}.TED.{name}.{pair}.{lang}.xml"] = mteval_xml(
-                        [s[lang] for s in evaluation[name]], talks, setid, lang)
+                        [s[lang] for s in evaluation[name]], talks, setid, lang
+                    )
             bundle[iwslt["bundle_member"].format(src=src, tgt=tgt)] = deterministic_tgz(content["bundle"])
             for release in ("trnted", "ted_test"):
                 path = Path(iwslt[release].format(src=src, tgt=tgt))
@@ -379,8 +407,11 @@ def write_mirror(
     wmt = wmt or {}
     iwslt_pairs = iwslt["pairs"] if iwslt else []
     wmt_pairs = [pair for d in wmt.values() for pair in d["sources"]]
-    languages = sorted({lang for pair in [*iwslt_pairs, *wmt_pairs] for lang in pair.split("-")} | set(monolingual)
-                       | ({"en"} if lm else set()))
+    languages = sorted(
+        {lang for pair in [*iwslt_pairs, *wmt_pairs] for lang in pair.split("-")}
+        | set(monolingual)
+        | ({"en"} if lm else set())
+    )
     world = World(languages, size, seed)
     written = write_iwslt_mirror(world, iwslt, n_train, n_per_test_set) if iwslt else []
     members: dict[str, dict[str, str]] = {}
@@ -400,17 +431,29 @@ def write_mirror(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iwslt", type=json.loads, default=None,
-                        help='{"pairs": [...], "dev_sets": [...], "test_sets": [...], "bundle": PATH of 2016-01.tgz, '
-                             '"bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz", "trnted": PATH template, '
-                             '"ted_test": PATH template} (templates with {src} and {tgt})')
+    parser.add_argument(
+        "--iwslt",
+        type=json.loads,
+        default=None,
+        help='{"pairs": [...], "dev_sets": [...], "test_sets": [...], "bundle": PATH of 2016-01.tgz, '
+        '"bundle_member": "2016-01/texts/{src}/{tgt}/{src}-{tgt}.tgz", "trnted": PATH template, '
+        '"ted_test": PATH template} (templates with {src} and {tgt})',
+    )
     parser.add_argument("--monolingual", nargs="*", default=[], metavar="LANG:PATH")
-    parser.add_argument("--wmt", type=json.loads, default={},
-                        help='{"wmt16": {"train_sentences": N (optional), "sources": {"de-en": {"train": '
-                             '[{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}}}')
-    parser.add_argument("--lm", type=json.loads, default={},
-                        help='{"ptb": {"format": "ptb" | "wikitext", "archive": PATH, '
-                             '"members": {"train": ..., "valid": ..., "test": ...}}, ...}')
+    parser.add_argument(
+        "--wmt",
+        type=json.loads,
+        default={},
+        help='{"wmt16": {"train_sentences": N (optional), "sources": {"de-en": {"train": '
+        '[{"archive", "source", "target"}, ...], "dev": [...], "test": [...]}}}}',
+    )
+    parser.add_argument(
+        "--lm",
+        type=json.loads,
+        default={},
+        help='{"ptb": {"format": "ptb" | "wikitext", "archive": PATH, '
+        '"members": {"train": ..., "valid": ..., "test": ...}}, ...}',
+    )
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train-sentences", type=int, required=True)
     parser.add_argument("--test-set-sentences", type=int, required=True)
@@ -418,15 +461,24 @@ def main(argv: list[str] | None = None) -> None:
     for field in dataclasses.fields(WorldSize):
         parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default)
     for field in dataclasses.fields(LMSize):
-        parser.add_argument(f"--lm-{field.name.replace('_', '-')}", dest=f"lm_{field.name}", type=int,
-                            default=field.default)
+        parser.add_argument(
+            f"--lm-{field.name.replace('_', '-')}", dest=f"lm_{field.name}", type=int, default=field.default
+        )
     args = parser.parse_args(argv)
     size = WorldSize(**{f.name: getattr(args, f.name) for f in dataclasses.fields(WorldSize)})
     lm_size = LMSize(**{f.name: getattr(args, f"lm_{f.name}") for f in dataclasses.fields(LMSize)})
     monolingual = {lang: Path(path) for lang, _, path in (m.partition(":") for m in args.monolingual)}
     for path in write_mirror(
-        args.iwslt, monolingual, size, args.seed, args.train_sentences, args.test_set_sentences,
-        args.monolingual_sentences, args.wmt, args.lm, lm_size,
+        args.iwslt,
+        monolingual,
+        size,
+        args.seed,
+        args.train_sentences,
+        args.test_set_sentences,
+        args.monolingual_sentences,
+        args.wmt,
+        args.lm,
+        lm_size,
     ):
         print(path)
 

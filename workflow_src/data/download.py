@@ -51,8 +51,11 @@ CHUNK = 1 << 20
 SNIFF = 1024  # bytes read to recognise an HTML page
 PAGE_LIMIT = 1 << 20  # bytes of an HTML page kept for its title and Drive's confirmation form
 TAR_SUFFIXES = (".tgz", ".tar", ".tar.gz", ".tar.bz2", ".tar.xz")
-STREAM_OPENERS = {".gz": ("a gzip file", gzip.open), ".bz2": ("a bzip2 file", bz2.open),
-                  ".xz": ("an xz file", lzma.open)}
+STREAM_OPENERS = {
+    ".gz": ("a gzip file", gzip.open),
+    ".bz2": ("a bzip2 file", bz2.open),
+    ".xz": ("an xz file", lzma.open),
+}
 
 
 class DownloadError(RuntimeError):
@@ -203,8 +206,9 @@ def _fetch(url, part, source_note, mirror, retries, backoff, timeout, log) -> st
             if isinstance(err, urllib.error.HTTPError) and 400 <= err.code < 500 and err.code != 408:
                 raise _Rejected(_describe(err)) from err
             if attempt == retries:
-                raise _Rejected(f"giving up after {retries + 1} attempts; last error: {_describe(err)}",
-                                keep_part=True) from err
+                raise _Rejected(
+                    f"giving up after {retries + 1} attempts; last error: {_describe(err)}", keep_part=True
+                ) from err
             wait = backoff * 2**attempt
             log(f"{url}: {_describe(err)}; retrying in {wait:.2f}s (attempt {attempt + 2} of {retries + 1})")
             time.sleep(wait)
@@ -233,8 +237,10 @@ def _from_network(url: str, out: Path, md5, retries, backoff, timeout, log) -> s
             part.unlink(missing_ok=True)
             source_note.unlink(missing_ok=True)
         elif part.exists():
-            log(f"{part} keeps {part.stat().st_size} bytes from {url}; a rerun resumes them "
-                "unless another mirror's bytes replace them first")
+            log(
+                f"{part} keeps {part.stat().st_size} bytes from {url}; a rerun resumes them "
+                "unless another mirror's bytes replace them first"
+            )
         raise
     os.replace(part, out)
     source_note.unlink()
@@ -299,15 +305,29 @@ def main(argv: list[str] | None = None) -> None:
     checksum = parser.add_mutually_exclusive_group(required=True)
     checksum.add_argument("--md5", help="expected md5 (32 hex digits)")
     checksum.add_argument("--no-md5-reason", help="why no md5 is published; written to the log")
-    parser.add_argument("--local-copy", dest="local_copies", action="append", type=Path, default=[],
-                        help="a directory searched first for a file named like --out; repeatable")
+    parser.add_argument(
+        "--local-copy",
+        dest="local_copies",
+        action="append",
+        type=Path,
+        default=[],
+        help="a directory searched first for a file named like --out; repeatable",
+    )
     parser.add_argument("--retries", type=int, default=5)
     parser.add_argument("--backoff", type=float, default=2.0, help="first wait in seconds, doubling")
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
     try:
-        download(args.urls, args.out, args.md5, no_md5_reason=args.no_md5_reason, local_copies=args.local_copies,
-                 retries=args.retries, backoff=args.backoff, timeout=args.timeout)
+        download(
+            args.urls,
+            args.out,
+            args.md5,
+            no_md5_reason=args.no_md5_reason,
+            local_copies=args.local_copies,
+            retries=args.retries,
+            backoff=args.backoff,
+            timeout=args.timeout,
+        )
     except ValueError as err:
         parser.error(str(err))
     except DownloadError as err:

@@ -62,7 +62,9 @@ def read_vec(path: Path) -> tuple[list[str], np.ndarray]:
 def _read_vec(path: Path, f) -> tuple[list[str], np.ndarray]:
     header = f.readline().split()
     if len(header) != 2 or not all(x.isdigit() for x in header):
-        raise FileFault(f"{path}, line 1: expected the header '<count> <dim>' of {VEC_FORMAT}, got {' '.join(header)[:80]!r}")
+        raise FileFault(
+            f"{path}, line 1: expected the header '<count> <dim>' of {VEC_FORMAT}, got {' '.join(header)[:80]!r}"
+        )
     count, dim = map(int, header)
     words, vectors = [], np.empty((count, dim), dtype=np.float32)
     for number, line in enumerate(f, start=2):
@@ -101,9 +103,19 @@ def train_vectors(kind: str, corpus: Path, params: dict, threads: int, seed: int
         import fasttext
 
         model = fasttext.train_unsupervised(
-            str(corpus), model=p.get("model", "skipgram"), dim=p["dim"], ws=p["window"], epoch=p["epochs"],
-            minCount=p["min_count"], neg=p["negative"], minn=p["minn"], maxn=p["maxn"], t=p["sample"],
-            lr=p.get("lr", 0.05), thread=threads, verbose=1,
+            str(corpus),
+            model=p.get("model", "skipgram"),
+            dim=p["dim"],
+            ws=p["window"],
+            epoch=p["epochs"],
+            minCount=p["min_count"],
+            neg=p["negative"],
+            minn=p["minn"],
+            maxn=p["maxn"],
+            t=p["sample"],
+            lr=p.get("lr", 0.05),
+            thread=threads,
+            verbose=1,
         )
         words = model.get_words()
         return words, np.stack([model.get_word_vector(w) for w in words])
@@ -112,9 +124,15 @@ def train_vectors(kind: str, corpus: Path, params: dict, threads: int, seed: int
     from gensim.models import FastText, Word2Vec
 
     common = dict(
-        vector_size=p["dim"], window=p["window"], epochs=p["epochs"], min_count=p["min_count"],
-        negative=p["negative"], sample=p["sample"], sg=1 if p.get("model", "skipgram") == "skipgram" else 0,
-        workers=threads, seed=seed,
+        vector_size=p["dim"],
+        window=p["window"],
+        epochs=p["epochs"],
+        min_count=p["min_count"],
+        negative=p["negative"],
+        sample=p["sample"],
+        sg=1 if p.get("model", "skipgram") == "skipgram" else 0,
+        workers=threads,
+        seed=seed,
     )
     if kind == "fasttext":
         model = FastText(_EndOfLineCorpus(corpus), min_n=p["minn"], max_n=p["maxn"], **common)
@@ -128,8 +146,9 @@ def monolingual_sources(config: dict, lang: str) -> list[str]:
         raise ValueError(f"monolingual: no corpus configured for {lang!r}, needed for its target embeddings")
     m = config["monolingual"][lang]
     if m["use"] not in m["corpora"]:
-        raise ValueError(f"monolingual.{lang}.use: {m['use']!r} is not one of monolingual.{lang}.corpora "
-                         f"({', '.join(m['corpora'])})")
+        raise ValueError(
+            f"monolingual.{lang}.use: {m['use']!r} is not one of monolingual.{lang}.corpora ({', '.join(m['corpora'])})"
+        )
     return list(m["corpora"][m["use"]])
 
 
@@ -177,7 +196,7 @@ def target_table(
             table[row] = vectors[index[special]]
         else:
             table[row] = normalise(rng.standard_normal((1, vectors.shape[1])))[0]
-    table[len(SPECIALS):] = vectors[[index[w] for w in target]]
+    table[len(SPECIALS) :] = vectors[[index[w] for w in target]]
     report = {
         "training_types": len(counts),
         "training_types_with_vector": sum(1 for w, _ in counts if w in index),

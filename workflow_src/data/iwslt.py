@@ -31,8 +31,16 @@ from pathlib import Path
 from typing import Iterable
 
 from workflow_src.atomic import write_lines
-from workflow_src.data.archives import (MEMBER_SEPARATOR, CorpusError, Undecodable, clean_line, decoded_lines,
-                                        extract_members, member_name, write_stats)
+from workflow_src.data.archives import (
+    MEMBER_SEPARATOR,
+    CorpusError,
+    Undecodable,
+    clean_line,
+    decoded_lines,
+    extract_members,
+    member_name,
+    write_stats,
+)
 
 METADATA_TAGS = ("url", "talkid", "title", "description", "keywords", "speaker", "reviewer", "translator")
 METADATA_LINE = re.compile(r"^\s*<(%s)[\s>]" % "|".join(re.escape(t) for t in METADATA_TAGS))
@@ -58,7 +66,9 @@ class ArchiveSet:
         path, _, inner = spec.partition(MEMBER_SEPARATOR)
         archive = Path(path)
         if inner:  # copied out under a name that ends as the member's does, so a .zip stays one
-            with contextlib.closing(extract_members(archive, lambda name: name == member_name(inner), workdir, path)) as it:
+            with contextlib.closing(
+                extract_members(archive, lambda name: name == member_name(inner), workdir, path)
+            ) as it:
                 archive = next(it, (None, None))[1]
             if archive is None:
                 raise CorpusError(f"{path}: no member {inner}")
@@ -119,7 +129,10 @@ def pair_segments(
     src: dict[tuple[str, str], str], ref: dict[tuple[str, str], str], src_name: str, ref_name: str
 ) -> list[tuple[str, str]]:
     """Source and reference texts paired by (docid, seg id), in source order."""
-    for a, b, a_name, b_name, role in ((src, ref, src_name, ref_name, "source"), (ref, src, ref_name, src_name, "reference")):
+    for a, b, a_name, b_name, role in (
+        (src, ref, src_name, ref_name, "source"),
+        (ref, src, ref_name, src_name, "reference"),
+    ):
         unmatched = [key for key in a if key not in b]
         if unmatched:
             docid, seg = unmatched[0]
@@ -142,14 +155,19 @@ def evaluation_patterns(src: str, tgt: str, name: str) -> tuple[str, str, str]:
 
 
 def needed_patterns(src: str, tgt: str, sets: Iterable[str], train: bool = True) -> list[str]:
-    return [*(train_patterns(src, tgt).values() if train else ()),
-            *(p for name in sets for p in evaluation_patterns(src, tgt, name))]
+    return [
+        *(train_patterns(src, tgt).values() if train else ()),
+        *(p for name in sets for p in evaluation_patterns(src, tgt, name)),
+    ]
 
 
-def extract_train(archives: ArchiveSet, src: str, tgt: str, undecodable: Undecodable
-                  ) -> tuple[list[tuple[str, str]], list[str]]:
+def extract_train(
+    archives: ArchiveSet, src: str, tgt: str, undecodable: Undecodable
+) -> tuple[list[tuple[str, str]], list[str]]:
     """(segment pairs, the members they came from)."""
-    found = [archives.require(pattern, f"training text for {lang}") for lang, pattern in train_patterns(src, tgt).items()]
+    found = [
+        archives.require(pattern, f"training text for {lang}") for lang, pattern in train_patterns(src, tgt).items()
+    ]
     (src_name, src_file), (tgt_name, tgt_file) = found
     src_lines = train_tags_lines(decoded_lines(src_file, src_name, undecodable))
     tgt_lines = train_tags_lines(decoded_lines(tgt_file, tgt_name, undecodable))
@@ -161,21 +179,35 @@ def extract_train(archives: ArchiveSet, src: str, tgt: str, undecodable: Undecod
     return list(zip(src_lines, tgt_lines)), [src_name, tgt_name]
 
 
-def extract_evaluation_set(archives: ArchiveSet, src: str, tgt: str, name: str, undecodable: Undecodable
-                           ) -> tuple[list[tuple[str, str]], list[str]]:
+def extract_evaluation_set(
+    archives: ArchiveSet, src: str, tgt: str, name: str, undecodable: Undecodable
+) -> tuple[list[tuple[str, str]], list[str]]:
     """One evaluation set and the members it came from; its reference comes from the same
     direction or, failing that, the reverse one."""
     source, same, reverse = evaluation_patterns(src, tgt, name)
     src_name, src_file = archives.require(source, f"{name} source side ({src})")
     ref_name, ref_file = archives.find(same) or archives.require(
-        reverse, f"{name} reference ({tgt}), in this or the reverse-direction archive")
-    texts = ["\n".join(decoded_lines(file, label, undecodable)) for file, label in ((src_file, src_name), (ref_file, ref_name))]
-    pairs = pair_segments(parse_mteval_xml(texts[0], src_name), parse_mteval_xml(texts[1], ref_name), src_name, ref_name)
+        reverse, f"{name} reference ({tgt}), in this or the reverse-direction archive"
+    )
+    texts = [
+        "\n".join(decoded_lines(file, label, undecodable))
+        for file, label in ((src_file, src_name), (ref_file, ref_name))
+    ]
+    pairs = pair_segments(
+        parse_mteval_xml(texts[0], src_name), parse_mteval_xml(texts[1], ref_name), src_name, ref_name
+    )
     return pairs, [src_name, ref_name]
 
 
-def extract(pair: str, specs: list[str], dev_sets: list[str], test_sets: list[str], out_dir: Path, stats: Path,
-            splits: tuple[str, ...] = ("train", "dev", "test")) -> None:
+def extract(
+    pair: str,
+    specs: list[str],
+    dev_sets: list[str],
+    test_sets: list[str],
+    out_dir: Path,
+    stats: Path,
+    splits: tuple[str, ...] = ("train", "dev", "test"),
+) -> None:
     """Write `splits` of the pair: the training text, and the evaluation sets named for dev and test."""
     src, tgt = pair.split("-")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -188,19 +220,29 @@ def extract(pair: str, specs: list[str], dev_sets: list[str], test_sets: list[st
         extracted = {"train": extract_train(archives, src, tgt, undecodable)} if "train" in splits else {}
         for split in evaluation:
             found = [extract_evaluation_set(archives, src, tgt, name, undecodable) for name in sets[split]]
-            extracted[split] = [seg for segments, _ in found for seg in segments], [m for _, members in found for m in members]
+            extracted[split] = (
+                [seg for segments, _ in found for seg in segments],
+                [m for _, members in found for m in members],
+            )
     for split, (segments, _) in extracted.items():
         write_lines(out_dir / f"{split}.{src}", (s for s, _ in segments))
         write_lines(out_dir / f"{split}.{tgt}", (t for _, t in segments))
         print(f"{pair} {split}: {len(segments)} segments")
-    write_stats(stats, {split: (len(segments), sources) for split, (segments, sources) in extracted.items()}, undecodable)
+    write_stats(
+        stats, {split: (len(segments), sources) for split, (segments, sources) in extracted.items()}, undecodable
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pair", required=True, help="src-tgt, e.g. fr-en")
-    parser.add_argument("--archives", nargs="+", required=True, metavar="SPEC",
-                        help="PATH or PATH::MEMBER (an archive inside an archive), searched in this order")
+    parser.add_argument(
+        "--archives",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="PATH or PATH::MEMBER (an archive inside an archive), searched in this order",
+    )
     parser.add_argument("--dev-sets", nargs="+", required=True)
     parser.add_argument("--test-sets", nargs="+", required=True)
     parser.add_argument("--out-dir", type=Path, required=True)

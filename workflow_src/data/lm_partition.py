@@ -22,7 +22,7 @@ def partition(lines: list[str], part: int, parts: int) -> list[str]:
     if not 1 <= part <= parts:
         raise ValueError(f"part {part} of {parts}: parts are numbered from 1")
     size = len(lines) // parts
-    return lines[(part - 1) * size: part * size if part < parts else len(lines)]
+    return lines[(part - 1) * size : part * size if part < parts else len(lines)]
 
 
 def main(argv: list[str] | None = None) -> None:

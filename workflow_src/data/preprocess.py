@@ -90,22 +90,31 @@ def read_source(spec: str, report: Undecodable | None = None) -> Iterator[str]:
     raise ValueError(f"{path}: no member {member!r}")
 
 
-def tokenize_monolingual(lang: str, sources: list[str], out: Path, max_sentences: int | None = None,
-                         threads: int = 1) -> dict:
+def tokenize_monolingual(
+    lang: str, sources: list[str], out: Path, max_sentences: int | None = None, threads: int = 1
+) -> dict:
     """Tokenize the non-blank lines of the sources, in order, up to `max_sentences`."""
     report = Undecodable()
     lines = (line for spec in sources for line in read_source(spec, report) if line.strip())
     write_lines(out, tokenize_all(itertools.islice(lines, max_sentences), lang, threads))
-    stats = {"sources": sources, "undecodable_lines": report.lines, "first_undecodable": report.first,
-             "policy": UNDECODABLE_POLICY}
+    stats = {
+        "sources": sources,
+        "undecodable_lines": report.lines,
+        "first_undecodable": report.first,
+        "policy": UNDECODABLE_POLICY,
+    }
     write_text(out.with_name(out.name + ".stats.json"), json.dumps(stats, indent=2) + "\n")
     return stats
 
 
-def tokenize_parallel(pair: str, raw_dir: Path, out_dir: Path, threads: int = 1, splits: Iterable[str] = SPLITS) -> None:
+def tokenize_parallel(
+    pair: str, raw_dir: Path, out_dir: Path, threads: int = 1, splits: Iterable[str] = SPLITS
+) -> None:
     for split in splits:
         for lang in pair.split("-"):
-            write_lines(out_dir / f"{split}.{lang}", tokenize_all(stream_lines(raw_dir / f"{split}.{lang}"), lang, threads))
+            write_lines(
+                out_dir / f"{split}.{lang}", tokenize_all(stream_lines(raw_dir / f"{split}.{lang}"), lang, threads)
+            )
 
 
 # -- truecasing --------------------------------------------------------------------------------
@@ -156,9 +165,16 @@ class SideStats:
         self.types.update(words)
 
 
-def preprocess_parallel(pair: str, tokenized_dir: Path, out_dir: Path, truecasers: dict[str, MosesTruecaser],
-                        max_len: int | None, max_ratio: float | None = None, splits: Iterable[str] = SPLITS,
-                        stats_path: Path | None = None) -> dict:
+def preprocess_parallel(
+    pair: str,
+    tokenized_dir: Path,
+    out_dir: Path,
+    truecasers: dict[str, MosesTruecaser],
+    max_len: int | None,
+    max_ratio: float | None = None,
+    splits: Iterable[str] = SPLITS,
+    stats_path: Path | None = None,
+) -> dict:
     """Truecase the tokenized `splits` of a pair with each language's shared truecaser and clean
     the training pairs, line by line; returns (and writes to `stats_path`, by default
     `out_dir/stats.json`) the counts."""
@@ -167,14 +183,21 @@ def preprocess_parallel(pair: str, tokenized_dir: Path, out_dir: Path, truecaser
     for split in splits:
         counts = {"sentences_raw": 0, "sentences": 0}
         sides = {src_lang: SideStats(), tgt_lang: SideStats()}
-        with atomic_output(out_dir / f"{split}.{src_lang}") as s_tmp, atomic_output(out_dir / f"{split}.{tgt_lang}") as t_tmp, \
-                open(s_tmp, "w", encoding="utf-8", newline="\n") as s_out, open(t_tmp, "w", encoding="utf-8", newline="\n") as t_out:
-            pairs = itertools.zip_longest(stream_lines(tokenized_dir / f"{split}.{src_lang}"),
-                                          stream_lines(tokenized_dir / f"{split}.{tgt_lang}"))
+        with (
+            atomic_output(out_dir / f"{split}.{src_lang}") as s_tmp,
+            atomic_output(out_dir / f"{split}.{tgt_lang}") as t_tmp,
+            open(s_tmp, "w", encoding="utf-8", newline="\n") as s_out,
+            open(t_tmp, "w", encoding="utf-8", newline="\n") as t_out,
+        ):
+            pairs = itertools.zip_longest(
+                stream_lines(tokenized_dir / f"{split}.{src_lang}"), stream_lines(tokenized_dir / f"{split}.{tgt_lang}")
+            )
             for number, (s, t) in enumerate(pairs, start=1):
                 if s is None or t is None:
-                    raise ValueError(f"{tokenized_dir}/{split}.{src_lang} and {split}.{tgt_lang} differ in length "
-                                     f"(one ends after line {number - 1})")
+                    raise ValueError(
+                        f"{tokenized_dir}/{split}.{src_lang} and {split}.{tgt_lang} differ in length "
+                        f"(one ends after line {number - 1})"
+                    )
                 counts["sentences_raw"] += 1
                 s, t = truecase(truecasers[src_lang], s), truecase(truecasers[tgt_lang], t)
                 if split == "train" and not keep_pair(s, t, max_len, max_ratio):
@@ -184,8 +207,11 @@ def preprocess_parallel(pair: str, tokenized_dir: Path, out_dir: Path, truecaser
                 t_out.write(t + "\n")
                 sides[src_lang].add(s)
                 sides[tgt_lang].add(t)
-        stats[split] = {**counts, **{f"tokens_{lang}": side.tokens for lang, side in sides.items()},
-                        **{f"types_{lang}": len(side.types) for lang, side in sides.items()}}
+        stats[split] = {
+            **counts,
+            **{f"tokens_{lang}": side.tokens for lang, side in sides.items()},
+            **{f"types_{lang}": len(side.types) for lang, side in sides.items()},
+        }
     write_text(stats_path or out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
     return stats
 
@@ -201,8 +227,12 @@ def preprocess_monolingual(lang: str, tokenized: Path, out: Path, truecaser: Mos
             sentences += 1
             f.write(line + "\n")
     reading = tokenized.with_name(tokenized.name + ".stats.json")
-    stats = {"sentences": sentences, f"tokens_{lang}": side.tokens, f"types_{lang}": len(side.types),
-             **(json.loads(reading.read_text()) if reading.exists() else {})}
+    stats = {
+        "sentences": sentences,
+        f"tokens_{lang}": side.tokens,
+        f"types_{lang}": len(side.types),
+        **(json.loads(reading.read_text()) if reading.exists() else {}),
+    }
     write_text(out.with_name(out.name + ".stats.json"), json.dumps(stats, indent=2) + "\n")
     return stats
 
@@ -239,8 +269,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out-dir", type=Path, required=True)
     p.add_argument("--truecase-model-src", type=Path, required=True)
     p.add_argument("--truecase-model-tgt", type=Path, required=True)
-    p.add_argument("--max-len", type=int, default=None,
-                   help="drop training pairs with a side longer (words); none when the limit counts pieces at training")
+    p.add_argument(
+        "--max-len",
+        type=int,
+        default=None,
+        help="drop training pairs with a side longer (words); none when the limit counts pieces at training",
+    )
     p.add_argument("--max-ratio", type=float, default=None, help="drop training pairs whose length ratio exceeds it")
     p.add_argument("--splits", nargs="+", choices=SPLITS, default=SPLITS)
     p.add_argument("--stats", type=Path, default=None, help="the counts (default: OUT_DIR/stats.json)")
@@ -257,16 +291,37 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "tokenize-parallel":
         tokenize_parallel(args.pair, args.raw_dir, args.out_dir, args.threads, args.splits)
     elif args.command == "tokenize-monolingual":
-        print(json.dumps(tokenize_monolingual(args.lang, args.input, args.out, args.max_sentences, args.threads), indent=2))
+        print(
+            json.dumps(
+                tokenize_monolingual(args.lang, args.input, args.out, args.max_sentences, args.threads), indent=2
+            )
+        )
     elif args.command == "truecaser":
         train_truecaser((line for path in args.input for line in stream_lines(path)), args.out)
     elif args.command == "parallel":
         src, tgt = args.pair.split("-")
         truecasers = {src: load_truecaser(args.truecase_model_src), tgt: load_truecaser(args.truecase_model_tgt)}
-        print(json.dumps(preprocess_parallel(args.pair, args.tokenized_dir, args.out_dir, truecasers,
-                                             args.max_len, args.max_ratio, args.splits, args.stats), indent=2))
+        print(
+            json.dumps(
+                preprocess_parallel(
+                    args.pair,
+                    args.tokenized_dir,
+                    args.out_dir,
+                    truecasers,
+                    args.max_len,
+                    args.max_ratio,
+                    args.splits,
+                    args.stats,
+                ),
+                indent=2,
+            )
+        )
     elif args.command == "monolingual":
-        print(json.dumps(preprocess_monolingual(args.lang, args.input, args.out, load_truecaser(args.truecase_model)), indent=2))
+        print(
+            json.dumps(
+                preprocess_monolingual(args.lang, args.input, args.out, load_truecaser(args.truecase_model)), indent=2
+            )
+        )
     else:
         write_lines(args.out, postprocess(read_lines(args.input), args.lang))
 

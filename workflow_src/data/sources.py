@@ -19,6 +19,7 @@ def entry(config: dict, key: str) -> dict:
 
 def urls(config: dict, key: str) -> list[str]:
     """A source's URLs in order, each `{mirror}` replaced by the mirror's base."""
+
     def base(match: re.Match) -> str:
         name = match.group(1)
         if name not in config["mirrors"]:

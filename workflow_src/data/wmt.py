@@ -31,8 +31,15 @@ from pathlib import Path
 from typing import Iterator
 
 from workflow_src.atomic import atomic_output, write_lines
-from workflow_src.data.archives import (CorpusError, Undecodable, clean_line, decoded_lines, extract_members,
-                                        member_name, write_stats)
+from workflow_src.data.archives import (
+    CorpusError,
+    Undecodable,
+    clean_line,
+    decoded_lines,
+    extract_members,
+    member_name,
+    write_stats,
+)
 from workflow_src.data.iwslt import pair_segments
 
 DOC = re.compile(r'<doc\b[^>]*\bdocid="([^"]*)"', re.IGNORECASE)
@@ -45,8 +52,10 @@ def entry_members(entry: dict) -> list[str]:
         return [entry["delimited"]]
     if "source" in entry and "target" in entry:
         return [entry["source"], entry["target"]]
-    raise CorpusError(f"source entry {json.dumps(entry)}: needs 'source' and 'target' members, or a 'delimited' "
-                      "member with 'delimiter', 'source_column' and 'target_column'")
+    raise CorpusError(
+        f"source entry {json.dumps(entry)}: needs 'source' and 'target' members, or a 'delimited' "
+        "member with 'delimiter', 'source_column' and 'target_column'"
+    )
 
 
 class Members:
@@ -106,8 +115,10 @@ def corpus_lines(members: Members, entry: dict) -> Iterator[tuple[str, str]]:
         for number, line in enumerate(members.lines(archive, entry["delimited"]), start=1):
             fields = line.split(delimiter)
             if len(fields) <= max(columns):
-                raise CorpusError(f"{archive}:{entry['delimited']}, line {number}: expected {max(columns) + 1} "
-                                  f"fields separated by {delimiter!r}, found {len(fields)}")
+                raise CorpusError(
+                    f"{archive}:{entry['delimited']}, line {number}: expected {max(columns) + 1} "
+                    f"fields separated by {delimiter!r}, found {len(fields)}"
+                )
             yield fields[columns[0]], fields[columns[1]]
         return
     source, target = entry["source"], entry["target"]
@@ -115,7 +126,9 @@ def corpus_lines(members: Members, entry: dict) -> Iterator[tuple[str, str]]:
     for number, (s, t) in enumerate(sides, start=1):
         if s is None or t is None:
             shorter = source if s is None else target
-            raise CorpusError(f"{archive}: {source} and {target} differ in length: {shorter} ends after line {number - 1}")
+            raise CorpusError(
+                f"{archive}: {source} and {target} differ in length: {shorter} ends after line {number - 1}"
+            )
         yield s, t
 
 
@@ -123,8 +136,10 @@ def write_train(members: Members, corpora: list[dict], src_out: Path, tgt_out: P
     """Concatenate the training corpora into two files, streaming; returns the pair count."""
     total = 0
     with atomic_output(src_out) as s_tmp, atomic_output(tgt_out) as t_tmp:
-        with open(s_tmp, "w", encoding="utf-8", newline="\n") as s_file, \
-                open(t_tmp, "w", encoding="utf-8", newline="\n") as t_file:
+        with (
+            open(s_tmp, "w", encoding="utf-8", newline="\n") as s_file,
+            open(t_tmp, "w", encoding="utf-8", newline="\n") as t_file,
+        ):
             for entry in corpora:
                 n = 0
                 for n, (s, t) in enumerate(corpus_lines(members, entry), start=1):
@@ -145,8 +160,13 @@ def read_evaluation(members: Members, entries: list[dict]) -> list[tuple[str, st
     return segments
 
 
-def extract(pair: str, sources: dict[str, list[dict]], out_dir: Path, stats: Path,
-            splits: tuple[str, ...] = ("train", "dev", "test")) -> None:
+def extract(
+    pair: str,
+    sources: dict[str, list[dict]],
+    out_dir: Path,
+    stats: Path,
+    splits: tuple[str, ...] = ("train", "dev", "test"),
+) -> None:
     """Write `splits` of the pair (the training text is shared by both directions of a corpus, the
     evaluation sets are not: they are extracted by separate jobs)."""
     src, tgt = pair.split("-")
@@ -164,17 +184,27 @@ def extract(pair: str, sources: dict[str, list[dict]], out_dir: Path, stats: Pat
             counts[split] = len(segments)
     for split, n in counts.items():
         print(f"{pair} {split}: {n} segments")
-    write_stats(stats, {split: (n, [f"{e['archive']}:{m}" for e in sources[split] for m in entry_members(e)])
-                        for split, n in counts.items()}, members.undecodable)
+    write_stats(
+        stats,
+        {
+            split: (n, [f"{e['archive']}:{m}" for e in sources[split] for m in entry_members(e)])
+            for split, n in counts.items()
+        },
+        members.undecodable,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pair", required=True)
-    parser.add_argument("--sources", type=json.loads, required=True,
-                        help='{"train": [{"archive", "source", "target"} or {"archive", "delimited", "delimiter", '
-                             '"source_column", "target_column"}, ...], "dev": [{"archive", "source", "target"}], '
-                             '"test": [...]}')
+    parser.add_argument(
+        "--sources",
+        type=json.loads,
+        required=True,
+        help='{"train": [{"archive", "source", "target"} or {"archive", "delimited", "delimiter", '
+        '"source_column", "target_column"}, ...], "dev": [{"archive", "source", "target"}], '
+        '"test": [...]}',
+    )
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--stats", type=Path, required=True)
     parser.add_argument("--splits", nargs="+", choices=("train", "dev", "test"), default=("train", "dev", "test"))

@@ -5,7 +5,8 @@
 
 Decoding is batched greedy search: the argmax of the output layer's scores at every step (for a
 continuous layer, the nearest neighbour of e_hat by vMF density, a matrix product over the unit
-table); with `--beam K > 1`, batched beam search over log-probabilities (softmax models). Each `<unk>` in the output is replaced through the source word with the highest
+table); with `--beam K > 1`, batched beam search over log-probabilities (softmax models). Each `<unk>` in the output
+is replaced through the source word with the highest
 attention at that step: its dictionary translation, or the word itself when the dictionary has
 none (Denkowski & Neubig 2017, as in vMF paper §4.1). Subword outputs are joined; the result is
 detruecased and detokenized with sacremoses.
@@ -47,8 +48,13 @@ def piece_to_word(pieces: list[str]) -> list[int]:
     return out
 
 
-def replace_unknowns(hypothesis: list[str], attended: list[int], source_words: list[str],
-                     word_of_position: list[int], dictionary: dict[str, str]) -> list[str]:
+def replace_unknowns(
+    hypothesis: list[str],
+    attended: list[int],
+    source_words: list[str],
+    word_of_position: list[int],
+    dictionary: dict[str, str],
+) -> list[str]:
     """Replace each `<unk>` by the dictionary translation of its most-attended source word, or
     by that word itself. `word_of_position[p]` is the source word at source position p."""
     out = []
@@ -60,13 +66,25 @@ def replace_unknowns(hypothesis: list[str], attended: list[int], source_words: l
     return out
 
 
-def translate(model, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, sources: list[str], device: torch.device,
-              batch_size: int = 64, beam: int = 1, max_len_ratio: float = 2.0, max_len_extra: int = 10):
+def translate(
+    model,
+    spec: dict,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    sources: list[str],
+    device: torch.device,
+    batch_size: int = 64,
+    beam: int = 1,
+    max_len_ratio: float = 2.0,
+    max_len_extra: int = 10,
+):
     """Translations (target units) and, per output unit, the most-attended source position:
     greedy when beam is 1, else beam search (softmax models only)."""
     if beam > 1 and spec["output_layer"] != "softmax":
-        raise ValueError(f"beam search needs log-probabilities; experiment {spec['experiment']} has a "
-                         f"{spec['output_layer']} output layer (vMF paper §8.3 leaves its beam search open)")
+        raise ValueError(
+            f"beam search needs log-probabilities; experiment {spec['experiment']} has a "
+            f"{spec['output_layer']} output layer (vMF paper §8.3 leaves its beam search open)"
+        )
     encoded = [src_vocab.encode(line, eos=False) for line in sources]
     hypotheses: list = [None] * len(sources)
     banned = [tgt_vocab.pad, tgt_vocab.bos]
@@ -84,8 +102,14 @@ def translate(model, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, sources: li
     return hypotheses
 
 
-def finish(units: list[str], attended: list[int], source_units: list[str], source_words: list[str],
-           spec: dict, dictionary: dict[str, str]) -> str:
+def finish(
+    units: list[str],
+    attended: list[int],
+    source_units: list[str],
+    source_words: list[str],
+    spec: dict,
+    dictionary: dict[str, str],
+) -> str:
     """Model output units -> one tokenized target sentence (unk replaced, subwords joined)."""
     word_of_position = piece_to_word(source_units) if spec["source_unit"] == "bpe" else list(range(len(source_units)))
     units = replace_unknowns(units, attended, source_words, word_of_position, dictionary)

@@ -44,7 +44,7 @@ def next_word_probabilities(model: LSTMLanguageModel, ids: list[int]) -> torch.T
 def find(stream: list[int], ids: list[int]) -> int | None:
     """The index in `stream` just after the first occurrence of `ids`, or None."""
     for start in range(len(stream) - len(ids) + 1):
-        if stream[start:start + len(ids)] == ids:
+        if stream[start : start + len(ids)] == ids:
             return start + len(ids)
     return None
 
@@ -57,7 +57,7 @@ def probabilities_in_context(model: LSTMLanguageModel, stream: list[int], ends: 
     device = model.embedding.weight.device
     hidden, found = model.init_hidden(1), {}
     for start in range(0, max(ends, default=0), CHUNK):
-        chunk = torch.tensor(stream[start:min(start + CHUNK, max(ends))], device=device).view(-1, 1)
+        chunk = torch.tensor(stream[start : min(start + CHUNK, max(ends))], device=device).view(-1, 1)
         logits, _, hidden = model(chunk, hidden)
         for end in ends:
             if start < end <= start + len(chunk):
@@ -65,8 +65,9 @@ def probabilities_in_context(model: LSTMLanguageModel, stream: list[int], ends: 
     return found
 
 
-def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int,
-            context: list[str] | None = None) -> list[dict]:
+def predict(
+    model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int, context: list[str] | None = None
+) -> list[dict]:
     """The `top` predictions after each nonblank line; a line `phrase<TAB>next words` also gets the
     probability and rank of the first next word. `context`: the lines of the text to read each
     phrase in (module docstring)."""
@@ -76,8 +77,10 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
     for number, line in enumerate(context or [], start=1):
         ids = as_ids(line.split() + [EOS])
         if None in ids:
-            raise CorpusError(f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
-                              "vocabulary, which has no <unk>")
+            raise CorpusError(
+                f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
+                "vocabulary, which has no <unk>"
+            )
         stream += ids
     ends = {}
     for line in lines:
@@ -101,13 +104,21 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
             probabilities = next_word_probabilities(model, as_ids([EOS] + phrase.split()))
             read = "from a zero state after <eos>" + (", not found in the context text" if context is not None else "")
         best = probabilities.topk(min(top, len(itos)))
-        result = {"phrase": phrase, "context": read, "predictions": [
-            {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())]}
+        result = {
+            "phrase": phrase,
+            "context": read,
+            "predictions": [
+                {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())
+            ],
+        }
         if following:
             next_word = following.split()[0]
             next_id = word_ids.get(next_word, word_ids.get(UNK))
-            result |= {"next": next_word, "next_probability": probabilities[next_id].item(),
-                       "next_rank": int((probabilities > probabilities[next_id]).sum()) + 1}
+            result |= {
+                "next": next_word,
+                "next_probability": probabilities[next_id].item(),
+                "next_rank": int((probabilities > probabilities[next_id]).sum()) + 1,
+            }
         if unknown:
             result["unknown"] = sorted(set(unknown))
         results.append(result)
@@ -118,15 +129,21 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)
-    parser.add_argument("--phrases", type=Path, required=True, help="one phrase per line, optionally a tab and the words that follow it (blank lines are skipped)")
+    parser.add_argument(
+        "--phrases",
+        type=Path,
+        required=True,
+        help="one phrase per line, optionally a tab and the words that follow it (blank lines are skipped)",
+    )
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--context", type=Path, help="the text (one sentence per line) to read the phrases in")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     model, itos = load_language_model(args.model, torch.device("cpu"))
     try:
-        results = predict(model, itos, read_lines(args.phrases), args.top,
-                          read_lines(args.context) if args.context else None)
+        results = predict(
+            model, itos, read_lines(args.phrases), args.top, read_lines(args.context) if args.context else None
+        )
     except CorpusError as err:
         parser.exit(1, f"lm_predict: error: {args.phrases}: {err}\n")
     write_text(args.out, json.dumps(results, indent=2) + "\n")

@@ -28,7 +28,8 @@ In this order, each item reported as it ends (`report.Report`: a console line `p
 
 The CPU's work (references, decoding references, the plan's counts) runs in worker processes
 beside the device's (`references`), stopped while the device is timed (a family's step, sharing,
-compile items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not end before it is not
+compile items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not end before
+it is not
 started: the report names it and everything after it, and the check exits 1 (as on a failure).
 
 Imports: torch, numpy and this package only (no Snakemake, gensim, fastText, eflomal, tqdm,
@@ -51,8 +52,17 @@ from pathlib import Path
 import torch
 
 from workflow_src.gpu_check import compile_check, decoding, device as measured, sharing
-from workflow_src.gpu_check.families import (REDUCED_WIDTH, Family, at_width, batch, compared, decoded, families,
-                                             fully_compared, representative)
+from workflow_src.gpu_check.families import (
+    REDUCED_WIDTH,
+    Family,
+    at_width,
+    batch,
+    compared,
+    decoded,
+    families,
+    fully_compared,
+    representative,
+)
 from workflow_src.gpu_check.measures import SharedDraws, compare, compare_loss, dtype_problems, dtype_table, run_once
 from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, executor, modelled_step, reference
 from workflow_src.gpu_check.report import CHECKS, Report, one_line, verdict
@@ -71,10 +81,13 @@ TOLERANCES = {
 }
 SYNCS_ALLOWED = 0  # host syncs per training step
 SHARING_TIMEOUT = 180.0  # seconds the sharing processes may take to report (a crashed one leaves the rest waiting)
-SHARING_WHEN_ALONE = 3  # processes sharing the device where gpu.jobs_per_device is 1 (docs/plan_modelled.md's recommendation)
+SHARING_WHEN_ALONE = (
+    3  # processes sharing the device where gpu.jobs_per_device is 1 (docs/plan_modelled.md's recommendation)
+)
 # What avoids a failure of each check
 AVOID = {
-    "bf16": "train.precision: fp32", "tf32": "train.precision: fp32",
+    "bf16": "train.precision: fp32",
+    "tf32": "train.precision: fp32",
     "fp32": "train.device: cpu (fp32 on the device disagrees with the CPU: a driver or kernel fault to report)",
     "dtypes": "no setting (a reduced dtype appears although none was asked for: a fault to report)",
     "syncs": "no setting (a host sync slows each step but changes no result: report it with this file)",
@@ -128,15 +141,29 @@ def compare_fully(family: Family, ref: dict, checked: list[str], device: torch.d
     reference_run = {"loss": ref["loss"], "gradients": gradients, "words": ref["words"]}
     out, problems = {}, []
     for precision in checked:
-        result = run_once(family, copy.deepcopy(base), fixed, precision, device, SharedDraws(ref["draws"]), replay=True,
-                          record_dtypes=True)
+        result = run_once(
+            family,
+            copy.deepcopy(base),
+            fixed,
+            precision,
+            device,
+            SharedDraws(ref["draws"]),
+            replay=True,
+            record_dtypes=True,
+        )
         measures, found = compare(result, reference_run, TOLERANCES[precision])
         dtype_issues = dtype_problems(result["dtypes"], precision, result["loss_dtype"])
         here = [(f"{p} in {precision}", AVOID[precision]) for p in found]
-        here += [(f"dtypes in {precision}: {p}", AVOID["bf16"] if precision == "bf16" else AVOID["dtypes"])
-                 for p in dtype_issues]
-        out[precision] = {**measures, "dtypes": dtype_table(result["dtypes"]), "dtype_problems": dtype_issues,
-                          "verdict": verdict(here)}
+        here += [
+            (f"dtypes in {precision}: {p}", AVOID["bf16"] if precision == "bf16" else AVOID["dtypes"])
+            for p in dtype_issues
+        ]
+        out[precision] = {
+            **measures,
+            "dtypes": dtype_table(result["dtypes"]),
+            "dtype_problems": dtype_issues,
+            "verdict": verdict(here),
+        }
         problems += here
     del gradients, reference_run
     os.remove(ref["gradients"])
@@ -145,8 +172,16 @@ def compare_fully(family: Family, ref: dict, checked: list[str], device: torch.d
 
 def compare_loss_only(family: Family, ref: dict, precision: str, device: torch.device) -> tuple[dict, list]:
     model = compared(family).to(device)
-    result = run_once(family, model, batch(family, CHECK_BATCH, True, device), precision, device,
-                      SharedDraws(ref["draws"]), replay=True, full=False)
+    result = run_once(
+        family,
+        model,
+        batch(family, CHECK_BATCH, True, device),
+        precision,
+        device,
+        SharedDraws(ref["draws"]),
+        replay=True,
+        full=False,
+    )
     measures, found = compare_loss(result["loss"], ref["loss"], TOLERANCES[precision])
     problems = [(f"{p} in {precision} at width {REDUCED_WIDTH}", AVOID[precision]) for p in found]
     return {precision: {**measures, "verdict": verdict(problems)}}, problems
@@ -156,9 +191,19 @@ def compare_loss_only(family: Family, ref: dict, precision: str, device: torch.d
 class Check:
     """One run of the check on `device` (see the module docstring)."""
 
-    def __init__(self, config: dict, device: torch.device, out: Path, deadline: float | None = None,
-                 only: list[str] | None = None, compile_modes: str = "configured", sharing_jobs: int | None = None,
-                 workers: int | None = None, checks: tuple[str, ...] = CHECKS, log=print):
+    def __init__(
+        self,
+        config: dict,
+        device: torch.device,
+        out: Path,
+        deadline: float | None = None,
+        only: list[str] | None = None,
+        compile_modes: str = "configured",
+        sharing_jobs: int | None = None,
+        workers: int | None = None,
+        checks: tuple[str, ...] = CHECKS,
+        log=print,
+    ):
         unknown = set(checks) - set(CHECKS)
         if unknown:
             raise ValueError(f"unknown checks {sorted(unknown)}: choose among {', '.join(CHECKS)}")
@@ -176,73 +221,128 @@ class Check:
         self.pool = executor(0, 1)  # run's own, with its workers
         self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
         environment = measured.environment(device)
-        self.report = Report(out, {
-            "environment": environment, "checks": list(self.checks), "deadline_seconds": deadline, "elapsed_seconds": 0.0,
-            "precision": {"setting": setting, "resolved": self.precision, "checked": self.checked},
-            "compile_setting": config["train"].get(compilation.KEY, "off"), "jobs_per_device_configured": self.jobs_per_device,
-            "tolerances": {"reference": "CPU fp32, same initialisation, batch and random draws", **TOLERANCES,
-                           "decoding_words": decoding.WORDS, "syncs_per_step": SYNCS_ALLOWED,
-                           "memory_headroom": measured.HEADROOM, "compile_agreement": compile_check.AGREEMENT},
-            "notes": self.notes(), "families": {}, "decoding": {},
-            "sharing": "not applicable on the CPU" if not self.cuda else "not reached",
-            "compile": "train.compile is off in the config: nothing to check (--compile all checks every mode)"
-                       if not self.compile_modes else [],
-            "step_seconds": {}, "jobs_per_device": "not applicable (CPU)" if not self.cuda else {},
-        }, log)
-        self.report.check("device", [], f"{environment['device_name']}; torch {environment['torch']}, CUDA "
-                          f"{environment['cuda'] or 'none'}, cuDNN {environment['cudnn'] or 'none'}; MPS "
-                          f"{'on' if environment['mps']['on'] else 'off'}; {len(self.found)} families")
+        self.report = Report(
+            out,
+            {
+                "environment": environment,
+                "checks": list(self.checks),
+                "deadline_seconds": deadline,
+                "elapsed_seconds": 0.0,
+                "precision": {"setting": setting, "resolved": self.precision, "checked": self.checked},
+                "compile_setting": config["train"].get(compilation.KEY, "off"),
+                "jobs_per_device_configured": self.jobs_per_device,
+                "tolerances": {
+                    "reference": "CPU fp32, same initialisation, batch and random draws",
+                    **TOLERANCES,
+                    "decoding_words": decoding.WORDS,
+                    "syncs_per_step": SYNCS_ALLOWED,
+                    "memory_headroom": measured.HEADROOM,
+                    "compile_agreement": compile_check.AGREEMENT,
+                },
+                "notes": self.notes(),
+                "families": {},
+                "decoding": {},
+                "sharing": "not applicable on the CPU" if not self.cuda else "not reached",
+                "compile": "train.compile is off in the config: nothing to check (--compile all checks every mode)"
+                if not self.compile_modes
+                else [],
+                "step_seconds": {},
+                "jobs_per_device": "not applicable (CPU)" if not self.cuda else {},
+            },
+            log,
+        )
+        self.report.check(
+            "device",
+            [],
+            f"{environment['device_name']}; torch {environment['torch']}, CUDA "
+            f"{environment['cuda'] or 'none'}, cuDNN {environment['cudnn'] or 'none'}; MPS "
+            f"{'on' if environment['mps']['on'] else 'off'}; {len(self.found)} families",
+        )
 
     def notes(self) -> dict:
         t, cuda = TOLERANCES, self.cuda
         return {
-            "families": (f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
-                         f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
-                         f"of {measured.STEPS} after {measured.WARMUP} warm-up steps"
-                         + (", the CPU workers stopped while it runs (as while sharing and compile items run)" if cuda else "")
-                         + ". Peak memory: "
-                         + ("torch.cuda.max_memory_allocated (and reserved) over those steps, times gpu.jobs_per_device, "
-                            f"with {measured.HEADROOM:.0%} of the device left" if cuda else "not measured on the CPU")
-                         + ". Compared with the CPU: `full` families (one per architecture, output layer and loss) in loss, "
-                         f"gradients and words; the others by their loss alone at {REDUCED_WIDTH} hidden units (vocabularies "
-                         "kept), in train.precision. Modelled: the plan's H100 seconds per step alone (`plan.steps`), "
-                         + ("its counts made on this machine's CPU beside the device's work." if cuda else
-                            "not computed on the CPU (the plan models an H100).")),
-            "correctness": ("Reference: the CPU in fp32 from the same initialisation, a fixed batch of "
-                            f"{CHECK_BATCH} sentences (language models: columns), dropout off in translation models, "
-                            "language models' masks and every sampled vocabulary or negative drawn once and shared. "
-                            "Tolerances: " + "; ".join(f"{k}: loss within {v['loss_relative']:g}, gradient cosine at least "
-                                                       f"{v['gradient_cosine']:g}, words at least {v['words']:.0%}"
-                                                       for k, v in t.items()) + "."),
-            "decoding": (f"Greedy and beam search (the widest beam the family's jobs decode with) of one family per output "
-                         f"layer at its configured sizes, </s> banned so each sentence runs its length; words on a fixed "
-                         f"batch of {CHECK_BATCH} against the CPU's (at least {decoding.WORDS:.0%}), time at "
-                         f"decode.batch_size {self.config['decode']['batch_size']} sentences; fp32 tensors with torch's "
-                         "default TF32 switches, as decode jobs run."),
-            "sharing": (f"{self.sharing_jobs} processes (config gpu.jobs_per_device: {self.jobs_per_device}"
-                        + ("" if self.jobs_per_device > 1 else f", so {SHARING_WHEN_ALONE}, what the plan recommends") +
-                        ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
-                        "over a profiled step alone (torch.profiler)." if cuda else "Not applicable on the CPU."),
-            "compile": ("fuse: per architecture, in a fresh dynamo state, training at an epoch's shapes, then evaluation in "
-                        "the same state (as a job runs them: both go through the one compiled decoder step or LM segment, "
-                        "`model.compilation`), then after a reset the compiled loss against eager. graphs: per "
-                        "architecture, output layer and sampling, the whole training step captured per length bucket "
-                        f"against the eager step over {compile_check.GRAPH_STEPS} steps in fp32 without dropout (losses within "
-                        "the tolerance, the updates' cosine), then both timed in train.precision (train/graph_check.py)."),
+            "families": (
+                f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
+                f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
+                f"of {measured.STEPS} after {measured.WARMUP} warm-up steps"
+                + (", the CPU workers stopped while it runs (as while sharing and compile items run)" if cuda else "")
+                + ". Peak memory: "
+                + (
+                    "torch.cuda.max_memory_allocated (and reserved) over those steps, times gpu.jobs_per_device, "
+                    f"with {measured.HEADROOM:.0%} of the device left"
+                    if cuda
+                    else "not measured on the CPU"
+                )
+                + ". Compared with the CPU: `full` families (one per architecture, output layer and loss) in loss, "
+                f"gradients and words; the others by their loss alone at {REDUCED_WIDTH} hidden units (vocabularies "
+                "kept), in train.precision. Modelled: the plan's H100 seconds per step alone (`plan.steps`), "
+                + (
+                    "its counts made on this machine's CPU beside the device's work."
+                    if cuda
+                    else "not computed on the CPU (the plan models an H100)."
+                )
+            ),
+            "correctness": (
+                "Reference: the CPU in fp32 from the same initialisation, a fixed batch of "
+                f"{CHECK_BATCH} sentences (language models: columns), dropout off in translation models, "
+                "language models' masks and every sampled vocabulary or negative drawn once and shared. "
+                "Tolerances: "
+                + "; ".join(
+                    f"{k}: loss within {v['loss_relative']:g}, gradient cosine at least "
+                    f"{v['gradient_cosine']:g}, words at least {v['words']:.0%}"
+                    for k, v in t.items()
+                )
+                + "."
+            ),
+            "decoding": (
+                f"Greedy and beam search (the widest beam the family's jobs decode with) of one family per output "
+                f"layer at its configured sizes, </s> banned so each sentence runs its length; words on a fixed "
+                f"batch of {CHECK_BATCH} against the CPU's (at least {decoding.WORDS:.0%}), time at "
+                f"decode.batch_size {self.config['decode']['batch_size']} sentences; fp32 tensors with torch's "
+                "default TF32 switches, as decode jobs run."
+            ),
+            "sharing": (
+                f"{self.sharing_jobs} processes (config gpu.jobs_per_device: {self.jobs_per_device}"
+                + ("" if self.jobs_per_device > 1 else f", so {SHARING_WHEN_ALONE}, what the plan recommends")
+                + ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
+                "over a profiled step alone (torch.profiler)."
+                if cuda
+                else "Not applicable on the CPU."
+            ),
+            "compile": (
+                "fuse: per architecture, in a fresh dynamo state, training at an epoch's shapes, then evaluation in "
+                "the same state (as a job runs them: both go through the one compiled decoder step or LM segment, "
+                "`model.compilation`), then after a reset the compiled loss against eager. graphs: per "
+                "architecture, output layer and sampling, the whole training step captured per length bucket "
+                f"against the eager step over {compile_check.GRAPH_STEPS} steps in fp32 without dropout (losses within "
+                "the tolerance, the updates' cosine), then both timed in train.precision (train/graph_check.py)."
+            ),
         }
 
     # -- items --------------------------------------------------------------------------------------
     def family(self, family: Family, ref) -> None:
         report = self.report
-        e = {"kind": family.kind, "experiment": family.job.experiment, "dataset": family.job.dataset,
-             "pair": family.job.pair, "jobs": family.jobs, "compared": "",
-             "modelled": "not reached" if self.cuda else "not computed on the CPU"}
+        e = {
+            "kind": family.kind,
+            "experiment": family.job.experiment,
+            "dataset": family.job.dataset,
+            "pair": family.job.pair,
+            "jobs": family.jobs,
+            "compared": "",
+            "modelled": "not reached" if self.cuda else "not computed on the CPU",
+        }
         with self.pool.paused():
             speed, problems = measured.measure(family, self.precision, self.device, self.jobs_per_device)
         e["speed"] = speed
         if isinstance(speed.get("syncs_per_step"), float) and speed["syncs_per_step"] > SYNCS_ALLOWED:
-            problems.append((f"{speed['syncs_per_step']:g} host syncs per training step, called from "
-                             f"{', '.join(speed['sync_sites']) or 'an unknown place'}", AVOID["syncs"]))
+            problems.append(
+                (
+                    f"{speed['syncs_per_step']:g} host syncs per training step, called from "
+                    f"{', '.join(speed['sync_sites']) or 'an unknown place'}",
+                    AVOID["syncs"],
+                )
+            )
         full = e["full"] = family.name in self.full
         try:
             result = ref.result(timeout=self.clock.left())
@@ -263,19 +363,40 @@ class Check:
             report.data["step_seconds"][family.name] = speed["step_seconds"]
         report.data["families"][family.name] = e
         memory = speed.get("memory")
-        e["verdict"] = report.check(f"family {family.name}", problems, "; ".join(filter(None, [
-            f"step {speed['step_seconds'] * 1000:.1f} ms" if "step_seconds" in speed else "",
-            f"peak {memory['peak_reserved_bytes'] / 2 ** 30:.2f} GiB x {memory['jobs_per_device']}, headroom "
-            f"{memory['headroom_bytes'] / 2 ** 30:.1f} GiB" if isinstance(memory, dict) else "", e["compared"]])))
+        e["verdict"] = report.check(
+            f"family {family.name}",
+            problems,
+            "; ".join(
+                filter(
+                    None,
+                    [
+                        f"step {speed['step_seconds'] * 1000:.1f} ms" if "step_seconds" in speed else "",
+                        f"peak {memory['peak_reserved_bytes'] / 2**30:.2f} GiB x {memory['jobs_per_device']}, headroom "
+                        f"{memory['headroom_bytes'] / 2**30:.1f} GiB"
+                        if isinstance(memory, dict)
+                        else "",
+                        e["compared"],
+                    ],
+                )
+            ),
+        )
 
     def decoding(self, family: Family, ref) -> None:
-        entry, problems = decoding.check(family, ref.result(timeout=self.clock.left()), self.device,
-                                         self.config["decode"]["batch_size"], finished_check_interval(self.device))
+        entry, problems = decoding.check(
+            family,
+            ref.result(timeout=self.clock.left()),
+            self.device,
+            self.config["decode"]["batch_size"],
+            finished_check_interval(self.device),
+        )
         for name, search in entry.items():
             found = [(problem, avoid) for search_name, problem, avoid in problems if search_name == name]
-            search["verdict"] = self.report.check(f"decoding {name} of {family.name}", found,
-                                                  f"{search['words']:.0%} of the words agree, "
-                                                  f"{search['seconds_per_sentence'] * 1000:.2f} ms per sentence")
+            search["verdict"] = self.report.check(
+                f"decoding {name} of {family.name}",
+                found,
+                f"{search['words']:.0%} of the words agree, "
+                f"{search['seconds_per_sentence'] * 1000:.2f} ms per sentence",
+            )
         self.report.data["decoding"][family.name] = entry
 
     def sharing(self, chosen: list[Family]) -> None:
@@ -294,33 +415,56 @@ class Check:
             del model, step
             measured.free(self.device)
         left = self.clock.left()
-        shared = sharing.shared_seconds(chosen, self.precision, self.sharing_jobs,
-                                        SHARING_TIMEOUT if left is None else min(left, SHARING_TIMEOUT))
-        self.report.data["sharing"] = {"jobs": self.sharing_jobs, "mps": self.report.data["environment"]["mps"],
-                                       "families": families_entry}
+        shared = sharing.shared_seconds(
+            chosen, self.precision, self.sharing_jobs, SHARING_TIMEOUT if left is None else min(left, SHARING_TIMEOUT)
+        )
+        self.report.data["sharing"] = {
+            "jobs": self.sharing_jobs,
+            "mps": self.report.data["environment"]["mps"],
+            "families": families_entry,
+        }
         self.report.data["jobs_per_device"] = {str(self.sharing_jobs): {}}
         for family in chosen:
             s = families_entry[family.name]
             s["shared_seconds"] = shared.get(family.name)
-            problems = [] if s["shared_seconds"] else [(f"{self.sharing_jobs} processes did not all report a step time",
-                                                        "gpu.jobs_per_device: 1")]
+            problems = (
+                []
+                if s["shared_seconds"]
+                else [(f"{self.sharing_jobs} processes did not all report a step time", "gpu.jobs_per_device: 1")]
+            )
             if s["shared_seconds"] and s["alone_seconds"]:
                 s["slowdown"] = s["shared_seconds"] / s["alone_seconds"]
                 self.report.data["jobs_per_device"][str(self.sharing_jobs)][family.name] = {
                     "step_seconds": s["shared_seconds"],
-                    "device_tokens_per_second": self.sharing_jobs * family.tokens_per_step / s["shared_seconds"]}
+                    "device_tokens_per_second": self.sharing_jobs * family.tokens_per_step / s["shared_seconds"],
+                }
             busy = f"{s['busy_share']:.0%} busy alone" if isinstance(s["busy_share"], float) else s["busy_share"]
             slowdown = f" ({s['slowdown']:.2f} x alone)" if "slowdown" in s else ""
-            s["verdict"] = self.report.check(f"sharing of {family.name}", problems, "; ".join([
-                f"{self.sharing_jobs} jobs: step {(s['shared_seconds'] or 0) * 1000:.1f} ms{slowdown}", busy,
-                f"MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}"]))
+            s["verdict"] = self.report.check(
+                f"sharing of {family.name}",
+                problems,
+                "; ".join(
+                    [
+                        f"{self.sharing_jobs} jobs: step {(s['shared_seconds'] or 0) * 1000:.1f} ms{slowdown}",
+                        busy,
+                        f"MPS {'on' if self.report.data['sharing']['mps']['on'] else 'off'}",
+                    ]
+                ),
+            )
 
     def compiled(self, family: Family, mode: str) -> None:
         with self.pool.paused():
             entry, problems = compile_check.check(family, mode, self.precision, self.device)
-        entry["verdict"] = self.report.check(compile_check.subject(family, mode), problems, ", ".join(
-            f"{name}: {p['speedup']:.2f} x eager's speed, agreeing in {p['agreement']}" if "speedup" in p else
-            f"{name} {p.get('graphs')} graphs in {p['seconds']:.1f} s" for name, p in entry["phases"].items()))
+        entry["verdict"] = self.report.check(
+            compile_check.subject(family, mode),
+            problems,
+            ", ".join(
+                f"{name}: {p['speedup']:.2f} x eager's speed, agreeing in {p['agreement']}"
+                if "speedup" in p
+                else f"{name} {p.get('graphs')} graphs in {p['seconds']:.1f} s"
+                for name, p in entry["phases"].items()
+            ),
+        )
         self.report.data["compile"].append(entry)
 
     # -- the run ------------------------------------------------------------------------------------
@@ -347,24 +491,38 @@ class Check:
         pool = self.pool = executor(self.workers, 1)
         scratch = tempfile.TemporaryDirectory(prefix="gpu_check-")
         measured_families = self.found if "family" in self.checks else []
-        refs = {f.name: pool.submit(reference, f if f.name in self.full else at_width(f), f.name in self.full,
-                                    scratch.name) for f in measured_families}
+        refs = {
+            f.name: pool.submit(reference, f if f.name in self.full else at_width(f), f.name in self.full, scratch.name)
+            for f in measured_families
+        }
         searched = decoded(self.found) if "decoding" in self.checks else []
         searches = {f.name: pool.submit(decoding_reference, f, finished_check_interval(self.device)) for f in searched}
         modelled = {f.name: pool.submit(modelled_step, self.config, f) for f in measured_families} if self.cuda else {}
-        work = [("family", f"family {f.name}", functools.partial(self.family, f, refs[f.name])) for f in measured_families]
-        work += [("decoding", f"decoding of {f.name}", functools.partial(self.decoding, f, searches[f.name]))
-                 for f in searched]
+        work = [
+            ("family", f"family {f.name}", functools.partial(self.family, f, refs[f.name])) for f in measured_families
+        ]
+        work += [
+            ("decoding", f"decoding of {f.name}", functools.partial(self.decoding, f, searches[f.name]))
+            for f in searched
+        ]
         if self.cuda and "sharing" in self.checks:
             chosen = representative(self.found)
-            work.append(("sharing", f"sharing of {', '.join(f.name for f in chosen)}", functools.partial(self.sharing, chosen)))
-        work += [("compile", compile_check.subject(f, mode), functools.partial(self.compiled, f, mode))
-                 for mode in self.compile_modes for f in compile_check.targets(self.found, mode)
-                 if "compile" in self.checks]
+            work.append(
+                ("sharing", f"sharing of {', '.join(f.name for f in chosen)}", functools.partial(self.sharing, chosen))
+            )
+        work += [
+            ("compile", compile_check.subject(f, mode), functools.partial(self.compiled, f, mode))
+            for mode in self.compile_modes
+            for f in compile_check.targets(self.found, mode)
+            if "compile" in self.checks
+        ]
         position = [0]
         self.write("running")  # a valid report from the start
-        watchdog = threading.Timer(max(0.0, self.clock.deadline - self.clock.elapsed()), self.stop_now,
-                                   (work, position, pool)) if self.clock.deadline else None
+        watchdog = (
+            threading.Timer(max(0.0, self.clock.deadline - self.clock.elapsed()), self.stop_now, (work, position, pool))
+            if self.clock.deadline
+            else None
+        )
         if watchdog:
             watchdog.daemon = True
             watchdog.start()
@@ -373,8 +531,10 @@ class Check:
                 if not self.clock.fits(kind):
                     with self.lock:
                         position[0] = len(work)
-                        self.report.not_reached([n for _, n, _ in work[index:]], "not started: it would not end "
-                                                f"before the --deadline of {self.clock.deadline:g} s")
+                        self.report.not_reached(
+                            [n for _, n, _ in work[index:]],
+                            f"not started: it would not end before the --deadline of {self.clock.deadline:g} s",
+                        )
                     break
                 position[0] = index
                 with self.clock.timing(kind):
@@ -388,7 +548,9 @@ class Check:
             position[0] = len(work)
             self.modelled(modelled, wait=True)
             with self.lock:
-                self.write("complete" if not self.report.data["not_reached"] else "partial: stopped before the deadline")
+                self.write(
+                    "complete" if not self.report.data["not_reached"] else "partial: stopped before the deadline"
+                )
         finally:
             if watchdog:
                 watchdog.cancel()
@@ -409,8 +571,9 @@ class Check:
             if position[0] >= len(work):
                 return
             data = json.loads(self.report.snapshot)
-            data["not_reached"] += [f"{n} (stopped at the --deadline of {self.clock.deadline:g} s)"
-                                    for _, n, _ in work[position[0]:]]
+            data["not_reached"] += [
+                f"{n} (stopped at the --deadline of {self.clock.deadline:g} s)" for _, n, _ in work[position[0] :]
+            ]
             self.report.data = data
             self.write("stopped at the deadline")
             self.log(self.report.summary())

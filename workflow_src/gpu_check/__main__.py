@@ -29,19 +29,39 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workflow_src.gpu_check", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="config file (YAML or JSON) or a JSON object")
     parser.add_argument("--out", type=Path, required=True, help="folder for gpu_check.json and gpu_check.md")
-    parser.add_argument("--deadline", type=float, help="seconds from the start: stop before them, with the report "
-                                                       "naming what was not reached")
-    parser.add_argument("--compile", choices=("configured", "graphs", "all"), default="configured",
-                        help="check train.compile's configured mode (nothing when it is off); that and graphs (the whole "
-                             "step captured, against eager); or every mode")
-    parser.add_argument("--sharing-jobs", type=int, help="processes sharing the device in the sharing measurement "
-                                                         "(default: gpu.jobs_per_device, or 3 where that is 1)")
-    parser.add_argument("--checks", nargs="+", choices=CHECKS, default=CHECKS,
-                        help="the kinds of check to run (default: all); e.g. `--checks compile --compile graphs` for "
-                             "the graphs against eager alone")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        help="seconds from the start: stop before them, with the report naming what was not reached",
+    )
+    parser.add_argument(
+        "--compile",
+        choices=("configured", "graphs", "all"),
+        default="configured",
+        help="check train.compile's configured mode (nothing when it is off); that and graphs (the whole "
+        "step captured, against eager); or every mode",
+    )
+    parser.add_argument(
+        "--sharing-jobs",
+        type=int,
+        help="processes sharing the device in the sharing measurement "
+        "(default: gpu.jobs_per_device, or 3 where that is 1)",
+    )
+    parser.add_argument(
+        "--checks",
+        nargs="+",
+        choices=CHECKS,
+        default=CHECKS,
+        help="the kinds of check to run (default: all); e.g. `--checks compile --compile graphs` for "
+        "the graphs against eager alone",
+    )
     parser.add_argument("--families", nargs="*", help="only the families whose names contain one of these")
-    parser.add_argument("--workers", type=int, help="CPU processes computing the references beside the device "
-                                                    "(default: the CPUs but 2, at most 12, on CUDA; none on the CPU)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="CPU processes computing the references beside the device "
+        "(default: the CPUs but 2, at most 12, on CUDA; none on the CPU)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch threads of this process (default: torch's)")
     args = parser.parse_args(argv)
 
@@ -54,9 +74,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     with job_device(config["train"]["device"]) as device:
-        report = gpu_check.run(config, device, args.out, deadline=args.deadline, only=args.families,
-                               compile_modes=args.compile, sharing_jobs=args.sharing_jobs,
-                               workers=args.workers, checks=tuple(args.checks), log=lambda line: print(line, flush=True))
+        report = gpu_check.run(
+            config,
+            device,
+            args.out,
+            deadline=args.deadline,
+            only=args.families,
+            compile_modes=args.compile,
+            sharing_jobs=args.sharing_jobs,
+            workers=args.workers,
+            checks=tuple(args.checks),
+            log=lambda line: print(line, flush=True),
+        )
     return 0 if report.data["passed"] else 1
 
 

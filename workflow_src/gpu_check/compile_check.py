@@ -51,10 +51,15 @@ def targets(found: list[Family], mode: str = "fuse") -> list[Family]:
     without dropout runs torch's nn.LSTM, which is not compiled), its smallest vocabulary.
     `graphs`: one per architecture, output layer and vocabulary sampling (the whole step is
     captured, the sampled vocabulary drawn on the device), its smallest vocabulary."""
+
     def key(family: Family):
         if mode != "graphs":
             return family.architecture
-        return family.architecture, family.output_layer, family.kind == "nmt" and family.spec.get("sample_share") is not None
+        return (
+            family.architecture,
+            family.output_layer,
+            family.kind == "nmt" and family.spec.get("sample_share") is not None,
+        )
 
     chosen: dict = {}
     for family in found:
@@ -70,34 +75,55 @@ def subject(family: Family, mode: str) -> str:
     if mode != "graphs":
         return f"train.compile {mode} of {family.architecture}"
     return f"train.compile graphs of {family.architecture}, {family.output_layer}" + (
-        " sampled" if family.kind == "nmt" and family.spec.get("sample_share") is not None else "")
+        " sampled" if family.kind == "nmt" and family.spec.get("sample_share") is not None else ""
+    )
 
 
 def graphs_against_eager(family: Family, device: torch.device) -> tuple[dict, list[tuple[str, str]]]:
     """`graphs` as training runs it: the whole step captured per length bucket
     (`train.static_step`) against the eager step, over graph_check.check's steps (agreement in fp32
     without dropout, then both timed in train.precision)."""
-    sizes = ({"vocabulary": family.tgt_vocab} if family.kind == "lm"
-             else {"src": family.src_vocab, "tgt": family.tgt_vocab, "dim": family.dim})
+    sizes = (
+        {"vocabulary": family.tgt_vocab}
+        if family.kind == "lm"
+        else {"src": family.src_vocab, "tgt": family.tgt_vocab, "dim": family.dim}
+    )
     started = time.perf_counter()
     try:
         result = graph_check.check(family.kind, family.spec, sizes, device, steps=GRAPH_STEPS)
     except Exception as error:  # a step that cannot be captured is this check's finding
         return {"seconds": time.perf_counter() - started}, [(f"graphs against eager: {one_line(error)}", AVOID)]
-    phase = {"seconds": time.perf_counter() - started, "loss_relative": result["loss_max_relative"],
-             "update_cosine_min": result["update_cosine_min"], "agreement": result["agreement"],
-             "eager_repeat_loss_relative": result["eager_repeat_loss_max_relative"],
-             "eager_repeat_update_cosine_min": result["eager_repeat_update_cosine_min"],
-             **{k: result[k] for k in ("fp64_loss_max_relative", "fp64_update_cosine_min") if k in result},
-             "step_seconds": result["graphs_step_seconds"], "eager_step_seconds": result["eager_step_seconds"],
-             "speedup": result["speedup"]}
-    fp64 = (f"; in fp64: losses within {result['fp64_loss_max_relative']:.2e} (at most {graph_check.FP64_LOSS_RELATIVE:g}), "
-            f"updates' cosine at least {result['fp64_update_cosine_min']:.7f} (at least {graph_check.FP64_UPDATE_COSINE:g})"
-            if "fp64_loss_max_relative" in result else "")
-    problems = [] if result["passed"] else [(
-        f"graphs against eager over {result['steps']} steps: losses within {result['loss_max_relative']:.2e} "
-        f"(at most {graph_check.LOSS_RELATIVE:g}), updates' cosine at least {result['update_cosine_min']:.5f} "
-        f"(at least {graph_check.UPDATE_COSINE:g}){fp64}", AVOID)]
+    phase = {
+        "seconds": time.perf_counter() - started,
+        "loss_relative": result["loss_max_relative"],
+        "update_cosine_min": result["update_cosine_min"],
+        "agreement": result["agreement"],
+        "eager_repeat_loss_relative": result["eager_repeat_loss_max_relative"],
+        "eager_repeat_update_cosine_min": result["eager_repeat_update_cosine_min"],
+        **{k: result[k] for k in ("fp64_loss_max_relative", "fp64_update_cosine_min") if k in result},
+        "step_seconds": result["graphs_step_seconds"],
+        "eager_step_seconds": result["eager_step_seconds"],
+        "speedup": result["speedup"],
+    }
+    fp64 = (
+        f"; in fp64: losses within {result['fp64_loss_max_relative']:.2e} (at most "
+        f"{graph_check.FP64_LOSS_RELATIVE:g}), "
+        f"updates' cosine at least {result['fp64_update_cosine_min']:.7f} (at least {graph_check.FP64_UPDATE_COSINE:g})"
+        if "fp64_loss_max_relative" in result
+        else ""
+    )
+    problems = (
+        []
+        if result["passed"]
+        else [
+            (
+                f"graphs against eager over {result['steps']} steps: losses within {result['loss_max_relative']:.2e} "
+                f"(at most {graph_check.LOSS_RELATIVE:g}), updates' cosine at least {result['update_cosine_min']:.5f} "
+                f"(at least {graph_check.UPDATE_COSINE:g}){fp64}",
+                AVOID,
+            )
+        ]
+    )
     return phase, problems
 
 
@@ -106,8 +132,10 @@ def shapes(family: Family, device: torch.device) -> tuple[list[dict], list[dict]
     rows = family.batch_size
     if family.kind == "lm":
         short = dataclasses.replace(family, length=max(1, family.length // 2))
-        return ([batch(family, rows, False, device), batch(short, rows, False, device)],
-                [batch(family, family.spec.get("eval_batch_size", 10), False, device)])
+        return (
+            [batch(family, rows, False, device), batch(short, rows, False, device)],
+            [batch(family, family.spec.get("eval_batch_size", 10), False, device)],
+        )
     multiple = length_multiple(family.spec)
     lengths = sorted({-(-max(1, round(family.length * f)) // multiple) * multiple for f in BUCKETS})
     sized = [batch(dataclasses.replace(family, length=n), rows, False, device) for n in lengths]
@@ -136,8 +164,15 @@ def check(family: Family, mode: str, precision: str, device: torch.device) -> tu
         measured, problems = graphs_against_eager(family, device)
         measured["verdict"] = verdict(problems)
         free(device)
-        return ({"family": family.name, "architecture": family.architecture, "mode": mode,
-                 "phases": {"graphs against eager": measured}}, problems)
+        return (
+            {
+                "family": family.name,
+                "architecture": family.architecture,
+                "mode": mode,
+                "phases": {"graphs against eager": measured},
+            },
+            problems,
+        )
     target = dataclasses.replace(family, spec={**family.spec, compilation.KEY: mode})
     training_batches, evaluation_batches = shapes(target, device)
     torch._dynamo.reset()

@@ -6,6 +6,8 @@ batch as the CPU's, and the seconds per sentence at decode.batch_size."""
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from workflow_src.gpu_check.device import free, step_seconds
@@ -21,7 +23,9 @@ def searches(family: Family) -> dict[str, int]:
     return {"greedy" if beam == 1 else f"beam{beam}": beam for beam in sorted({1, family.beam})}
 
 
-def check(family: Family, reference: dict, device: torch.device, decode_batch: int, check_every: int) -> tuple[dict, list]:
+def check(
+    family: Family, reference: dict, device: torch.device, decode_batch: int, check_every: int
+) -> tuple[dict, list]:
     """{search: words agreeing, seconds per sentence} and [(search, problem, setting)]."""
     torch.backends.cuda.matmul.allow_tf32 = DECODE_SWITCHES["matmul"]
     torch.backends.cudnn.allow_tf32 = DECODE_SWITCHES["cudnn"]
@@ -30,11 +34,18 @@ def check(family: Family, reference: dict, device: torch.device, decode_batch: i
     entry, problems = {}, []
     for name, beam in searches(family).items():
         words = agreement(searched_words(model, fixed, beam, family.length, check_every), reference[beam])
-        seconds = step_seconds(lambda: searched_words(model, timed, beam, family.length, check_every), device, 1, 2)
+        seconds = step_seconds(
+            functools.partial(searched_words, model, timed, beam, family.length, check_every), device, 1, 2
+        )
         entry[name] = {"words": words, "seconds_per_sentence": seconds / decode_batch, "beam": beam}
         if words < WORDS:
-            problems.append((name, f"{words:.0%} of the {name} words agree with the CPU's (< {WORDS:.0%})",
-                             "train.device: cpu (fp32 decoding on the device disagrees with the CPU's: a fault to report)"))
+            problems.append(
+                (
+                    name,
+                    f"{words:.0%} of the {name} words agree with the CPU's (< {WORDS:.0%})",
+                    "train.device: cpu (fp32 decoding on the device disagrees with the CPU's: a fault to report)",
+                )
+            )
     del model
     free(device)
     return entry, problems

@@ -26,7 +26,7 @@ SYNC_STEPS = 2  # steps watched for host syncs (CUDA)
 SYNC_WARNING = "called a synchronizing CUDA operation"
 PROFILED_STEPS = 3  # steps of the profiler's busy share (CUDA)
 HEADROOM = 0.1  # of the device's memory, left to the CUDA context, cuDNN's workspaces and fragmentation
-GIB = 2 ** 30
+GIB = 2**30
 
 
 # -- the device -------------------------------------------------------------------------------------
@@ -45,20 +45,28 @@ def mps_state() -> dict:
         if name.startswith("nvidia-cuda-mps"):
             processes.add(name)
     on = pipe.exists()
-    how = (f"pipe {pipe} {'present' if on else 'absent'} (CUDA_MPS_PIPE_DIRECTORY "
-           f"{'set' if 'CUDA_MPS_PIPE_DIRECTORY' in os.environ else 'unset: the default'}); "
-           f"processes: {', '.join(sorted(processes)) or 'no nvidia-cuda-mps-* process'}; "
-           f"nvidia-cuda-mps-control {'on' if shutil.which('nvidia-cuda-mps-control') else 'not on'} PATH")
+    how = (
+        f"pipe {pipe} {'present' if on else 'absent'} (CUDA_MPS_PIPE_DIRECTORY "
+        f"{'set' if 'CUDA_MPS_PIPE_DIRECTORY' in os.environ else 'unset: the default'}); "
+        f"processes: {', '.join(sorted(processes)) or 'no nvidia-cuda-mps-* process'}; "
+        f"nvidia-cuda-mps-control {'on' if shutil.which('nvidia-cuda-mps-control') else 'not on'} PATH"
+    )
     return {"on": on, "how": how}
 
 
 def environment(device: torch.device) -> dict:
     cuda = device.type == "cuda"
-    return {"device": str(device), "device_name": device_name(device), "torch": torch.__version__,
-            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-            "python": platform.python_version(), "mps": mps_state(),
-            "memory_bytes": torch.cuda.get_device_properties(device).total_memory if cuda else None,
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "device": str(device),
+        "device_name": device_name(device),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "python": platform.python_version(),
+        "mps": mps_state(),
+        "memory_bytes": torch.cuda.get_device_properties(device).total_memory if cuda else None,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def free(device: torch.device) -> None:
@@ -141,8 +149,13 @@ def memory_problems(reserved: int, total: int, jobs_per_device: int, batch_size:
     if jobs_per_device * reserved <= usable:
         return []
     fits = int(usable // reserved)
-    return [(f"{jobs_per_device} jobs of {reserved / GIB:.1f} GiB each leave less than {HEADROOM:.0%} of the device's "
-             f"{total / GIB:.1f} GiB", f"gpu.jobs_per_device: {fits}" if fits else f"train.batch_size below {batch_size}")]
+    return [
+        (
+            f"{jobs_per_device} jobs of {reserved / GIB:.1f} GiB each leave less than {HEADROOM:.0%} of the device's "
+            f"{total / GIB:.1f} GiB",
+            f"gpu.jobs_per_device: {fits}" if fits else f"train.batch_size below {batch_size}",
+        )
+    ]
 
 
 def measure(family: Family, precision: str, device: torch.device, jobs_per_device: int) -> tuple[dict, list[tuple]]:
@@ -159,19 +172,30 @@ def measure(family: Family, precision: str, device: torch.device, jobs_per_devic
         syncs, sync_sites = syncs_per_step(step, device) if cuda else ("not applicable (CPU)", [])
     except torch.cuda.OutOfMemoryError as error:
         free(device)
-        return ({"memory": f"out of memory: {str(error).splitlines()[0]}"},
-                [(f"out of memory at train.batch_size {family.batch_size}", f"train.batch_size below {family.batch_size}")])
-    entry = {"step_seconds": seconds, "precision": precision, "length": family.length,
-             "target_tokens_per_step": family.tokens_per_step,
-             "tokens_per_second": family.tokens_per_step / seconds, "syncs_per_step": syncs,
-             "sync_sites": sync_sites,
-             "memory": "not measured on the CPU"}
+        return (
+            {"memory": f"out of memory: {str(error).splitlines()[0]}"},
+            [(f"out of memory at train.batch_size {family.batch_size}", f"train.batch_size below {family.batch_size}")],
+        )
+    entry = {
+        "step_seconds": seconds,
+        "precision": precision,
+        "length": family.length,
+        "target_tokens_per_step": family.tokens_per_step,
+        "tokens_per_second": family.tokens_per_step / seconds,
+        "syncs_per_step": syncs,
+        "sync_sites": sync_sites,
+        "memory": "not measured on the CPU",
+    }
     problems = []
     if cuda:
         total, reserved = torch.cuda.get_device_properties(device).total_memory, torch.cuda.max_memory_reserved(device)
-        entry["memory"] = {"peak_allocated_bytes": torch.cuda.max_memory_allocated(device) - before,
-                           "peak_reserved_bytes": reserved, "device_bytes": total, "jobs_per_device": jobs_per_device,
-                           "headroom_bytes": total - jobs_per_device * reserved}
+        entry["memory"] = {
+            "peak_allocated_bytes": torch.cuda.max_memory_allocated(device) - before,
+            "peak_reserved_bytes": reserved,
+            "device_bytes": total,
+            "jobs_per_device": jobs_per_device,
+            "headroom_bytes": total - jobs_per_device * reserved,
+        }
         problems = memory_problems(reserved, total, jobs_per_device, family.batch_size)
     del model, step
     free(device)

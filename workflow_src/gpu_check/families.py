@@ -24,8 +24,16 @@ from workflow_src.model.lm import build_model
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.plan.benchmark import BOS, EOS, PAD
-from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family, nmt_family, parallel_corpus,
-                                    planned_jobs)
+from workflow_src.plan.jobs import (
+    Corpus,
+    PlannedJob,
+    family_label,
+    lm_corpus,
+    lm_family,
+    nmt_family,
+    parallel_corpus,
+    planned_jobs,
+)
 from workflow_src.plan.timing import beam_width
 
 REDUCED_WIDTH = 64  # hidden and embedding units of the models whose loss alone is compared
@@ -52,8 +60,9 @@ class Family:
         if self.kind == "lm":
             return f"LM {self.spec['size']}x{self.spec['layers']}" + (" dropout" if self.spec["dropout"] else "")
         m = self.spec["model"]
-        return (f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']}"
-                + ("" if m.get("input_feed", True) else " no input feed"))
+        return f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']}" + (
+            "" if m.get("input_feed", True) else " no input feed"
+        )
 
     @property
     def output_layer(self) -> str:
@@ -69,7 +78,11 @@ class Family:
     @property
     def loss(self) -> str:
         s = self.spec
-        return s["loss"] + (f" {s['negative']}" if s.get("negative") else "") + (" sampled" if s.get("sample_share") else "")
+        return (
+            s["loss"]
+            + (f" {s['negative']}" if s.get("negative") else "")
+            + (" sampled" if s.get("sample_share") else "")
+        )
 
     @property
     def batch_size(self) -> int:
@@ -88,8 +101,9 @@ def family_of(config: dict, job: PlannedJob) -> tuple:
         vocabulary = config.get("demo", {}).get("lm_vocabulary", 10000)
         corpus = lm_corpus(config, job.dataset) or Corpus(0, 1, 0, 0, vocabulary, "config demo.lm_vocabulary")
         return lm_family(config, job, corpus)
-    corpus = (parallel_corpus(config, job.dataset, job.pair)
-              or Corpus(0, config["benchmarks"]["length"] + 1, 0, 0, None, "config benchmarks.length"))
+    corpus = parallel_corpus(config, job.dataset, job.pair) or Corpus(
+        0, config["benchmarks"]["length"] + 1, 0, 0, None, "config benchmarks.length"
+    )
     return nmt_family(config, job, corpus)
 
 
@@ -144,7 +158,9 @@ def representative(found: list[Family], count: int = 3) -> list[Family]:
     by_architecture = grouped(found, lambda f: f.architecture)
     ranked = sorted(by_architecture.values(), key=lambda members: -sum(f.jobs for f in members))
     leaders = [max(members, key=lambda f: f.jobs) for members in ranked]
-    chosen = [next(f for f in leaders if f.kind == kind) for kind in ("nmt", "lm") if any(f.kind == kind for f in leaders)]
+    chosen = [
+        next(f for f in leaders if f.kind == kind) for kind in ("nmt", "lm") if any(f.kind == kind for f in leaders)
+    ]
     chosen += [f for f in leaders if f not in chosen]
     return chosen[:count]
 
@@ -204,10 +220,17 @@ def batch(family: Family, sentences: int, spread: bool, device: torch.device, se
     length = family.length
     src = torch.randint(4, family.src_vocab, (sentences, length), generator=generator)
     tgt = torch.randint(4, family.tgt_vocab, (sentences, length), generator=generator)
-    lengths = (torch.tensor([length - i % max(1, length // 3) for i in range(sentences)]) if spread
-               else torch.full((sentences,), length))
-    return {"src": src.to(device), "lengths": lengths, "tgt": tgt.to(device),  # lengths stay on the host
-            "positions": torch.arange(sentences * length).to(device)}
+    lengths = (
+        torch.tensor([length - i % max(1, length // 3) for i in range(sentences)])
+        if spread
+        else torch.full((sentences,), length)
+    )
+    return {
+        "src": src.to(device),
+        "lengths": lengths,
+        "tgt": tgt.to(device),  # lengths stay on the host
+        "positions": torch.arange(sentences * length).to(device),
+    }
 
 
 def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, device: torch.device):
@@ -219,8 +242,9 @@ def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, 
         with precisions.autocast(precision, device):
             logits, _, _ = model(batch["inputs"], hidden)
         logits = precisions.at_least_fp32(logits.flatten(0, 1))
-        per_token = build_objective(family.spec)(logits, batch["targets"].flatten(), model.embedding.weight,
-                                                 model.output_bias)
+        per_token = build_objective(family.spec)(
+            logits, batch["targets"].flatten(), model.embedding.weight, model.output_bias
+        )
         return per_token.sum(), batch["inputs"].shape[1]
     with precisions.autocast(precision, device):
         loss, tokens = model.loss(batch["src"], batch["lengths"], batch["tgt"], batch["tgt"], PAD, batch["positions"])
@@ -252,6 +276,7 @@ def training_step(family: Family, model: nn.Module, precision: str, device: torc
         if unit_norm:
             with torch.no_grad():
                 model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
+
     return step
 
 
@@ -259,12 +284,14 @@ def evaluation(family: Family, model: nn.Module, precision: str, device: torch.d
     """`evaluate(batch)`: what a training job runs between epochs: the validation loss (no
     gradients, in `precision`) and, for translation, greedy decoding of the batch's sources as
     train.development_bleu does (fp32, </s> allowed, up to twice the source length + 10)."""
+
     @torch.no_grad()
     def evaluate(batch: dict) -> None:
         model.eval()
         forward_loss(family, model, batch, precision, device)
         if family.kind == "nmt":
             model.greedy(batch["src"], batch["lengths"], BOS, EOS, [PAD, BOS], 2 * batch["src"].shape[1] + 10)
+
     return evaluate
 
 
@@ -280,7 +307,9 @@ def predicted_words(family: Family, model: nn.Module, batch: dict) -> torch.Tens
 
 
 @torch.no_grad()
-def searched_words(model: nn.Module, batch: dict, beam: int, length: int, check_every: int | None = None) -> torch.Tensor:
+def searched_words(
+    model: nn.Module, batch: dict, beam: int, length: int, check_every: int | None = None
+) -> torch.Tensor:
     """The words of greedy search (`beam` 1) or beam search of a translation batch, on its device,
     in fp32 as decode jobs run it, </s> banned (an untrained model's first </s> is arbitrary), so
     every sentence runs `length` steps."""

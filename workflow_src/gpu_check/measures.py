@@ -39,13 +39,17 @@ class SharedDraws:
             result = self.recorded[self.position % len(self.recorded)]
             self.position += 1
             return _map_tensors(result, lambda t: t.to(device))
+
         return draw
 
     @contextlib.contextmanager
     def active(self, model: nn.Module, replay: bool):
         self.replaying, self.position = replay, 0
-        patched = [(joint_module, "sample_vocabulary"), (joint_module, "sample_vocabulary_topk"),
-                   (loss_module, "uniform_negative_ids")]
+        patched = [
+            (joint_module, "sample_vocabulary"),
+            (joint_module, "sample_vocabulary_topk"),
+            (loss_module, "uniform_negative_ids"),
+        ]
         saved = [getattr(module, name) for module, name in patched]
         for (module, name), original in zip(patched, saved):
             setattr(module, name, self._through(original))
@@ -107,10 +111,14 @@ def recorded_dtypes(model: nn.Module):
     def note(name: str, kind: str, value):
         seen.setdefault(name, (kind, set()))[1].update(_dtypes(value))
 
-    handles = [module.register_forward_hook(
-        lambda m, args, out, name=name or type(module).__name__: note(
-            f"{name} ({type(m).__name__})", "recurrent" if isinstance(m, RECURRENT) else "module", out))
-        for name, module in model.named_modules()]
+    handles = [
+        module.register_forward_hook(
+            lambda m, args, out, name=name or type(module).__name__: note(
+                f"{name} ({type(m).__name__})", "recurrent" if isinstance(m, RECURRENT) else "module", out
+            )
+        )
+        for name, module in model.named_modules()
+    ]
     wrapped = []
     if isinstance(model, Seq2Seq):
         decoder, original = model.decoder, model.decoder._step
@@ -119,6 +127,7 @@ def recorded_dtypes(model: nn.Module):
             out = original(*args)
             note("decoder step cells (h, c per layer)", "recurrent", out[2][0])
             return out
+
         decoder._step = step
         wrapped.append((decoder, "_step"))
     if isinstance(model, LSTMLanguageModel):
@@ -128,6 +137,7 @@ def recorded_dtypes(model: nn.Module):
             out = original_unrolled(*args)
             note("unrolled LSTM segment (dropout path)", "recurrent", out)
             return out
+
         model.unrolled = unrolled
         wrapped.append((model, "unrolled"))
     try:
@@ -162,8 +172,11 @@ def dtype_problems(seen: dict, precision: str, loss_dtype: torch.dtype) -> list[
 
 def dtype_table(seen: dict) -> dict:
     """Output dtypes of every module and of the operators that produced each reduced dtype."""
-    return {name: sorted(str(d).removeprefix("torch.") for d in dtypes) for name, (kind, dtypes) in seen.items()
-            if kind != "operator" or dtypes - {torch.float32, torch.float64}}
+    return {
+        name: sorted(str(d).removeprefix("torch.") for d in dtypes)
+        for name, (kind, dtypes) in seen.items()
+        if kind != "operator" or dtypes - {torch.float32, torch.float64}
+    }
 
 
 # -- comparisons ------------------------------------------------------------------------------------
@@ -212,8 +225,17 @@ def agreement(words: torch.Tensor, reference: torch.Tensor) -> float:
     return float((words == reference).double().mean()) if words.shape == reference.shape else 0.0
 
 
-def run_once(family: Family, model: nn.Module, batch: dict, precision: str, device: torch.device,
-             draws: SharedDraws, replay: bool, full: bool = True, record_dtypes: bool = False) -> dict:
+def run_once(
+    family: Family,
+    model: nn.Module,
+    batch: dict,
+    precision: str,
+    device: torch.device,
+    draws: SharedDraws,
+    replay: bool,
+    full: bool = True,
+    record_dtypes: bool = False,
+) -> dict:
     """The loss per divisor unit of one training forward and, `full`, its gradients, predicted
     words (and output dtypes)."""
     precisions.configure(precision)
@@ -226,16 +248,23 @@ def run_once(family: Family, model: nn.Module, batch: dict, precision: str, devi
                 if full:
                     (loss / n).backward()
         words = predicted_words(family, model, batch) if full else None
-    return {"loss": float(loss.detach()) / n, "loss_dtype": loss.dtype, "words": words, "dtypes": seen,
-            "gradients": gradients(model) if full else {}}
+    return {
+        "loss": float(loss.detach()) / n,
+        "loss_dtype": loss.dtype,
+        "words": words,
+        "dtypes": seen,
+        "gradients": gradients(model) if full else {},
+    }
 
 
 def compare_loss(loss: float, reference: float, tolerance: dict) -> tuple[dict, list[str]]:
     measures = {"loss": loss, "reference_loss": reference, "loss_relative": relative(loss, reference)}
     if math.isfinite(loss) and measures["loss_relative"] <= tolerance["loss_relative"]:
         return measures, []
-    return measures, [f"loss {loss:.6g} vs {reference:.6g} (relative difference {measures['loss_relative']:.2e} > "
-                      f"{tolerance['loss_relative']:g})"]
+    return measures, [
+        f"loss {loss:.6g} vs {reference:.6g} (relative difference {measures['loss_relative']:.2e} > "
+        f"{tolerance['loss_relative']:g})"
+    ]
 
 
 def compare(result: dict, reference: dict, tolerance: dict) -> tuple[dict, list[str]]:
@@ -245,13 +274,19 @@ def compare(result: dict, reference: dict, tolerance: dict) -> tuple[dict, list[
     missing = sorted(set(reference["gradients"]) ^ set(result["gradients"]))
     worst = min(cosines, key=cosines.get) if cosines else None
     words = agreement(result["words"], reference["words"])
-    measures |= {"min_gradient_cosine": cosines[worst] if worst else None, "min_gradient_cosine_group": worst,
-                 "gradient_cosine": {k: round(v, 7) for k, v in cosines.items()},
-                 "gradient_cosine_per_parameter (not checked: a near-zero gradient's direction is rounding noise)":
-                     per_parameter,
-                 "words": words}
+    measures |= {
+        "min_gradient_cosine": cosines[worst] if worst else None,
+        "min_gradient_cosine_group": worst,
+        "gradient_cosine": {k: round(v, 7) for k, v in cosines.items()},
+        "gradient_cosine_per_parameter (not checked: a near-zero gradient's direction is rounding noise)": (
+            per_parameter
+        ),
+        "words": words,
+    }
     if worst and cosines[worst] < tolerance["gradient_cosine"]:
-        problems.append(f"gradient cosine {cosines[worst]:.6f} < {tolerance['gradient_cosine']:g} (parameter group {worst})")
+        problems.append(
+            f"gradient cosine {cosines[worst]:.6f} < {tolerance['gradient_cosine']:g} (parameter group {worst})"
+        )
     if missing:
         problems.append(f"gradients present on one side only: {', '.join(missing)}")
     if words < tolerance["words"]:

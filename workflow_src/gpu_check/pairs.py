@@ -35,8 +35,11 @@ from workflow_src.plan.benchmark import device_name
 
 EXPERIMENTS = ("word2word-ce", "word2emb-fasttext-tied-nllvmf_reg1reg2")
 DATASET, PAIR = "iwslt16", "en-de"  # the sizes of the vMF paper's data; the fixtures' direction
-STAND_IN = ("random unit vectors (seed 1), a stand-in for fastText target embeddings, which a bare GPU "
-            "machine cannot train: the loss curve shows that the step runs and how the loss moves, not what real vectors would give")
+STAND_IN = (
+    "random unit vectors (seed 1), a stand-in for fastText target embeddings, which a bare GPU "
+    "machine cannot train: the loss curve shows that the step runs and how the loss moves, not what real vectors "
+    "would give"
+)
 POINTS = 20  # loss-curve points per training (at least)
 
 
@@ -44,8 +47,15 @@ def vocabulary(lines: list[str], size: int) -> Vocab:
     return Vocab([word for word, _ in count_words(lines)][:size])
 
 
-def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: list[str], seconds: float,
-              device: torch.device, precision: str) -> dict:
+def train_for(
+    experiment: str,
+    config: dict,
+    src_lines: list[str],
+    tgt_lines: list[str],
+    seconds: float,
+    device: torch.device,
+    precision: str,
+) -> dict:
     spec = layout.resolve_spec(config, DATASET, PAIR, experiment, 1)
     data = config["datasets"][DATASET]
     src_vocab = vocabulary(src_lines, data["src_vocab_size"])
@@ -54,16 +64,18 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
     table = None
     if spec.get("embeddings"):
         generator = torch.Generator().manual_seed(1)
-        table = F.normalize(torch.randn(len(tgt_vocab), config["embeddings"][spec["embeddings"]]["dim"],
-                                        generator=generator), dim=-1)
+        table = F.normalize(
+            torch.randn(len(tgt_vocab), config["embeddings"][spec["embeddings"]]["dim"], generator=generator), dim=-1
+        )
         table[tgt_vocab.pad] = 0.0  # the <pad> row is zero, as in a real table
     torch.manual_seed(1)
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     initialise(model, spec["train"]["init_scale"])
     model.to(device)
     compilation.apply(model, spec, device)
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=spec["train"]["lr"],
-                                 fused=device.type in ("cuda", "cpu"))
+    optimiser = torch.optim.Adam(
+        [p for p in model.parameters() if p.requires_grad], lr=spec["train"]["lr"], fused=device.type in ("cuda", "cpu")
+    )
     src = [src_vocab.encode(line, eos=False) for line in src_lines]
     tgt = [tgt_vocab.encode(line, eos=True) for line in tgt_lines]
     rng = random.Random(1)
@@ -76,7 +88,9 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
         for idx in batch_indices([len(s) for s in src], spec["train"]["batch_size"], rng, [len(t) for t in tgt]):
             batch = training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, length_multiple(spec)).to(device)
             with precisions.autocast(precision, device):
-                loss, n = model.loss(batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions)
+                loss, n = model.loss(
+                    batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions
+                )
             optimiser.zero_grad(set_to_none=True)
             (loss / n).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), spec["train"]["clip"])
@@ -85,8 +99,9 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
             window_loss, window_tokens = window_loss + loss.detach().double(), window_tokens + n
             elapsed = time.perf_counter() - started
             if step % every == 0 or elapsed >= seconds:  # one host sync per `every` steps, to read the loss
-                curve.append({"seconds": round(elapsed, 2), "step": step,
-                              "loss_per_token": window_loss.item() / window_tokens})
+                curve.append(
+                    {"seconds": round(elapsed, 2), "step": step, "loss_per_token": window_loss.item() / window_tokens}
+                )
                 window_loss.zero_()
                 window_tokens = 0
             if elapsed >= seconds:
@@ -94,33 +109,58 @@ def train_for(experiment: str, config: dict, src_lines: list[str], tgt_lines: li
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     elapsed = time.perf_counter() - started
-    return {"experiment": experiment, "seconds": round(elapsed, 2), "steps": step, "sentences": sentences,
-            "target_tokens": tokens, "target_tokens_per_second": tokens / elapsed,
-            "sizes": {"hidden": spec["model"]["hidden"], "src_vocabulary": len(src_vocab),
-                      "tgt_vocabulary": len(tgt_vocab), "batch_size": spec["train"]["batch_size"]},
-            "target_embeddings": STAND_IN if table is not None else None, "loss_curve": curve}
+    return {
+        "experiment": experiment,
+        "seconds": round(elapsed, 2),
+        "steps": step,
+        "sentences": sentences,
+        "target_tokens": tokens,
+        "target_tokens_per_second": tokens / elapsed,
+        "sizes": {
+            "hidden": spec["model"]["hidden"],
+            "src_vocabulary": len(src_vocab),
+            "tgt_vocabulary": len(tgt_vocab),
+            "batch_size": spec["train"]["batch_size"],
+        },
+        "target_embeddings": STAND_IN if table is not None else None,
+        "loss_curve": curve,
+    }
 
 
 def line(run: dict) -> str:
     """The console line of a training: passed where every point of its loss curve is finite."""
     curve = [point["loss_per_token"] for point in run["loss_curve"]]
     if not curve or not all(math.isfinite(loss) for loss in curve):
-        return (f"pairs training of {run['experiment']}: FAILED: loss curve {curve[:3]}... is not finite "
-                "(avoid with train.precision: fp32)")
-    return (f"pairs training of {run['experiment']}: passed ({run['target_tokens_per_second']:.4g} target tokens/s, "
-            f"loss {curve[0]:.3f} -> {curve[-1]:.3f} in {run['steps']} steps)")
+        return (
+            f"pairs training of {run['experiment']}: FAILED: loss curve {curve[:3]}... is not finite "
+            "(avoid with train.precision: fp32)"
+        )
+    return (
+        f"pairs training of {run['experiment']}: passed ({run['target_tokens_per_second']:.4g} target tokens/s, "
+        f"loss {curve[0]:.3f} -> {curve[-1]:.3f} in {run['steps']} steps)"
+    )
 
 
 def markdown(report: dict) -> str:
-    lines = ["# Training on real pairs", "",
-             f"{report['pairs']} pairs from {report['source']} on {report['device']} ({report['device_name']}), "
-             f"{report['precision']}, {report['seconds_each']} s per model, torch {report['torch']}.", ""]
+    lines = [
+        "# Training on real pairs",
+        "",
+        f"{report['pairs']} pairs from {report['source']} on {report['device']} ({report['device_name']}), "
+        f"{report['precision']}, {report['seconds_each']} s per model, torch {report['torch']}.",
+        "",
+    ]
     for run in report["runs"]:
-        lines += [f"## {run['experiment']}", "",
-                  f"{run['steps']} steps, {run['target_tokens_per_second']:.4g} target tokens/s, sizes {run['sizes']}."
-                  + (f" Target embeddings: {run['target_embeddings']}." if run["target_embeddings"] else ""), "",
-                  "| seconds | step | loss per target token |", "|---|---|---|",
-                  *[f"| {p['seconds']} | {p['step']} | {p['loss_per_token']:.4f} |" for p in run["loss_curve"]], ""]
+        lines += [
+            f"## {run['experiment']}",
+            "",
+            f"{run['steps']} steps, {run['target_tokens_per_second']:.4g} target tokens/s, sizes {run['sizes']}."
+            + (f" Target embeddings: {run['target_embeddings']}." if run["target_embeddings"] else ""),
+            "",
+            "| seconds | step | loss per target token |",
+            "|---|---|---|",
+            *[f"| {p['seconds']} | {p['step']} | {p['loss_per_token']:.4f} |" for p in run["loss_curve"]],
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -143,8 +183,16 @@ def main(argv: list[str] | None = None) -> None:
         for experiment in EXPERIMENTS:
             runs.append(train_for(experiment, config, src_lines, tgt_lines, args.seconds, device, precision))
             print(line(runs[-1]), flush=True)
-    report = {"pairs": len(src_lines), "source": str(args.pairs), "device": str(device), "device_name": device_name(device),
-              "precision": precision, "seconds_each": args.seconds, "torch": torch.__version__, "runs": runs}
+    report = {
+        "pairs": len(src_lines),
+        "source": str(args.pairs),
+        "device": str(device),
+        "device_name": device_name(device),
+        "precision": precision,
+        "seconds_each": args.seconds,
+        "torch": torch.__version__,
+        "runs": runs,
+    }
     write_text(args.out / "pairs_training.json", json.dumps(report, indent=1) + "\n")
     write_text(args.out / "pairs_training.md", markdown(report) + "\n")
     if any(": FAILED: " in line(run) for run in runs):

@@ -60,10 +60,13 @@ def modelled_step(config: dict, family: Family) -> dict:
     else:
         timing = steps.count_nmt(as_on_cuda, family.job, family.key, CPU)
     model = fit.load()[2].on(H100)
-    return {"precision": precision, "alone_seconds": timing.modelled("step", precision, model),
-            "busy_seconds": timing.modelled_device("step", precision, model),
-            "host_seconds": timing.host_seconds("step", model),
-            "bound": "launch" if timing.launch_bound("step", precision, model) else "device"}
+    return {
+        "precision": precision,
+        "alone_seconds": timing.modelled("step", precision, model),
+        "busy_seconds": timing.modelled_device("step", precision, model),
+        "host_seconds": timing.host_seconds("step", model),
+        "bound": "launch" if timing.launch_bound("step", precision, model) else "device",
+    }
 
 
 # -- where they run -------------------------------------------------------------------------------
@@ -107,8 +110,9 @@ class Workers:
     """`count` spawned CPU processes of `threads` torch threads each; stopped at once by `stop`."""
 
     def __init__(self, count: int, threads: int):
-        self.pool = concurrent.futures.ProcessPoolExecutor(count, multiprocessing.get_context("spawn"),
-                                                           initializer=_worker_start, initargs=(threads,))
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            count, multiprocessing.get_context("spawn"), initializer=_worker_start, initargs=(threads,)
+        )
 
     def submit(self, function, *args):
         return self.pool.submit(function, *args)

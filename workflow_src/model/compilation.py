@@ -52,8 +52,9 @@ def mode(setting: str, device: torch.device) -> str:
     if setting not in MODES:
         raise ValueError(f"train.{KEY}: {setting!r} is not one of {', '.join(MODES)}")
     if setting == "graphs" and device.type != "cuda":
-        raise ValueError(f"train.{KEY}: graphs captures CUDA graphs and needs a CUDA device, not {device} "
-                         "(use fuse or off there)")
+        raise ValueError(
+            f"train.{KEY}: graphs captures CUDA graphs and needs a CUDA device, not {device} (use fuse or off there)"
+        )
     return setting
 
 
@@ -76,6 +77,7 @@ def compiled(function, dynamic: bool | None = True):
 
     def run(*args):
         return function(*args) if is_in_torch_dispatch_mode(include_infra_modes=False) else fused(*unaliased(args))
+
     return run
 
 
@@ -94,6 +96,7 @@ def unaliased(args):
             return x.clone()
         seen.add(id(x))
         return x
+
     return tree_map(once, args)
 
 

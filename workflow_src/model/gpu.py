@@ -51,8 +51,12 @@ def device_count() -> int:
     counted = torch.cuda._device_count_nvml()  # -1 where NVML cannot be loaded
     if counted >= 0:
         return counted
-    child = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
-                           capture_output=True, text=True, check=True)
+    child = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(child.stdout.split()[-1])
 
 
@@ -130,16 +134,21 @@ def gpu_slot(poll_seconds: float = 2.0) -> Iterator[int | None]:
                 continue
             os.environ["CUDA_VISIBLE_DEVICES"] = str(index)
             whole = " (the whole device)" if wanted == per_device > 1 else ""
-            log(f"GPU: {wanted} of the {per_device} slots of device {index} of {count}{whole} "
-                f"(CUDA_VISIBLE_DEVICES={index})")
+            log(
+                f"GPU: {wanted} of the {per_device} slots of device {index} of {count}{whole} "
+                f"(CUDA_VISIBLE_DEVICES={index})"
+            )
             try:
                 yield index
             finally:
                 _release(held)
             return
         if not waited:
-            log(f"GPU: all {count * per_device} slots busy; waiting" if wanted == 1 else
-                f"GPU: no device of {count} has {wanted} free slots; waiting")
+            log(
+                f"GPU: all {count * per_device} slots busy; waiting"
+                if wanted == 1
+                else f"GPU: no device of {count} has {wanted} free slots; waiting"
+            )
             waited = True
         time.sleep(poll_seconds)
 
@@ -171,9 +180,11 @@ def what_torch_sees() -> str:
         counted = device_count()
     except Exception as err:  # noqa: BLE001 - the count is reported, not relied on
         counted = f"not counted ({type(err).__name__}: {err})"
-    return (f"torch {torch.__version__}, torch.version.cuda {torch.version.cuda}, "
-            f"torch.cuda.is_available() {torch.cuda.is_available()}, devices counted {counted}, "
-            f"CUDA_VISIBLE_DEVICES {os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}")
+    return (
+        f"torch {torch.__version__}, torch.version.cuda {torch.version.cuda}, "
+        f"torch.cuda.is_available() {torch.cuda.is_available()}, devices counted {counted}, "
+        f"CUDA_VISIBLE_DEVICES {os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}"
+    )
 
 
 def refuse_cpu(setting: str, key: str | None) -> None:
@@ -188,10 +199,15 @@ def refuse_cpu(setting: str, key: str | None) -> None:
         log("GPU: REPRO_GPUS=0 declares this machine GPU-less; its GPU slots run on the CPU")
         return
     slots = f"{held} GPU slot{'s' if held > 1 else ''}"
-    named, advice = (f"{key}: {setting}", f"set {key}: cpu") if key else (
-        f"device {setting}", "set the config's device (train.device, benchmarks.device) to cpu")
-    raise NoGPU(f"{named}, but this job holds {slots} and torch sees no GPU ({what_torch_sees()}); "
-                f"not running on the CPU: fix the CUDA install, or {advice}")
+    named, advice = (
+        (f"{key}: {setting}", f"set {key}: cpu")
+        if key
+        else (f"device {setting}", "set the config's device (train.device, benchmarks.device) to cpu")
+    )
+    raise NoGPU(
+        f"{named}, but this job holds {slots} and torch sees no GPU ({what_torch_sees()}); "
+        f"not running on the CPU: fix the CUDA install, or {advice}"
+    )
 
 
 @contextlib.contextmanager

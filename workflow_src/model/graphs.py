@@ -100,8 +100,15 @@ class Captured:
     comes. `graphs` is the capturing machinery: `CudaGraphs` of a CUDA `device`; none (`function`
     runs as it is) elsewhere."""
 
-    def __init__(self, function: Callable, device: torch.device, module: torch.nn.Module | None = None,
-                 warmup: int = WARMUP_CALLS, constant: tuple[int, ...] = (), graphs=None):
+    def __init__(
+        self,
+        function: Callable,
+        device: torch.device,
+        module: torch.nn.Module | None = None,
+        warmup: int = WARMUP_CALLS,
+        constant: tuple[int, ...] = (),
+        graphs=None,
+    ):
         self.function, self.module, self.warmup, self.constant = function, module, warmup, constant
         self.graphs = graphs if graphs is not None else CudaGraphs(device) if device.type == "cuda" else None
         self.entries: dict[tuple, Entry] = {}
@@ -113,7 +120,12 @@ class Captured:
 
     def key(self, leaves: list, spec) -> tuple:
         described = tuple((tuple(x.shape), x.dtype) if _is_tensor(x) else x for x in leaves)
-        return (str(spec), described, torch.is_grad_enabled(), self.module.training if self.module is not None else None)
+        return (
+            str(spec),
+            described,
+            torch.is_grad_enabled(),
+            self.module.training if self.module is not None else None,
+        )
 
     def __call__(self, *args):
         if self.graphs is None:

@@ -57,8 +57,9 @@ def parameter_count(variant: str, vocab_size: int, d: int, d_h: int, d_j: int | 
 
 
 @torch.no_grad()
-def sample_vocabulary(target: torch.Tensor, vocab_size: int, share: float,
-                      banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_vocabulary(
+    target: torch.Tensor, vocab_size: int, share: float, banned: tuple[int, ...] = ()
+) -> tuple[torch.Tensor, torch.Tensor]:
     """One subset per minibatch (§3.2, as the released code draws it):
 
         V' = {targets of the batch} ∪ negatives,   |V'| = max(floor(share |V|), #targets)
@@ -83,8 +84,9 @@ def static_sample_size(vocab_size: int, share: float, banned: tuple[int, ...] = 
 
 
 @torch.no_grad()
-def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
-                           banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_vocabulary_topk(
+    target: torch.Tensor, vocab_size: int, share: float, banned: tuple[int, ...] = ()
+) -> tuple[torch.Tensor, torch.Tensor]:
     """`sample_vocabulary` without a host sync (for CUDA). Every id gets a random rank, a
     permutation of 0 .. |V|-1; the targets get |V| (above all), the banned ids -1 (below all):
 
@@ -106,8 +108,9 @@ def sample_vocabulary_topk(target: torch.Tensor, vocab_size: int, share: float,
 
 
 @torch.no_grad()
-def sample_vocabulary_static(target: torch.Tensor, real: torch.Tensor, vocab_size: int, share: float,
-                             banned: tuple[int, ...] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_vocabulary_static(
+    target: torch.Tensor, real: torch.Tensor, vocab_size: int, share: float, banned: tuple[int, ...] = ()
+) -> tuple[torch.Tensor, torch.Tensor]:
     """`sample_vocabulary_topk` over a padded batch, with no host read at all: the targets are the
     positions `real` marks (padding's join no subset), and V' has `static_sample_size` ids, which
     the caller ensures is at least the real positions' number (`static_step` checks B x T <= k).
@@ -123,8 +126,9 @@ def sample_vocabulary_static(target: torch.Tensor, real: torch.Tensor, vocab_siz
     return ids, torch.searchsorted(ids, target).clamp_(max=k - 1)
 
 
-def _projections(variant: str, d: int, d_h: int, d_j: int | None, activation: Callable[[], nn.Module],
-                 **factory) -> tuple[nn.Module, nn.Module]:
+def _projections(
+    variant: str, d: int, d_h: int, d_j: int | None, activation: Callable[[], nn.Module], **factory
+) -> tuple[nn.Module, nn.Module]:
     """(g_out, g_inp) of a variant, as in the table of the module docstring."""
 
     def linear(n_in: int, n_out: int, bias: bool = False, nonlinear: bool = False) -> nn.Module:
@@ -157,9 +161,17 @@ class JointOutput(nn.Module):
     over V. `activation` is sigma (tanh in the paper).
     """
 
-    def __init__(self, variant: str, hidden: int, vocab_size: int, word_vectors: nn.Parameter | None = None,
-                 joint_dim: int | None = None, sample_share: float | None = None, banned: tuple[int, ...] = (),
-                 activation: Callable[[], nn.Module] = nn.Tanh):
+    def __init__(
+        self,
+        variant: str,
+        hidden: int,
+        vocab_size: int,
+        word_vectors: nn.Parameter | None = None,
+        joint_dim: int | None = None,
+        sample_share: float | None = None,
+        banned: tuple[int, ...] = (),
+        activation: Callable[[], nn.Module] = nn.Tanh,
+    ):
         super().__init__()
         if variant not in VARIANTS:
             raise ValueError(f"unknown joint-paper output layer {variant!r}; one of {VARIANTS}")
@@ -172,7 +184,7 @@ class JointOutput(nn.Module):
         self.variant, self.sample_share, self.banned = variant, sample_share, tuple(banned)
         self.shares_input_embedding = word_vectors is not None
         if word_vectors is None:
-            bound = hidden ** -0.5  # nn.Linear's default range
+            bound = hidden**-0.5  # nn.Linear's default range
             word_vectors = nn.Parameter(torch.empty(vocab_size, hidden).uniform_(-bound, bound))
         factory = {"device": word_vectors.device, "dtype": word_vectors.dtype}
         self.word_vectors = word_vectors
@@ -186,8 +198,11 @@ class JointOutput(nn.Module):
 
     def own_parameter_count(self) -> int:
         """Trainable parameters of the layer, E left to the decoder's embedding (`parameter_count`)."""
-        return sum(p.numel() for p in self.parameters()
-                   if p.requires_grad and not (self.shares_input_embedding and p is self.word_vectors))
+        return sum(
+            p.numel()
+            for p in self.parameters()
+            if p.requires_grad and not (self.shares_input_embedding and p is self.word_vectors)
+        )
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         return self.g_inp(h)

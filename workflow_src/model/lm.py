@@ -39,16 +39,18 @@ EOS = "<eos>"  # the end of a line, a word of the language-modelling corpora
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each layers x B x H as in nn.LSTM
 
 
-def unrolled_lstm(rnn: nn.LSTM, x: torch.Tensor, state: State, state_masks: list[torch.Tensor]
-                  ) -> tuple[torch.Tensor, State]:
+def unrolled_lstm(
+    rnn: nn.LSTM, x: torch.Tensor, state: State, state_masks: list[torch.Tensor]
+) -> tuple[torch.Tensor, State]:
     """`rnn` (time-major, unidirectional) step by step, with h^l ⊙ m_l in place of h^l wherever
     h^l is used. x: T x B x I; state_masks: one B x H mask per layer. Returns the top layer's
     masked outputs (T x B x H) and the final unmasked (h, c)."""
     h0, c0 = state
     final_h, final_c = [], []
     for layer, mask in enumerate(state_masks):
-        w_ih, w_hh, b_ih, b_hh = (getattr(rnn, f"{name}_l{layer}") for name in
-                                  ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+        w_ih, w_hh, b_ih, b_hh = (
+            getattr(rnn, f"{name}_l{layer}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
         # the input mask is constant in time, so every step's input projection is one matmul
         input_gates = F.linear(x, w_ih, b_ih + b_hh)
         h, c = h0[layer], c0[layer]
@@ -67,8 +69,16 @@ def unrolled_lstm(rnn: nn.LSTM, x: torch.Tensor, state: State, state_masks: list
 
 
 class LSTMLanguageModel(nn.Module):
-    def __init__(self, vocab_size: int, size: int, layers: int = 2, dropout: float = 0.0,
-                 reuse_embedding: bool = False, init_range: float = 0.1, output_bias: bool = True):
+    def __init__(
+        self,
+        vocab_size: int,
+        size: int,
+        layers: int = 2,
+        dropout: float = 0.0,
+        reuse_embedding: bool = False,
+        init_range: float = 0.1,
+        output_bias: bool = True,
+    ):
         """`dropout` is a drop probability (the paper's, per size and corpus: `papers.tying.DROPOUT`);
         `init_range` r draws every parameter from U(-r, r) (Zaremba et al.: 0.1 / 0.05 / 0.04 for
         small / medium / large); `output_bias` False sets b = 0 in an untied model (§4, Figure 1)."""
@@ -82,7 +92,8 @@ class LSTMLanguageModel(nn.Module):
             nn.init.uniform_(parameter, -init_range, init_range)
 
     def compile_unrolled(self) -> None:
-        """From now on the dropout segment runs through torch.compile (`workflow_src.model.compilation`, train.compile fuse)."""
+        """From now on the dropout segment runs through torch.compile (`workflow_src.model.compilation`,
+        train.compile fuse)."""
         self.unrolled = compiled(unrolled_lstm, dynamic=None)
 
     @property
@@ -129,8 +140,15 @@ def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
 
 def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
     """The language model of a (resolved) training spec, `train_lm.resolve`'s."""
-    return LSTMLanguageModel(vocab_size, spec["size"], spec["layers"], spec["dropout"],
-                             spec["reuse_embedding"], spec["init_range"] or 0.1, spec.get("output_bias", True))
+    return LSTMLanguageModel(
+        vocab_size,
+        spec["size"],
+        spec["layers"],
+        spec["dropout"],
+        spec["reuse_embedding"],
+        spec["init_range"] or 0.1,
+        spec.get("output_bias", True),
+    )
 
 
 def perplexity(nll_sum: float, tokens: int) -> float:
@@ -142,8 +160,9 @@ def perplexity(nll_sum: float, tokens: int) -> float:
         return math.inf
 
 
-def save_language_model(path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int,
-                        extra: dict | None = None) -> None:
+def save_language_model(
+    path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int, extra: dict | None = None
+) -> None:
     with atomic_output(path) as tmp:
         torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch, **(extra or {})}, tmp)
 
@@ -154,8 +173,12 @@ LANGUAGE_MODEL_KEYS = ("spec", "state_dict", "itos", "epoch")
 def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageModel, list[str]]:
     """(model in eval mode on `device`, vocabulary) of a `save_language_model` file; a FileFault
     naming the file where it is missing, unreadable or not such a file."""
-    saved = load_saved(path, f"a language model ({', '.join(LANGUAGE_MODEL_KEYS)}), as workflow_src.train.train_lm "
-                       "saves it", LANGUAGE_MODEL_KEYS, device)
+    saved = load_saved(
+        path,
+        f"a language model ({', '.join(LANGUAGE_MODEL_KEYS)}), as workflow_src.train.train_lm saves it",
+        LANGUAGE_MODEL_KEYS,
+        device,
+    )
     model = build_model(saved["spec"], len(saved["itos"]))
     model.load_state_dict(saved["state_dict"])
     return model.to(device).eval(), saved["itos"]

@@ -15,8 +15,13 @@ import torch
 from workflow_src.model.losses import cross_entropy
 
 
-def augmented_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
-                   tau: float = 20.0, target_gradient: bool = False) -> torch.Tensor:
+def augmented_loss(
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    embedding: torch.Tensor,
+    tau: float = 20.0,
+    target_gradient: bool = False,
+) -> torch.Tensor:
     """`logits`: W h, without the bias.
 
     J_aug = KL(ỹ ‖ ŷ) = Σ_i ỹ_i (log ỹ_i - log ŷ_i)                        (Eq. 3.2)
@@ -40,22 +45,36 @@ def without_bias(logits: torch.Tensor, output_bias: torch.Tensor | None) -> torc
     return logits if output_bias is None else logits - output_bias
 
 
-def augmented_total_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
-                         output_bias: torch.Tensor | None, gamma: float, tau: float = 20.0,
-                         target_gradient: bool = False) -> torch.Tensor:
+def augmented_total_loss(
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    embedding: torch.Tensor,
+    output_bias: torch.Tensor | None,
+    gamma: float,
+    tau: float = 20.0,
+    target_gradient: bool = False,
+) -> torch.Tensor:
     """J_tot = J(W h + b) + α J_aug(W h),  α = γ τ   (Eq. 3.3, appendix A: τ = 20, γ 0.5-0.8 PTB, 1.0-1.5 WT-2)."""
-    return (cross_entropy(logits, target)
-            + gamma * tau * augmented_loss(without_bias(logits, output_bias), target, embedding, tau, target_gradient))
+    return cross_entropy(logits, target) + gamma * tau * augmented_loss(
+        without_bias(logits, output_bias), target, embedding, tau, target_gradient
+    )
 
 
-def beta_mixed_loss(logits: torch.Tensor, target: torch.Tensor, embedding: torch.Tensor,
-                    output_bias: torch.Tensor | None, beta: float, tau: float = 10.0) -> torch.Tensor:
+def beta_mixed_loss(
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    embedding: torch.Tensor,
+    output_bias: torch.Tensor | None,
+    beta: float,
+    tau: float = 10.0,
+) -> torch.Tensor:
     """J_tot = β J_aug(W h) τ² |V| + (1 - β) J(W h + b)   (Eq. 6.1, the Figure 1 experiments; τ = 10 in panel a).
 
     τ² |V| matches the scale of J_aug's gradient to J's as τ -> ∞ (Eq. 4.3)."""
     vocab_size = embedding.shape[0]
-    return (beta * tau ** 2 * vocab_size * augmented_loss(without_bias(logits, output_bias), target, embedding, tau)
-            + (1 - beta) * cross_entropy(logits, target))
+    return beta * tau**2 * vocab_size * augmented_loss(without_bias(logits, output_bias), target, embedding, tau) + (
+        1 - beta
+    ) * cross_entropy(logits, target)
 
 
 OBJECTIVES = {  # a spec's `loss` -> (the loss_params it takes, ℓ(logits, target, embedding, output_bias) per token)

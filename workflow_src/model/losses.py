@@ -88,15 +88,18 @@ def nll_vmf_appendix(e_hat: torch.Tensor, e: torch.Tensor, lambda1: float = 0.0,
 def nll_vmf_released(e_hat: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     """The loss the vMF authors' released code trains with (not in the paper):
 
-        L = -log C_m(kappa) + log(1 + kappa) (0.2 - cos(e_hat, e)),   kappa = ||e_hat||
+    L = -log C_m(kappa) + log(1 + kappa) (0.2 - cos(e_hat, e)),   kappa = ||e_hat||
     """
     kappa = e_hat.norm(dim=-1).clamp_min(1e-12)
-    return -log_cm(e_hat.shape[-1], kappa) + torch.log1p(kappa) * (0.2 - F.cosine_similarity(e_hat, e, dim=-1, eps=1e-12))
+    return -log_cm(e_hat.shape[-1], kappa) + torch.log1p(kappa) * (
+        0.2 - F.cosine_similarity(e_hat, e, dim=-1, eps=1e-12)
+    )
 
 
 @torch.no_grad()
-def most_informative_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
-                              banned: tuple[int, ...] = (), chunk: int = 1024) -> torch.Tensor:
+def most_informative_negative(
+    e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = (), chunk: int = 1024
+) -> torch.Tensor:
     """u' = e_j, j = argmax_{j != w} cos(e_hat, e_j) - cos(e_w, e_j) over the unit table: the word
     closest to the prediction and farthest from the target (Lazaridou et al. 2015, as the vMF
     authors' released code picks it), never one of the `banned` rows (padding, start symbol).
@@ -134,16 +137,18 @@ def uniform_negative_ids(target: torch.Tensor, vocab_size: int, banned: tuple[in
     return allowed[draws]
 
 
-def random_negatives(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = (),
-                     k: int = 5) -> torch.Tensor:
+def random_negatives(
+    e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = (), k: int = 5
+) -> torch.Tensor:
     """u'_1..u'_k drawn uniformly from the table, never the target (syn-margin paper §4, k = 5).
     Returns N x k x m."""
     return table[uniform_negative_ids(target, len(table), banned, k)]
 
 
 @torch.no_grad()
-def projection_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
-                        banned: tuple[int, ...] = ()) -> torch.Tensor:
+def projection_negative(
+    e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = ()
+) -> torch.Tensor:
     """SMP: u' = u_orth = (u_hat - (u_hat^T u) u) / ||u_hat - (u_hat^T u) u||, the unit vector of the
     component of the prediction orthogonal to the target (syn-margin paper §3.2), detached.
     Returns N x 1 x m."""
@@ -152,8 +157,9 @@ def projection_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.
 
 
 @torch.no_grad()
-def difference_negative(e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor,
-                        banned: tuple[int, ...] = ()) -> torch.Tensor:
+def difference_negative(
+    e_hat: torch.Tensor, target: torch.Tensor, table: torch.Tensor, banned: tuple[int, ...] = ()
+) -> torch.Tensor:
     """SMD: u' = u_diff = (u_hat - u) / ||u_hat - u|| (syn-margin paper §3.2), detached.
     Returns N x 1 x m."""
     return F.normalize(F.normalize(e_hat, dim=-1) - table[target], dim=-1).unsqueeze(1)

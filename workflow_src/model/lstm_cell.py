@@ -18,8 +18,9 @@ Tensor = torch.Tensor
 
 
 @torch.library.custom_op("repro::lstm_cell", mutates_args=())
-def _lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
-               ) -> tuple[Tensor, Tensor, Tensor]:
+def _lstm_cell(
+    input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
     """(h', c', the gates' pre-activations, kept for the backward)."""
     gates = input_gates + hidden_gates + input_bias + hidden_bias
     i, f, g, o = gates.chunk(4, dim=-1)
@@ -34,19 +35,27 @@ def _(input_gates, hidden_gates, c, input_bias, hidden_bias):
 
 
 @torch.library.custom_op("repro::lstm_cell_backward", mutates_args=())
-def _lstm_cell_backward(grad_h: Tensor, grad_c: Tensor, gates: Tensor, c: Tensor, c_next: Tensor
-                        ) -> tuple[Tensor, Tensor]:
+def _lstm_cell_backward(
+    grad_h: Tensor, grad_c: Tensor, gates: Tensor, c: Tensor, c_next: Tensor
+) -> tuple[Tensor, Tensor]:
     """∂L/∂gates (for both gate inputs) and ∂L/∂c from ∂L/∂h' and ∂L/∂c':
 
-        δc = ∂L/∂c' + ∂L/∂h' ⊙ σ(a_o) ⊙ (1 - tanh²(c'))
-        ∂a_i = δc ⊙ tanh(a_g) ⊙ σ'(a_i),  ∂a_f = δc ⊙ c ⊙ σ'(a_f),  ∂a_g = δc ⊙ σ(a_i) ⊙ (1 - tanh²(a_g)),
-        ∂a_o = ∂L/∂h' ⊙ tanh(c') ⊙ σ'(a_o),  ∂L/∂c = δc ⊙ σ(a_f)
+    δc = ∂L/∂c' + ∂L/∂h' ⊙ σ(a_o) ⊙ (1 - tanh²(c'))
+    ∂a_i = δc ⊙ tanh(a_g) ⊙ σ'(a_i),  ∂a_f = δc ⊙ c ⊙ σ'(a_f),  ∂a_g = δc ⊙ σ(a_i) ⊙ (1 - tanh²(a_g)),
+    ∂a_o = ∂L/∂h' ⊙ tanh(c') ⊙ σ'(a_o),  ∂L/∂c = δc ⊙ σ(a_f)
     """
     a_i, a_f, a_g, a_o = gates.chunk(4, dim=-1)
     i, f, g, o, tanh_c = a_i.sigmoid(), a_f.sigmoid(), a_g.tanh(), a_o.sigmoid(), c_next.tanh()
     delta_c = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
-    grad_gates = torch.cat([delta_c * g * i * (1 - i), delta_c * c * f * (1 - f), delta_c * i * (1 - g * g),
-                            grad_h * tanh_c * o * (1 - o)], dim=-1)
+    grad_gates = torch.cat(
+        [
+            delta_c * g * i * (1 - i),
+            delta_c * c * f * (1 - f),
+            delta_c * i * (1 - g * g),
+            grad_h * tanh_c * o * (1 - o),
+        ],
+        dim=-1,
+    )
     return grad_gates, delta_c * f
 
 
@@ -74,8 +83,9 @@ def _backward(ctx, grad_h, grad_c, _grad_gates):
 _lstm_cell.register_autograd(_backward, setup_context=_save)
 
 
-def lstm_cell(input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
-              ) -> tuple[Tensor, Tensor]:
+def lstm_cell(
+    input_gates: Tensor, hidden_gates: Tensor, c: Tensor, input_bias: Tensor, hidden_bias: Tensor
+) -> tuple[Tensor, Tensor]:
     """(h', c') from the products W_ih x and W_hh h, the cell c and the biases b_ih and b_hh,
     all of one dtype (the recurrent layers run outside autocast: `precision.full_precision`)."""
     cell = torch.ops.aten._thnn_fused_lstm_cell if input_gates.is_cuda else _lstm_cell

@@ -53,16 +53,19 @@ def pad(sequences: list[list[int]], value: int, multiple: int = 1) -> torch.Tens
     return torch.tensor([s + [value] * (width - len(s)) for s in sequences], dtype=torch.long)
 
 
-def batch_indices(lengths: list[int], batch_size: int, rng: random.Random | None,
-                  second_lengths: list[int] | None = None) -> list[list[int]]:
+def batch_indices(
+    lengths: list[int], batch_size: int, rng: random.Random | None, second_lengths: list[int] | None = None
+) -> list[list[int]]:
     """Sentences grouped by length into batches of `batch_size`; with `second_lengths` (the
     targets'), by both: source length first, then target length, rising for odd source lengths
     and falling for even ones, so that a batch straddling two source lengths also has targets of
     about one length. With `rng`, ties are broken at random and the batches shuffled."""
     second = second_lengths or [0] * len(lengths)
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], second[i] if lengths[i] % 2 else -second[i],
-                                                       rng.random() if rng else i))
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    order = sorted(
+        range(len(lengths)),
+        key=lambda i: (lengths[i], second[i] if lengths[i] % 2 else -second[i], rng.random() if rng else i),
+    )
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if rng:
         rng.shuffle(batches)
     return batches
@@ -83,8 +86,10 @@ def _source_ids(src: list[list[int]], idx: list[int], vocab: Vocab, multiple: in
 
 def _target_ids(tgt: list[list[int]], idx: list[int], vocab: Vocab, multiple: int):
     """Decoder inputs `<s> w1 .. wn` and outputs `w1 .. wn </s>` (tgt already ends in </s>)."""
-    return (pad([[vocab.bos] + tgt[i][:-1] for i in idx], vocab.pad, multiple),
-            pad([tgt[i] for i in idx], vocab.pad, multiple))
+    return (
+        pad([[vocab.bos] + tgt[i][:-1] for i in idx], vocab.pad, multiple),
+        pad([tgt[i] for i in idx], vocab.pad, multiple),
+    )
 
 
 def source_batch(src: list[list[int]], idx: list[int], vocab: Vocab, device: torch.device, multiple: int = 1):
@@ -106,6 +111,7 @@ class TrainingBatch:
     """One training batch. `positions` are the flat (row-major) indices of its non-padding
     target tokens and `tokens` their number, both worked out on the host, so the loss selects
     them without a device sync (a boolean mask would need one to learn its size)."""
+
     src: torch.Tensor
     lengths: torch.Tensor
     tgt_in: torch.Tensor
@@ -116,27 +122,39 @@ class TrainingBatch:
 
     def map(self, fn) -> "TrainingBatch":
         """The batch with `fn` applied to its device-bound tensors (not the host lengths)."""
-        return dataclasses.replace(self, **{name: fn(getattr(self, name)) for name in ("src", "tgt_in", "tgt_out", "positions")})
+        return dataclasses.replace(
+            self, **{name: fn(getattr(self, name)) for name in ("src", "tgt_in", "tgt_out", "positions")}
+        )
 
     def to(self, device: torch.device) -> "TrainingBatch":
         """The batch on `device`; from pinned memory the copies overlap the running step."""
         return self.map(lambda t: t.to(device, non_blocking=True))
 
 
-def training_batch(src: list[list[int]], tgt: list[list[int]], idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab,
-                   device: torch.device, multiple: int = 1) -> TrainingBatch:
+def training_batch(
+    src: list[list[int]],
+    tgt: list[list[int]],
+    idx: list[int],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    device: torch.device,
+    multiple: int = 1,
+) -> TrainingBatch:
     """The batch `idx` on the host (pinned where `device` is CUDA), S and T padded to multiples
     of `multiple` (`length_multiple`)."""
     source, lengths = _source_ids(src, idx, src_vocab, multiple)
     tgt_in, tgt_out = _target_ids(tgt, idx, tgt_vocab, multiple)
     width = tgt_out.shape[1]
-    positions = torch.tensor([row * width + t for row, i in enumerate(idx) for t in range(len(tgt[i]))], dtype=torch.long)
+    positions = torch.tensor(
+        [row * width + t for row, i in enumerate(idx) for t in range(len(tgt[i]))], dtype=torch.long
+    )
     batch = TrainingBatch(source, lengths, tgt_in, tgt_out, positions, len(positions), len(idx))
     return batch.map(torch.Tensor.pin_memory) if device.type == "cuda" else batch
 
 
-def prefetched(make: Iterable[TrainingBatch], device: torch.device, depth: int = 4,
-               background: bool | None = None) -> Iterator[TrainingBatch]:
+def prefetched(
+    make: Iterable[TrainingBatch], device: torch.device, depth: int = 4, background: bool | None = None
+) -> Iterator[TrainingBatch]:
     """The batches on `device`. With `background` (None: where the device is CUDA) a thread builds
     them (padding, pinning) ahead of the training loop, `depth` at most; else they are built in
     turn, on this thread (the CPU's threads are busy training)."""
@@ -163,11 +181,21 @@ def prefetched(make: Iterable[TrainingBatch], device: torch.device, depth: int =
         raise failure[0]
 
 
-def save_model(path: Path, model: torch.nn.Module, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, extra: dict | None = None) -> None:
+def save_model(
+    path: Path, model: torch.nn.Module, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, extra: dict | None = None
+) -> None:
     """A self-contained model file: weights (with the target table), spec and vocabularies."""
     with atomic_output(path) as tmp:
-        torch.save({"spec": spec, "state_dict": model.state_dict(), "src_itos": src_vocab.itos,
-                    "tgt_itos": tgt_vocab.itos, **(extra or {})}, tmp)
+        torch.save(
+            {
+                "spec": spec,
+                "state_dict": model.state_dict(),
+                "src_itos": src_vocab.itos,
+                "tgt_itos": tgt_vocab.itos,
+                **(extra or {}),
+            },
+            tmp,
+        )
 
 
 MODEL_KEYS = ("spec", "state_dict", "src_itos", "tgt_itos")
@@ -178,8 +206,9 @@ def load_model(path: Path, device: torch.device):
     FileFault naming the file where it is missing, unreadable or not such a file."""
     from workflow_src.model.seq2seq import Seq2Seq
 
-    saved = load_saved(path, f"a translation model ({', '.join(MODEL_KEYS)}), as workflow_src.train.train saves it",
-                       MODEL_KEYS, device)
+    saved = load_saved(
+        path, f"a translation model ({', '.join(MODEL_KEYS)}), as workflow_src.train.train saves it", MODEL_KEYS, device
+    )
     src_vocab, tgt_vocab = Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"])
     state = saved["state_dict"]
     table = next((state[key] for key in ("output.table", "decoder.embed.table", "word_vectors") if key in state), None)

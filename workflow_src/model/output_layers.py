@@ -27,8 +27,15 @@ from workflow_src.model.joint import JointOutput
 
 
 class ContinuousOutput(nn.Module):
-    def __init__(self, hidden: int, table: torch.Tensor, loss: str, loss_params: dict, negative: str | None,
-                 banned: tuple[int, ...]):
+    def __init__(
+        self,
+        hidden: int,
+        table: torch.Tensor,
+        loss: str,
+        loss_params: dict,
+        negative: str | None,
+        banned: tuple[int, ...],
+    ):
         super().__init__()
         if (loss == "margin") != (negative is not None):
             raise ValueError(f"loss {loss!r}: a margin loss needs a negative sampler, and only it takes one")
@@ -58,14 +65,27 @@ class ContinuousOutput(nn.Module):
         return e_hat @ self.table.T
 
 
-def build_output_layer(spec: dict, hidden: int, vocab_size: int, table: torch.Tensor | None,
-                       banned: tuple[int, ...], word_vectors: nn.Parameter | None = None) -> nn.Module:
+def build_output_layer(
+    spec: dict,
+    hidden: int,
+    vocab_size: int,
+    table: torch.Tensor | None,
+    banned: tuple[int, ...],
+    word_vectors: nn.Parameter | None = None,
+) -> nn.Module:
     """The experiment's output layer. `word_vectors` is E of a softmax: pretrained vectors, or the
     decoder's input embedding for the joint paper's forms but `nmt`."""
     if spec["output_layer"] == "softmax":
         form = spec.get("output_form") or ("nmt" if word_vectors is None else "tied")
-        return JointOutput(form, hidden, vocab_size, word_vectors, joint_dim=spec.get("joint_dim"),
-                           sample_share=spec.get("sample_share"), banned=banned)
+        return JointOutput(
+            form,
+            hidden,
+            vocab_size,
+            word_vectors,
+            joint_dim=spec.get("joint_dim"),
+            sample_share=spec.get("sample_share"),
+            banned=banned,
+        )
     if spec["output_layer"] == "continuous":
         if table is None:
             raise ValueError(f"experiment {spec['experiment']}: a continuous output layer needs target embeddings")

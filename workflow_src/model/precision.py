@@ -71,9 +71,13 @@ def pin(saved: dict, precision: str, checkpoint, setting: str, device: torch.dev
     the log says that its precision is unknown."""
     recorded = saved.get("precision")
     if recorded is None:
-        log(f"{checkpoint}: the precision it was trained in was not recorded (written before checkpoints "
-            f"recorded it); resuming in {precision}")
+        log(
+            f"{checkpoint}: the precision it was trained in was not recorded (written before checkpoints "
+            f"recorded it); resuming in {precision}"
+        )
     elif recorded != precision:
-        raise SystemExit(f"train.precision: {checkpoint} was trained in {recorded}, but {setting!r} resolves to "
-                         f"{precision} on {device}: resume it where train.precision resolves to {recorded}, "
-                         f"or delete {checkpoint} to train from the start")
+        raise SystemExit(
+            f"train.precision: {checkpoint} was trained in {recorded}, but {setting!r} resolves to "
+            f"{precision} on {device}: resume it where train.precision resolves to {recorded}, "
+            f"or delete {checkpoint} to train from the start"
+        )

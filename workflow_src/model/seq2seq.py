@@ -5,7 +5,8 @@ layer (`output_layers.py`).
     a_t = softmax_s((W_a h_s)^T h_t)     c_t = sum_s a_ts h_s     h~_t = tanh(W_c [c_t; h_t])
 
 The decoder input at step t is [emb(y_{t-1}); h~_{t-1}] (input feeding; `model.input_feed:
-false` drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are either learned
+false` drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are either
+learned
 (untied) or, tied, the output layer's word vectors through a learned projection to the decoder
 input size: the frozen target table of the continuous layer (vMF paper §4.4), or the trained
 word vectors of a softmax over pretrained embeddings (syn-margin paper §4).
@@ -59,15 +60,29 @@ class Encoder(nn.Module):
     unidirectional (the joint paper's |Θ|, OpenNMT-py's default `-brnn` off), hidden units and the
     last layer's final state. `model.encoder_bidirectional` chooses."""
 
-    def __init__(self, vocab_size: int, embedding: int, hidden: int, layers: int, dropout: float, pad: int,
-                 bidirectional: bool = True):
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding: int,
+        hidden: int,
+        layers: int,
+        dropout: float,
+        pad: int,
+        bidirectional: bool = True,
+    ):
         super().__init__()
         if bidirectional and hidden % 2:
             raise ValueError(f"model.hidden must be even for a bidirectional encoder, got {hidden}")
         self.bidirectional = bidirectional
         self.embed = nn.Embedding(vocab_size, embedding, padding_idx=pad)
-        self.rnn = nn.LSTM(embedding, hidden // 2 if bidirectional else hidden, layers, batch_first=True,
-                           bidirectional=bidirectional, dropout=dropout if layers > 1 else 0.0)
+        self.rnn = nn.LSTM(
+            embedding,
+            hidden // 2 if bidirectional else hidden,
+            layers,
+            batch_first=True,
+            bidirectional=bidirectional,
+            dropout=dropout if layers > 1 else 0.0,
+        )
         self.dropout = nn.Dropout(dropout)
         self.packed = True  # False: the padded batch whole (`unpacked_encoder`: static shapes, train.compile graphs)
 
@@ -95,7 +110,9 @@ class Decoder(nn.Module):
     papers') the previous attentional state joins the input, so steps run one at a time; without
     it, teacher forcing runs the LSTM and the attention over the whole sequence at once."""
 
-    def __init__(self, embed: nn.Module, embedding: int, hidden: int, layers: int, dropout: float, input_feed: bool = True):
+    def __init__(
+        self, embed: nn.Module, embedding: int, hidden: int, layers: int, dropout: float, input_feed: bool = True
+    ):
         super().__init__()
         self.embed = embed
         self.layers = layers
@@ -155,16 +172,21 @@ class Decoder(nn.Module):
         the half of its input projection that does not wait for the previous step. The cell keeps
         its one W_ih (the same parameters, checkpoints and counts)."""
         cell = self.cells[0]
-        return F.linear(embedded, cell.weight_ih[:, :embedded.shape[-1]])
+        return F.linear(embedded, cell.weight_ih[:, : embedded.shape[-1]])
 
     def _first_cell(self, embedded_gates: torch.Tensor, feed: torch.Tensor, state):
         """LSTMCell of the first layer from precomputed `embedding_gates`: the input-feed half and
         the recurrence remain (a product each), then nn.LSTMCell's gates in one operator
         (`lstm_cell.lstm_cell`: ATen's fused kernel on CUDA)."""
         cell, (h, c) = self.cells[0], state
-        feed_weight = cell.weight_ih[:, cell.weight_ih.shape[1] - feed.shape[-1]:]
-        return lstm_cell(torch.addmm(embedded_gates, feed, feed_weight.t()), F.linear(h, cell.weight_hh), c,
-                         cell.bias_ih, cell.bias_hh)
+        feed_weight = cell.weight_ih[:, cell.weight_ih.shape[1] - feed.shape[-1] :]
+        return lstm_cell(
+            torch.addmm(embedded_gates, feed, feed_weight.t()),
+            F.linear(h, cell.weight_hh),
+            c,
+            cell.bias_ih,
+            cell.bias_hh,
+        )
 
     @staticmethod
     def _upper_cell(cell: nn.LSTMCell, x: torch.Tensor, state):
@@ -175,7 +197,11 @@ class Decoder(nn.Module):
 
     def attention_keys(self, memory: torch.Tensor, mask: torch.Tensor):
         """Per sentence, once: the keys W_a h_s and an additive mask (-inf at padding)."""
-        return memory, self.attn_in(memory), torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf"))
+        return (
+            memory,
+            self.attn_in(memory),
+            torch.zeros(mask.shape, device=memory.device).masked_fill(~mask, float("-inf")),
+        )
 
     def compile_step(self) -> None:
         """From now on `step` runs through torch.compile (`workflow_src.model.compilation`, train.compile fuse)."""
@@ -190,7 +216,9 @@ class Decoder(nn.Module):
     def decode_step(self, embedded: torch.Tensor, state, keys):
         """`step` as decoding runs it (no gradients): replayed as a CUDA graph once `graphed_step`
         is set; its outputs hold until the next step (greedy and beam search use them before)."""
-        return self.graphed_step(embedded, state, keys, False) if self.graphed_step else self.step(embedded, state, keys)
+        return (
+            self.graphed_step(embedded, state, keys, False) if self.graphed_step else self.step(embedded, state, keys)
+        )
 
     def _step(self, embedded: torch.Tensor, state, keys, precomputed: bool):
         layer_states, feed = state
@@ -202,7 +230,8 @@ class Decoder(nn.Module):
                 if i == 0 and precomputed:
                     h, c = self._first_cell(embedded, feed, layer_states[0])
                 else:
-                    x = torch.cat([embedded, feed], dim=-1) if i == 0 else x
+                    if i == 0:
+                        x = torch.cat([embedded, feed], dim=-1)
                     h, c = self._upper_cell(cell, x, layer_states[i]) if cell_as_cuda else cell(x, layer_states[i])
                 new_states.append((h, c))
                 x = self.dropout(h) if i + 1 < self.layers else h
@@ -217,33 +246,53 @@ class Decoder(nn.Module):
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, spec: dict, src_vocab_size: int, tgt_vocab_size: int, pad: int, table: torch.Tensor | None = None):
+    def __init__(
+        self, spec: dict, src_vocab_size: int, tgt_vocab_size: int, pad: int, table: torch.Tensor | None = None
+    ):
         super().__init__()
         m = spec["model"]
         hidden, dropout = m["hidden"], m["dropout"]
-        self.encoder = Encoder(src_vocab_size, m["src_embedding"], hidden, m["encoder_layers"], dropout, pad,
-                               m.get("encoder_bidirectional", True))
+        self.encoder = Encoder(
+            src_vocab_size,
+            m["src_embedding"],
+            hidden,
+            m["encoder_layers"],
+            dropout,
+            pad,
+            m.get("encoder_bidirectional", True),
+        )
         if (spec.get("tied") or spec.get("embeddings")) and table is None:
             raise ValueError(f"experiment {spec['experiment']}: its {spec['embeddings']} target vectors are missing")
         # A softmax over pretrained word vectors trains them (syn-margin paper §4): they start as
         # `table`, and `initialise` must leave them so.
-        self.word_vectors = (nn.Parameter(table.clone()) if spec["output_layer"] == "softmax" and spec.get("embeddings")
-                             else None)
+        self.word_vectors = (
+            nn.Parameter(table.clone()) if spec["output_layer"] == "softmax" and spec.get("embeddings") else None
+        )
         if spec.get("tied"):
             embed = ProjectedEmbedding(table if self.word_vectors is None else self.word_vectors, m["tgt_embedding"])
         else:
             embed = nn.Embedding(tgt_vocab_size, m["tgt_embedding"], padding_idx=pad)
-        self.decoder = Decoder(embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True))
+        self.decoder = Decoder(
+            embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True)
+        )
         # the joint paper's forms share E, the decoder's input embedding, with the output layer
         shares_embedding = spec.get("output_form") not in (None, "nmt")
-        self.output = build_output_layer(spec, hidden, tgt_vocab_size, table, banned=(pad, BOS_ID),
-                                         word_vectors=embed.weight if shares_embedding else self.word_vectors)
+        self.output = build_output_layer(
+            spec,
+            hidden,
+            tgt_vocab_size,
+            table,
+            banned=(pad, BOS_ID),
+            word_vectors=embed.weight if shares_embedding else self.word_vectors,
+        )
 
     def layer_parameters(self) -> dict[str, int]:
         """Trainable parameters of the decoder's input embedding ("input") and of the output layer
         ("output"), vMF Table 4's two counts (a matrix the two share counts in both)."""
+
         def trainable(module: nn.Module) -> int:
             return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
         return {"input": trainable(self.decoder.embed), "output": trainable(self.output)}
 
     def _apply(self, fn, recurse=True):
@@ -298,8 +347,7 @@ class Seq2Seq(nn.Module):
         return selected, target, self.output.loss(selected, target)
 
     @torch.no_grad()
-    def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int,
-               check_every: int | None = None):
+    def greedy(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int, check_every: int | None = None):
         """Batched greedy decoding: (B x T) word ids and (B x T) most-attended source positions.
         A finished row continues with </s>; the search stops at the first step t, a multiple of
         `check_every` (default `finished_check_interval`), where every row has finished, or at
@@ -322,8 +370,17 @@ class Seq2Seq(nn.Module):
         return torch.stack(words, 1), torch.stack(attended, 1)
 
     @torch.no_grad()
-    def beam_search(self, src, lengths, bos: int, eos: int, banned: list[int], max_len: int, beam: int,
-                    check_every: int | None = None):
+    def beam_search(
+        self,
+        src,
+        lengths,
+        bos: int,
+        eos: int,
+        banned: list[int],
+        max_len: int,
+        beam: int,
+        check_every: int | None = None,
+    ):
         """Batched beam search over log-probabilities (summed, no length penalty): the best
         hypothesis per sentence, as (B x T) word ids and most-attended source positions. A
         finished hypothesis continues with </s> at no cost; the search stops as `greedy` does."""

@@ -20,7 +20,6 @@ import dataclasses
 import torch
 
 from workflow_src.data.vocab import Vocab
-from workflow_src.step_mode import LENGTH_BUCKETS_KEY as KEY
 
 
 def bucket(length: int, buckets: list[int]) -> int:
@@ -33,14 +32,14 @@ def bucket(length: int, buckets: list[int]) -> int:
 
 @dataclasses.dataclass
 class StaticBatch:
-    src: torch.Tensor        # B x S ids
-    lengths: torch.Tensor    # B source lengths (1 for a padding row)
-    tgt_in: torch.Tensor     # B x T decoder inputs `<s> w1 .. wn`
-    tgt_out: torch.Tensor    # B x T outputs `w1 .. wn </s>`
-    weights: torch.Tensor    # B x T float: 1 at real target tokens
-    token_count: torch.Tensor     # () float: real target tokens
+    src: torch.Tensor  # B x S ids
+    lengths: torch.Tensor  # B source lengths (1 for a padding row)
+    tgt_in: torch.Tensor  # B x T decoder inputs `<s> w1 .. wn`
+    tgt_out: torch.Tensor  # B x T outputs `w1 .. wn </s>`
+    weights: torch.Tensor  # B x T float: 1 at real target tokens
+    token_count: torch.Tensor  # () float: real target tokens
     sentence_count: torch.Tensor  # () float: real rows
-    tokens: int              # the same two counts on the host
+    tokens: int  # the same two counts on the host
     sentences: int
 
     DEVICE_FIELDS = ("src", "lengths", "tgt_in", "tgt_out", "weights", "token_count", "sentence_count")
@@ -50,16 +49,25 @@ class StaticBatch:
 
     def to(self, device: torch.device) -> "StaticBatch":
         """The batch on `device`; from pinned memory the copies overlap the running step."""
-        return dataclasses.replace(self, **{name: getattr(self, name).to(device, non_blocking=True)
-                                            for name in self.DEVICE_FIELDS})
+        return dataclasses.replace(
+            self, **{name: getattr(self, name).to(device, non_blocking=True) for name in self.DEVICE_FIELDS}
+        )
 
 
 def _rows(sequences: list[list[int]], width: int, value: int) -> torch.Tensor:
     return torch.tensor([s + [value] * (width - len(s)) for s in sequences], dtype=torch.long)
 
 
-def static_batch(src: list[list[int]], tgt: list[list[int]], idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab,
-                 device: torch.device, batch_size: int, buckets: list[int]) -> StaticBatch:
+def static_batch(
+    src: list[list[int]],
+    tgt: list[list[int]],
+    idx: list[int],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    device: torch.device,
+    batch_size: int,
+    buckets: list[int],
+) -> StaticBatch:
     """The batch `idx` (at most `batch_size` pairs; `tgt` rows end in </s>) on the host, pinned
     where `device` is CUDA, shaped B x bucketed S and T (module docstring)."""
     if len(idx) > batch_size:
@@ -72,17 +80,29 @@ def static_batch(src: list[list[int]], tgt: list[list[int]], idx: list[int], src
     tgt_in = _rows([[tgt_vocab.bos] + t[:-1] for t in targets] + [[]] * padding_rows, steps, tgt_vocab.pad)
     tgt_out = _rows(targets + [[]] * padding_rows, steps, tgt_vocab.pad)
     lengths = torch.tensor([len(s) for s in sources])
-    weights = (torch.arange(steps)[None, :] < torch.tensor([len(t) for t in targets] + [0] * padding_rows)[:, None]).float()
+    weights = (
+        torch.arange(steps)[None, :] < torch.tensor([len(t) for t in targets] + [0] * padding_rows)[:, None]
+    ).float()
     tokens = sum(len(t) for t in targets)
-    batch = StaticBatch(_rows(sources, width, src_vocab.pad), lengths, tgt_in, tgt_out, weights,
-                        torch.tensor(float(tokens)), torch.tensor(float(len(idx))), tokens, len(idx))
+    batch = StaticBatch(
+        _rows(sources, width, src_vocab.pad),
+        lengths,
+        tgt_in,
+        tgt_out,
+        weights,
+        torch.tensor(float(tokens)),
+        torch.tensor(float(len(idx))),
+        tokens,
+        len(idx),
+    )
     if device.type == "cuda":
         batch = dataclasses.replace(batch, **{name: getattr(batch, name).pin_memory() for name in batch.DEVICE_FIELDS})
     return batch
 
 
-def target_positions(tgt_lengths: list[int], batches: list[list[int]], batch_size: int,
-                     buckets: list[int] | None) -> int:
+def target_positions(
+    tgt_lengths: list[int], batches: list[list[int]], batch_size: int, buckets: list[int] | None
+) -> int:
     """Target positions the batches compute: Σ B x T, B = `batch_size` and T bucketed (static
     shapes), or, with `buckets` None, Σ rows x the longest target (eager batches)."""
     if buckets is None:
@@ -94,5 +114,9 @@ def padding_record(tgt_lengths: list[int], batches: list[list[int]], batch_size:
     """The epoch's padding, for metrics.jsonl: target positions computed per real target token,
     with static shapes and as eager batches would have computed them (1.0: no padding)."""
     tokens = sum(tgt_lengths[i] for b in batches for i in b)
-    return {"static_target_positions_per_token": round(target_positions(tgt_lengths, batches, batch_size, buckets) / tokens, 4),
-            "eager_target_positions_per_token": round(target_positions(tgt_lengths, batches, batch_size, None) / tokens, 4)}
+    return {
+        "static_target_positions_per_token": round(
+            target_positions(tgt_lengths, batches, batch_size, buckets) / tokens, 4
+        ),
+        "eager_target_positions_per_token": round(target_positions(tgt_lengths, batches, batch_size, None) / tokens, 4),
+    }

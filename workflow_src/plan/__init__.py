@@ -48,19 +48,69 @@ Modules, imported one way (cost -> report -> tables -> fit, steps -> timing -> c
     the plan's counts of the steps a GPU check timed (`fit.count_measured`), for the fit: each family
     at full size on the CPU (seconds to minutes each), written as it goes.
 
-`python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md, .html)
+`python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md,
+.html)
     beside each trained job's predicted seconds, the seconds its metrics.jsonl records
     (translation: train_seconds + validation_seconds per epoch; language models: seconds).
 """
 
+from workflow_src.plan.compare import compare, within_factor
+from workflow_src.plan.cost import plan
+from workflow_src.plan.costmodel import H100, H200, CostModel, Device
+from workflow_src.plan.counting import RECURRENT_KERNELS_PER_STEP, Counts, dropout_as_cuda
+from workflow_src.plan.jobs import (
+    Corpus,
+    PlannedJob,
+    family_label,
+    lm_corpus,
+    lm_family,
+    metrics_file,
+    nmt_family,
+    parallel_corpus,
+    planned_jobs,
+)
+from workflow_src.plan.steps import COUNTING_BATCH, count_nmt, time_lm, time_nmt
+from workflow_src.plan.tables import family_rows, h100_days_by_jobs_per_device, summary_rows
+from workflow_src.plan.timing import (
+    Timing,
+    job_seconds,
+    measure,
+    modelled_precision,
+    modelled_wall_hours,
+    wall_hours,
+)
 
-from workflow_src.plan.compare import compare, within_factor  # noqa: F401
-from workflow_src.plan.cost import plan  # noqa: F401
-from workflow_src.plan.costmodel import H100, H200, CostModel, Device  # noqa: F401
-from workflow_src.plan.counting import RECURRENT_KERNELS_PER_STEP, Counts, dropout_as_cuda  # noqa: F401
-from workflow_src.plan.jobs import (Corpus, PlannedJob, family_label, lm_corpus, lm_family, metrics_file, nmt_family,
-                                    parallel_corpus, planned_jobs)
-from workflow_src.plan.steps import COUNTING_BATCH, count_nmt, time_lm, time_nmt  # noqa: F401
-from workflow_src.plan.tables import family_rows, h100_days_by_jobs_per_device, summary_rows  # noqa: F401
-from workflow_src.plan.timing import (Timing, job_seconds, measure, modelled_precision,  # noqa: F401
-                                      modelled_wall_hours, wall_hours)
+__all__ = [
+    "compare",
+    "within_factor",
+    "plan",
+    "H100",
+    "H200",
+    "CostModel",
+    "Device",
+    "RECURRENT_KERNELS_PER_STEP",
+    "Counts",
+    "dropout_as_cuda",
+    "Corpus",
+    "PlannedJob",
+    "family_label",
+    "lm_corpus",
+    "lm_family",
+    "metrics_file",
+    "nmt_family",
+    "parallel_corpus",
+    "planned_jobs",
+    "COUNTING_BATCH",
+    "count_nmt",
+    "time_lm",
+    "time_nmt",
+    "family_rows",
+    "h100_days_by_jobs_per_device",
+    "summary_rows",
+    "Timing",
+    "job_seconds",
+    "measure",
+    "modelled_precision",
+    "modelled_wall_hours",
+    "wall_hours",
+]

@@ -61,16 +61,37 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
     `settings["compile"]` (config `train.compile`, absent when off) says."""
     e = registry_experiment(experiment)
     config = {
-        "model": {"encoder_layers": settings["encoder_layers"], "decoder_layers": settings["decoder_layers"],
-                  "hidden": settings["hidden"], "src_embedding": settings["src_embedding"],
-                  "tgt_embedding": settings["tgt_embedding"], "dropout": 0.0},
-        "datasets": {"benchmark": {"src_vocab_size": settings["vocab"], "tgt_vocab_size": settings["vocab"],
-                                   "emb_vocab_size": settings["vocab"], "max_len": settings["length"],
-                                   "max_len_unit": "word"}},
-        "train": {"device": str(device), "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3, "joint": 1e-3},
-                  "batch_size": settings["batch_size"], "max_epochs": 1, "patience": 1, "selection": "bleu", "clip": 5.0,
-                  "init_scale": 0.1, **compile_spec_entry(settings)},
-        "architectures": {e.architecture: settings.get("architectures", {}).get(e.architecture, {})} if e.architecture else {},
+        "model": {
+            "encoder_layers": settings["encoder_layers"],
+            "decoder_layers": settings["decoder_layers"],
+            "hidden": settings["hidden"],
+            "src_embedding": settings["src_embedding"],
+            "tgt_embedding": settings["tgt_embedding"],
+            "dropout": 0.0,
+        },
+        "datasets": {
+            "benchmark": {
+                "src_vocab_size": settings["vocab"],
+                "tgt_vocab_size": settings["vocab"],
+                "emb_vocab_size": settings["vocab"],
+                "max_len": settings["length"],
+                "max_len_unit": "word",
+            }
+        },
+        "train": {
+            "device": str(device),
+            "lr": {"softmax": 1e-3, "continuous": 1e-3, "softmax_pretrained": 1e-3, "joint": 1e-3},
+            "batch_size": settings["batch_size"],
+            "max_epochs": 1,
+            "patience": 1,
+            "selection": "bleu",
+            "clip": 5.0,
+            "init_scale": 0.1,
+            **compile_spec_entry(settings),
+        },
+        "architectures": {e.architecture: settings.get("architectures", {}).get(e.architecture, {})}
+        if e.architecture
+        else {},
     }
     spec = {**resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes}
     size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
@@ -121,7 +142,7 @@ def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device)
         synchronize(device)
         if i >= settings["warmup"]:
             times.append(time.perf_counter() - started)
-    return [statistics.fmean(times[r * per_repeat:(r + 1) * per_repeat]) for r in range(repeats)]
+    return [statistics.fmean(times[r * per_repeat : (r + 1) * per_repeat]) for r in range(repeats)]
 
 
 def rates(amount: float, seconds: list[float]) -> list[float]:
@@ -143,10 +164,13 @@ def output_layers(experiments: list[str], settings: dict, device: torch.device) 
         model = build(experiment, settings, device)
         seconds = step_times(model, settings["batch_size"], settings, device)
         ms = [1000 * s for s in seconds]
-        rows[experiment] = {**model.layer_parameters(),
-                            "ms": round(statistics.fmean(ms), 2), "ms_sd": round(sd(ms), 2),
-                            "ms_repeats": [round(m, 3) for m in ms],
-                            "tokens_per_second": round(tokens / statistics.fmean(seconds), 1)}
+        rows[experiment] = {
+            **model.layer_parameters(),
+            "ms": round(statistics.fmean(ms), 2),
+            "ms_sd": round(sd(ms), 2),
+            "ms_repeats": [round(m, 3) for m in ms],
+            "tokens_per_second": round(tokens / statistics.fmean(seconds), 1),
+        }
         print(f"{experiment}: {rows[experiment]}", flush=True)
         del model
         release(device)
@@ -176,11 +200,21 @@ def sampling(experiments: list[str], settings: dict, device: torch.device) -> di
         print(f"{experiment}: target tokens/s by sampled share {rows[experiment]}", flush=True)
     first = experiments[0]
     for experiment, row in rows.items():
-        print(f"{experiment}: " + ", ".join(f"{share}: {speed / rows[first][share]:.2f}x {first}" for share, speed in row.items()))
+        print(
+            f"{experiment}: "
+            + ", ".join(f"{share}: {speed / rows[first][share]:.2f}x {first}" for share, speed in row.items())
+        )
     architectures = settings.get("architectures", {})
-    return {"rows": rows, "sd": spread, "repeats": repeats, "sampling_vocab": settings["sampling_vocab"],
-            "architectures": {experiment: architectures.get(registry_experiment(experiment).architecture, "the benchmark's sizes")
-                              for experiment in experiments}}
+    return {
+        "rows": rows,
+        "sd": spread,
+        "repeats": repeats,
+        "sampling_vocab": settings["sampling_vocab"],
+        "architectures": {
+            experiment: architectures.get(registry_experiment(experiment).architecture, "the benchmark's sizes")
+            for experiment in experiments
+        },
+    }
 
 
 def release(device: torch.device) -> None:
@@ -216,9 +250,15 @@ def throughput(experiments: list[str], settings: dict, device: torch.device) -> 
         print(f"{experiment}: samples/s by batch size {points}", flush=True)
         del model
         release(device)
-    return {"systems": systems, "repeats": repeats, "batch_sizes": settings["batch_sizes"],
-            "note": (f"untrained models of the benchmark size on {device}; the sweep stops at the first batch "
-                     f"that does not fit" + (f" (or {settings['max_batch']} on the CPU)" if device.type == "cpu" else ""))}
+    return {
+        "systems": systems,
+        "repeats": repeats,
+        "batch_sizes": settings["batch_sizes"],
+        "note": (
+            f"untrained models of the benchmark size on {device}; the sweep stops at the first batch "
+            f"that does not fit" + (f" (or {settings['max_batch']} on the CPU)" if device.type == "cpu" else "")
+        ),
+    }
 
 
 def log_cm_speed(settings: dict, device: torch.device) -> dict:
@@ -228,7 +268,9 @@ def log_cm_speed(settings: dict, device: torch.device) -> dict:
 
     m = settings["dim"]
     nu = m / 2 - 1
-    kappa = torch.empty(settings["batch_size"] * settings["length"], dtype=torch.float32, device=device).uniform_(1.0, 400.0)
+    kappa = torch.empty(settings["batch_size"] * settings["length"], dtype=torch.float32, device=device).uniform_(
+        1.0, 400.0
+    )
 
     def ours():
         k = kappa.detach().requires_grad_()
@@ -257,15 +299,24 @@ def log_cm_speed(settings: dict, device: torch.device) -> dict:
     value, gradient = ours()
     reference_value, reference_gradient = scipy_round_trip()
     result = {
-        "m": m, "kappas": kappa.numel(), "device": str(device),
-        "arithmetic": "fp32 kappas, float64 inside log C_m (torch) and scipy; no autocast, whatever the precision in settings",
-        "torch_ms": round(1000 * timings["torch"], 4), "scipy_round_trip_ms": round(1000 * timings["scipy"], 4),
+        "m": m,
+        "kappas": kappa.numel(),
+        "device": str(device),
+        "arithmetic": (
+            "fp32 kappas, float64 inside log C_m (torch) and scipy; no autocast, whatever the precision in settings"
+        ),
+        "torch_ms": round(1000 * timings["torch"], 4),
+        "scipy_round_trip_ms": round(1000 * timings["scipy"], 4),
         "torch_over_scipy": round(timings["torch"] / timings["scipy"], 3),
         "max_relative_difference": float(((value.double() - reference_value).abs() / reference_value.abs()).max()),
-        "max_gradient_relative_difference": float(((gradient.double() - reference_gradient).abs() / reference_gradient.abs()).max()),
+        "max_gradient_relative_difference": float(
+            ((gradient.double() - reference_gradient).abs() / reference_gradient.abs()).max()
+        ),
     }
-    print(f"log C_m, m={m}, {kappa.numel()} kappas on {device}: torch {result['torch_ms']} ms, scipy round trip "
-          f"{result['scipy_round_trip_ms']} ms ({result['torch_over_scipy']}x)")
+    print(
+        f"log C_m, m={m}, {kappa.numel()} kappas on {device}: torch {result['torch_ms']} ms, scipy round trip "
+        f"{result['scipy_round_trip_ms']} ms ({result['torch_over_scipy']}x)"
+    )
     return result
 
 
@@ -299,21 +350,33 @@ def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     cpuinfo = Path("/proc/cpuinfo")
-    models = [line.partition(":")[2].strip() for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
-              if line.startswith("model name")]
+    models = [
+        line.partition(":")[2].strip()
+        for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+        if line.startswith("model name")
+    ]
     return f"{models[0] if models else platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)"
 
 
 def stamp(settings: dict, device: torch.device, precision: str, threads: int, repeated: bool = False) -> dict:
     """A result's "settings": the benchmark's sizes (and, for the training-step timings, their
     timed repeats and steps per repeat), and where, in what and when (UTC) it ran."""
-    sizes = {k: settings[k] for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab",
-                                      "batch_size", "length")}
+    sizes = {
+        k: settings[k]
+        for k in ("hidden", "src_embedding", "tgt_embedding", "dim", "vocab", "bpe_vocab", "batch_size", "length")
+    }
     if repeated:
         sizes["repeats"], sizes["steps_per_repeat"] = repeat_plan(settings)
-    return {**sizes, "device": str(device), "device_name": device_name(device), "precision": precision,
-            "compile": settings.get(compilation.KEY, "off"), "threads": threads, "torch": torch.__version__,
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        **sizes,
+        "device": str(device),
+        "device_name": device_name(device),
+        "precision": precision,
+        "compile": settings.get(compilation.KEY, "off"),
+        "threads": threads,
+        "torch": torch.__version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

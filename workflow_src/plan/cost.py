@@ -12,13 +12,28 @@ from workflow_src.plan import fit, jobs as planned, steps
 from workflow_src.plan.compare import write_comparison
 from workflow_src.plan.costmodel import H100
 from workflow_src.plan.report import markdown
-from workflow_src.plan.tables import (FAMILY_COLUMNS, JOB_COLUMNS, SUMMARY_COLUMNS, family_rows, job_rows, seconds_cell,
-                                      summary_rows, to_csv)
+from workflow_src.plan.tables import (
+    FAMILY_COLUMNS,
+    JOB_COLUMNS,
+    SUMMARY_COLUMNS,
+    family_rows,
+    job_rows,
+    seconds_cell,
+    summary_rows,
+    to_csv,
+)
 from workflow_src.plan.timing import modelled_precision, sharing_slowdown
 
 
-def plan(config: dict, out_prefix: Path, threads: int, model_only: bool = False, gpu_check: Path | None = None,
-         measured: tuple[Path, ...] = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
+def plan(
+    config: dict,
+    out_prefix: Path,
+    threads: int,
+    model_only: bool = False,
+    gpu_check: Path | None = None,
+    measured: tuple[Path, ...] = fit.MEASURED,
+    counted: Path = fit.COUNTED,
+) -> None:
     """Write `<prefix>.csv`, `.jobs.csv`, `.families.csv` and `.md`. `model_only`: count each family
     on the CPU as CUDA runs it (translation models at two small batches, extrapolated) without timing.
     `gpu_check`: the GPU check's JSON, whose measured slowdown of jobs sharing a device scales the
@@ -52,8 +67,11 @@ def families_timed(config: dict, threads: int, model_only: bool) -> Families:
     corpora, families = {}, {}
     for job in jobs:
         key = (job.kind, job.dataset, job.pair, job.experiment, job.seed)
-        corpora[key] = (planned.lm_corpus(config, job.dataset) if job.kind == "lm"
-                        else planned.parallel_corpus(config, job.dataset, job.pair))
+        corpora[key] = (
+            planned.lm_corpus(config, job.dataset)
+            if job.kind == "lm"
+            else planned.parallel_corpus(config, job.dataset, job.pair)
+        )
         if corpora[key] is not None:
             families[key] = (planned.lm_family if job.kind == "lm" else planned.nmt_family)(config, job, corpora[key])
     representative = {}
@@ -76,13 +94,23 @@ def families_timed(config: dict, threads: int, model_only: bool) -> Families:
                 timing = steps.time_nmt(config, job, family, device)
             timings_by_family[family] = timing
             counts = timing.counts["step"]
-            print(f"{planned.family_label(family)}: step {seconds_cell(timing.step)} s, {counts.flops / 1e9:.1f} GFLOP, "
-                  f"{counts.kernels} kernels, {counts.syncs} syncs", flush=True)
+            print(
+                f"{planned.family_label(family)}: step {seconds_cell(timing.step)} s, {counts.flops / 1e9:.1f} GFLOP, "
+                f"{counts.kernels} kernels, {counts.syncs} syncs",
+                flush=True,
+            )
     return Families(jobs, corpora, families, timings_by_family, device_name)
 
 
-def write(config: dict, timed: Families, out_prefix: Path, model_only: bool = False, gpu_check: Path | None = None,
-          measured: tuple[Path, ...] = fit.MEASURED, counted: Path = fit.COUNTED) -> None:
+def write(
+    config: dict,
+    timed: Families,
+    out_prefix: Path,
+    model_only: bool = False,
+    gpu_check: Path | None = None,
+    measured: tuple[Path, ...] = fit.MEASURED,
+    counted: Path = fit.COUNTED,
+) -> None:
     """The plan's files from its families' timings (`plan`)."""
     reports, measured_counts, fitted = fit.load(measured, counted)
     model = fitted.on(H100)
@@ -92,13 +120,19 @@ def write(config: dict, timed: Families, out_prefix: Path, model_only: bool = Fa
     slowdown = sharing_slowdown(checked, config.get("gpu", {}).get("jobs_per_device", 1))
     summary = summary_rows(config, rows, slowdown)
     write_text(out_prefix.with_suffix(".jobs.csv"), to_csv(JOB_COLUMNS, rows))
-    write_text(out_prefix.with_suffix(".families.csv"),
-               to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, model, rows)))
-    write_text(out_prefix.with_suffix(".csv"), to_csv(SUMMARY_COLUMNS + ["device"],
-                                                      [{**row, "device": timed.device_name} for row in summary]))
+    write_text(
+        out_prefix.with_suffix(".families.csv"),
+        to_csv(FAMILY_COLUMNS, family_rows(config, timings_by_family, model, rows)),
+    )
+    write_text(
+        out_prefix.with_suffix(".csv"),
+        to_csv(SUMMARY_COLUMNS + ["device"], [{**row, "device": timed.device_name} for row in summary]),
+    )
     fitting = fit.Fitting(reports, measured_counts, fitted, model)
-    write_text(out_prefix.with_suffix(".md"),
-               markdown(config, timed.device_name, summary, rows, timings_by_family, fitting, model_only, slowdown))
+    write_text(
+        out_prefix.with_suffix(".md"),
+        markdown(config, timed.device_name, summary, rows, timings_by_family, fitting, model_only, slowdown),
+    )
 
 
 def read_config(value: str) -> dict:
@@ -109,23 +143,43 @@ def read_config(value: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="The cost plan: what every table will cost on this device, before the "
-                                                 "run (and, after it, how close the prediction came)")
+    parser = argparse.ArgumentParser(
+        description="The cost plan: what every table will cost on this device, before the "
+        "run (and, after it, how close the prediction came)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("plan")
-    p.add_argument("--config", type=read_config, required=True,
-                   help="the workflow's resolved config: a JSON file (rules/plan.smk writes results/config/<hash>.json) "
-                        "or a JSON object")
+    p.add_argument(
+        "--config",
+        type=read_config,
+        required=True,
+        help="the workflow's resolved config: a JSON file (rules/plan.smk writes results/config/<hash>.json) "
+        "or a JSON object",
+    )
     p.add_argument("--out-prefix", type=Path, required=True)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device")
-    p.add_argument("--model-only", action="store_true",
-                   help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone")
-    p.add_argument("--fit-to", type=Path, nargs="+", default=fit.MEASURED,
-                   help="GPU checks' gpu_check.json (eager steps; graphs steps of --checks compile) to fit the H100 "
-                        "model to (default the H200's of 2026-11-27, docs/gpu_check/)")
-    p.add_argument("--fit-counts", type=Path, default=fit.COUNTED,
-                   help="the plan's counts of those steps (python -m workflow_src.plan count-measured)")
+    p.add_argument(
+        "--gpu-check", type=Path, help="results/gpu_check.json: its measured slowdown of jobs sharing a device"
+    )
+    p.add_argument(
+        "--model-only",
+        action="store_true",
+        help="count FLOPs, kernels, syncs and optimiser traffic on the CPU without timing: the H100 model alone",
+    )
+    p.add_argument(
+        "--fit-to",
+        type=Path,
+        nargs="+",
+        default=fit.MEASURED,
+        help="GPU checks' gpu_check.json (eager steps; graphs steps of --checks compile) to fit the H100 "
+        "model to (default the H200's of 2026-11-27, docs/gpu_check/)",
+    )
+    p.add_argument(
+        "--fit-counts",
+        type=Path,
+        default=fit.COUNTED,
+        help="the plan's counts of those steps (python -m workflow_src.plan count-measured)",
+    )
     m = commands.add_parser("count-measured")
     m.add_argument("--config", type=read_config, required=True, help="the config the GPU check measured")
     m.add_argument("--measured", type=Path, default=fit.MEASURED[0], help="the GPU check's gpu_check.json")
@@ -141,8 +195,13 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "count-measured":
         first = tuple(entry["family"] for entry in fit.read(args.first)["compile"]) if args.first else ()
         counted = fit.read_counts(args.out) if args.resume and args.out.exists() else None
-        fit.count_measured(args.config, fit.read(args.measured), first, counted,
-                           lambda counts: fit.write_counts(counts, args.measured, args.out))
+        fit.count_measured(
+            args.config,
+            fit.read(args.measured),
+            first,
+            counted,
+            lambda counts: fit.write_counts(counts, args.measured, args.out),
+        )
     else:
         total = write_comparison(args.jobs, args.out_prefix)
         print(f"actual / predicted: {total['actual / predicted']}")

@@ -57,8 +57,10 @@ def device_named(name: str) -> Device:
     for device in DEVICES:
         if device.name.split()[0] in name:
             return device
-    raise ValueError(f"no documented peaks for {name!r} (workflow_src/plan/costmodel.py DEVICES: "
-                     f"{', '.join(d.name for d in DEVICES)})")
+    raise ValueError(
+        f"no documented peaks for {name!r} (workflow_src/plan/costmodel.py DEVICES: "
+        f"{', '.join(d.name for d in DEVICES)})"
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,9 +85,13 @@ class CostModel:
         GPU's per-kernel terms scaled by the ratio of the devices' bf16 peaks (their SMs and clocks),
         1 between an H200 and an H100; FLOPs and memory traffic at `device`'s own peaks."""
         ratio = self.device.peak_flops["bf16"] / device.peak_flops["bf16"]
-        return dataclasses.replace(self, device=device, kernel=self.kernel * ratio,
-                                   recurrent_kernel=self.recurrent_kernel * ratio,
-                                   source=f"{self.source}, carried from {self.device.name} to {device.name}")
+        return dataclasses.replace(
+            self,
+            device=device,
+            kernel=self.kernel * ratio,
+            recurrent_kernel=self.recurrent_kernel * ratio,
+            source=f"{self.source}, carried from {self.device.name} to {device.name}",
+        )
 
     def flop_seconds(self, counts: Counts, precision: str, fraction: float | None = None) -> float:
         return counts.flops / ((fraction or self.achieved) * self.device.peak_flops[precision])
@@ -108,15 +114,19 @@ class CostModel:
         """The host's seconds: eager (`replays` None) each operator and view dispatched; as graphs,
         `replays` launches with their copies and one batch prepared."""
         if replays is None:
-            return (counts.operators * self.host_operator + counts.views * self.host_view
-                    + counts.recurrent_kernels * self.host_recurrent_kernel)
+            return (
+                counts.operators * self.host_operator
+                + counts.views * self.host_view
+                + counts.recurrent_kernels * self.host_recurrent_kernel
+            )
         return (replays * REPLAY_OPERATORS + BATCH_OPERATORS) * self.host_operator
 
     def alone(self, counts: Counts, precision: str, replays: int | None = None) -> float:
         """A job's seconds alone on the device: the slower of host and GPU, plus a drained queue
         at each host sync (`counts`' fields may be arrays: one step each, as `fit` evaluates them)."""
-        return (numpy.maximum(self.host(counts, replays), self.busy(counts, precision))
-                + counts.syncs * (self.host_operator + self.kernel))
+        return numpy.maximum(self.host(counts, replays), self.busy(counts, precision)) + counts.syncs * (
+            self.host_operator + self.kernel
+        )
 
     def floor(self, counts: Counts, precision: str) -> float:
         return self.flop_seconds(counts, precision, FLOOR_FRACTION) + self.memory_seconds(counts)
@@ -126,6 +136,10 @@ def as_graphs(counts: Counts, width_ratio: float, keep_syncs: bool) -> Counts:
     """The counts of a part replayed as a CUDA graph at bucket-padded shapes: FLOPs and kernels
     scaled by the padded width over the counted one (every position computed, the loss masked),
     the optimiser's traffic unchanged, no host sync unless `keep_syncs` (decoding's finished checks)."""
-    return dataclasses.replace(counts, flops=counts.flops * width_ratio, kernels=round(counts.kernels * width_ratio),
-                               recurrent_kernels=round(counts.recurrent_kernels * width_ratio),
-                               syncs=counts.syncs if keep_syncs else 0)
+    return dataclasses.replace(
+        counts,
+        flops=counts.flops * width_ratio,
+        kernels=round(counts.kernels * width_ratio),
+        recurrent_kernels=round(counts.recurrent_kernels * width_ratio),
+        syncs=counts.syncs if keep_syncs else 0,
+    )

@@ -25,8 +25,15 @@ import inspect
 # more backward (an assumption; FlopCounterMode counts neither their FLOPs nor their kernels).
 RECURRENT_KERNELS_PER_STEP = {"forward": 2, "backward": 3}
 # Operators whose result the host reads on CUDA, so that it waits for the device there.
-SYNC_OPERATORS = {"_local_scalar_dense", "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive",
-                  "equal"}
+SYNC_OPERATORS = {
+    "_local_scalar_dense",
+    "nonzero",
+    "masked_select",
+    "_unique2",
+    "unique_dim",
+    "unique_consecutive",
+    "equal",
+}
 OPTIMISER_ACCESSES = {"Adam": 7, "AdamW": 7, "SGD": 3}  # per parameter element and step, momentum-free SGD
 CLIPPING_ACCESSES = 3  # clip_grad_norm_: the norm reads each gradient, the scaling reads and writes it
 
@@ -176,7 +183,8 @@ def count(function, as_cuda: bool) -> Counts:
             if name == "_pack_padded_sequence":  # its batch sizes stay on the host on CUDA too
                 self.host.add(out[1].untyped_storage().data_ptr())
             elif is_sync(func, args, kwargs) and not (
-                    name == "_local_scalar_dense" and args[0].untyped_storage().data_ptr() in self.host):
+                name == "_local_scalar_dense" and args[0].untyped_storage().data_ptr() in self.host
+            ):
                 self.syncs += 1
             return out
 
@@ -187,8 +195,15 @@ def count(function, as_cuda: bool) -> Counts:
         flops = stack.enter_context(FlopCounterMode(display=False))
         operators = stack.enter_context(Operators())
         function()
-    return Counts(flops.get_total_flops() + operators.recurrent_flops, operators.kernels, 0.0, operators.syncs,
-                  operators.operators, operators.views, operators.recurrent_kernels)
+    return Counts(
+        flops.get_total_flops() + operators.recurrent_flops,
+        operators.kernels,
+        0.0,
+        operators.syncs,
+        operators.operators,
+        operators.views,
+        operators.recurrent_kernels,
+    )
 
 
 def padded_width(length: int, multiple: int) -> int:

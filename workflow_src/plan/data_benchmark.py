@@ -83,8 +83,11 @@ def stage_files(workdir: Path, stage: str) -> dict[str, Path]:
 
 
 def extraction(workdir: Path, threads: int, merges: int) -> dict:
-    entry = {"archive": str(workdir / "corpus.tgz"),
-             "source": "corpus/benchmark.de-en.de", "target": "corpus/benchmark.de-en.en"}
+    entry = {
+        "archive": str(workdir / "corpus.tgz"),
+        "source": "corpus/benchmark.de-en.de",
+        "target": "corpus/benchmark.de-en.en",
+    }
     out = stage_files(workdir, "raw")
     with tempfile.TemporaryDirectory(dir=workdir) as members_dir:
         write_train(Members({"train": [entry]}, Path(members_dir)), [entry], out["de"], out["en"])
@@ -141,26 +144,41 @@ def run_stage(stage: str, workdir: Path, threads: int, merges: int, lines: int) 
     for key in ("train_seconds", "apply_seconds"):
         if key in details:
             details[key] = round(details[key], 3)
-    return {"lines": lines, "seconds": round(seconds, 3), "lines_per_second": round(lines / seconds, 1),
-            "peak_rss_mb": peak_mb(resource.RUSAGE_SELF), "baseline_rss_mb": baseline,
-            "peak_rss_mb_workers": peak_mb(resource.RUSAGE_CHILDREN), **details}
+    return {
+        "lines": lines,
+        "seconds": round(seconds, 3),
+        "lines_per_second": round(lines / seconds, 1),
+        "peak_rss_mb": peak_mb(resource.RUSAGE_SELF),
+        "baseline_rss_mb": baseline,
+        "peak_rss_mb_workers": peak_mb(resource.RUSAGE_CHILDREN),
+        **details,
+    }
 
 
 def benchmark(n: int, threads: int, merges: int, workdir: Path) -> dict:
     started = time.perf_counter()
     write_archive(n, workdir)
     result = {
-        "host": platform.node(), "cpu_count": os.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)),
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "lines": n, "languages": list(LANGUAGES), "threads": threads, "python": platform.python_version(),
-        "corpus": {"generator": "workflow_src.data.demo_language.World, two sentences a line",
-                   "seconds": round(time.perf_counter() - started, 3),
-                   "archive_bytes": (workdir / "corpus.tgz").stat().st_size},
+        "lines": n,
+        "languages": list(LANGUAGES),
+        "threads": threads,
+        "python": platform.python_version(),
+        "corpus": {
+            "generator": "workflow_src.data.demo_language.World, two sentences a line",
+            "seconds": round(time.perf_counter() - started, 3),
+            "archive_bytes": (workdir / "corpus.tgz").stat().st_size,
+        },
         "stages": {},
     }
     for stage in STAGES:
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            result["stages"][stage] = pool.submit(run_stage, stage, workdir, threads, merges, n * len(LANGUAGES)).result()
+            result["stages"][stage] = pool.submit(
+                run_stage, stage, workdir, threads, merges, n * len(LANGUAGES)
+            ).result()
         print(f"{stage}: {json.dumps(result['stages'][stage])}", file=sys.stderr, flush=True)
     words = sum(len(line.split()) for line in stream_lines(stage_files(workdir, "raw")["en"]))
     result["corpus"]["mean_words_en"] = round(words / n, 1)
@@ -173,8 +191,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--threads", type=int, default=1, help="tokenisation processes and sentencepiece threads")
     parser.add_argument("--merges", type=int, default=32000)
-    parser.add_argument("--workdir", type=Path, help="where the generated corpus and each stage's output go "
-                                                     "(default: a temporary folder beside --out, removed after)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="where the generated corpus and each stage's output go "
+        "(default: a temporary folder beside --out, removed after)",
+    )
     args = parser.parse_args(argv)
     if args.lines < 1:
         parser.error("--lines must be positive")

@@ -92,11 +92,19 @@ def measured_steps(report: dict) -> list[Measured]:
     """The eager step times of a GPU check's report (its `families`' speed entries): a gpu_check.json,
     whose speed entries carry their precision and length, or the 2026-11-26 H200 record, whose
     length is its `batch`'s."""
-    return [Measured(name, family["experiment"], speed["step_seconds"], speed["target_tokens_per_step"],
-                     speed["precision"], speed.get("length") or report["batch"]["length"],
-                     family.get("kind") or ("lm" if name.startswith("LM") else "nmt"))
-            for name, family in report["families"].items()
-            if "step_seconds" in (speed := family.get("speed") or {})]
+    return [
+        Measured(
+            name,
+            family["experiment"],
+            speed["step_seconds"],
+            speed["target_tokens_per_step"],
+            speed["precision"],
+            speed.get("length") or report["batch"]["length"],
+            family.get("kind") or ("lm" if name.startswith("LM") else "nmt"),
+        )
+        for name, family in report["families"].items()
+        if "step_seconds" in (speed := family.get("speed") or {})
+    ]
 
 
 def graph_steps(report: dict, eager: dict[str, Measured]) -> list[Measured]:
@@ -114,9 +122,12 @@ def graph_steps(report: dict, eager: dict[str, Measured]) -> list[Measured]:
         m = eager[entry["family"]]
         width = 1.0 if m.kind == "lm" else LENGTHS[1] / m.length
         precision = report["precision"]["resolved"]
-        out += [dataclasses.replace(m, seconds=phase[key], precision=precision, mode=mode, width_ratio=width,
-                                    source="graph check")
-                for key, mode in (("eager_step_seconds", "eager"), ("step_seconds", "graphs"))]
+        out += [
+            dataclasses.replace(
+                m, seconds=phase[key], precision=precision, mode=mode, width_ratio=width, source="graph check"
+            )
+            for key, mode in (("eager_step_seconds", "eager"), ("step_seconds", "graphs"))
+        ]
     return out
 
 
@@ -133,8 +144,9 @@ def read(path: Path) -> dict:
 
 
 # -- counting the measured steps (slow: each family at its full size) ------------------------------------
-def count_measured(config: dict, report: dict, first: tuple = (), counted: dict | None = None,
-                   on_counted=None) -> dict[str, Counts]:
+def count_measured(
+    config: dict, report: dict, first: tuple = (), counted: dict | None = None, on_counted=None
+) -> dict[str, Counts]:
     """Each measured family's step counted as the plan counts steps, at the shapes the check timed:
     translation, batch x `length` target positions all in the loss (the check's `benchmarks.length`;
     its sources run from `length` down to 2/3 of it, here all at `length`: the same kernels, a few
@@ -158,8 +170,14 @@ def count_measured(config: dict, report: dict, first: tuple = (), counted: dict 
             timing = steps.time_lm(as_measured, job, family, torch.device("cpu"), model_only=True)
         else:
             family = planned.nmt_family(config, job, planned.parallel_corpus(config, job.dataset, job.pair))
-            timing = steps.count_nmt(as_measured, job, family, torch.device("cpu"), batch=m.target_tokens // m.length,
-                                     shapes=[(m.length, m.length)])
+            timing = steps.count_nmt(
+                as_measured,
+                job,
+                family,
+                torch.device("cpu"),
+                batch=m.target_tokens // m.length,
+                shapes=[(m.length, m.length)],
+            )
         out[m.name] = timing.counts["step"]
         print(f"{m.name} ({m.experiment}): {out[m.name]}", flush=True)
         if on_counted:
@@ -170,11 +188,19 @@ def count_measured(config: dict, report: dict, first: tuple = (), counted: dict 
 def write_counts(counts: dict[str, Counts], measured: Path, path: Path) -> None:
     from workflow_src.atomic import write_text
 
-    write_text(path, json.dumps({"about": f"the plan's counts of the steps {measured.name} times, at its shapes, "
-                                          "counted on the CPU as CUDA runs them (python -m workflow_src.plan "
-                                          "count-measured) with the config the check ran",
-                                 "counts": {name: dataclasses.asdict(c) for name, c in counts.items()}},
-                                indent=1) + "\n")
+    write_text(
+        path,
+        json.dumps(
+            {
+                "about": f"the plan's counts of the steps {measured.name} times, at its shapes, "
+                "counted on the CPU as CUDA runs them (python -m workflow_src.plan "
+                "count-measured) with the config the check ran",
+                "counts": {name: dataclasses.asdict(c) for name, c in counts.items()},
+            },
+            indent=1,
+        )
+        + "\n",
+    )
 
 
 def read_counts(path: Path) -> dict[str, Counts]:
@@ -216,6 +242,7 @@ def worst_ratio_floor(measured: list[Measured], counts: dict[str, Counts]) -> tu
     most λ >= 1 times as many in each: so where A's counts are at most λ times B's (same mode and
     precision), alone(A) <= λ · alone(B) whatever the terms, and any model is off by at least
     sqrt(t_A / (λ · t_B)) on A or on B."""
+
     def components(m: Measured) -> tuple:
         c = step_counts(m, counts[m.name])
         return (c.flops, c.bytes, c.kernels - c.recurrent_kernels, c.recurrent_kernels, c.operators, c.views, c.syncs)
@@ -224,8 +251,15 @@ def worst_ratio_floor(measured: list[Measured], counts: dict[str, Counts]) -> tu
         return max(1.0, *(x / y if y else (math.inf if x else 0.0) for x, y in zip(a, b)))
 
     counted = [(m, components(m)) for m in measured]
-    return max(((math.sqrt(a.seconds / (at_most(ca, cb) * b.seconds)), a, b) for a, ca in counted for b, cb in counted
-                if (a.mode, a.precision) == (b.mode, b.precision)), key=lambda found: found[0])
+    return max(
+        (
+            (math.sqrt(a.seconds / (at_most(ca, cb) * b.seconds)), a, b)
+            for a, ca in counted
+            for b, cb in counted
+            if (a.mode, a.precision) == (b.mode, b.precision)
+        ),
+        key=lambda found: found[0],
+    )
 
 
 def fitted_terms(measured: list[Measured]) -> tuple[str, ...]:
@@ -244,7 +278,9 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
 
     devices = {environment(r)["device_name"] for r in reports}
     if len(devices) != 1:
-        raise ValueError(f"the reports measured {len(devices)} devices ({', '.join(sorted(devices))}): fit one at a time")
+        raise ValueError(
+            f"the reports measured {len(devices)} devices ({', '.join(sorted(devices))}): fit one at a time"
+        )
     measured_on = devices.pop()
     device = device_named(measured_on)
     measured = measurements(reports)
@@ -262,8 +298,9 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
     for precision, mode in {(m.precision, m.mode) for m in measured}:
         index = np.array([i for i, m in enumerate(measured) if (m.precision, m.mode) == (precision, mode)])
         at_width = [step_counts(measured[i], counts[measured[i].name]) for i in index]
-        stacked = Counts(**{f.name: np.array([getattr(c, f.name) for c in at_width], float)
-                            for f in dataclasses.fields(Counts)})
+        stacked = Counts(
+            **{f.name: np.array([getattr(c, f.name) for c in at_width], float) for f in dataclasses.fields(Counts)}
+        )
         groups.append((index, stacked, precision, replays(measured[index[0]])))
 
     def log_ratios(theta):
@@ -283,20 +320,30 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
         """θ with the smallest worst |log ratio| over `tier` (a mask), every tier of `bounds` within
         its bound: as min t subject to |log ratio_i| <= t (SLSQP), then polished by Nelder-Mead on the
         max itself, which has corners SLSQP may stop at."""
+
         def within(x):
             r = np.abs(log_ratios(x[:-1]))
             return np.concatenate([x[-1] - r[tier], *(bound - r[t] for t, bound in bounds)])
 
         start = np.append(theta, np.abs(log_ratios(theta))[tier].max())
-        found = minimize(lambda x: x[-1], start, method="SLSQP", constraints=[{"type": "ineq", "fun": within}],
-                         options={"maxiter": 500}).x[:-1]
+        found = minimize(
+            lambda x: x[-1],
+            start,
+            method="SLSQP",
+            constraints=[{"type": "ineq", "fun": within}],
+            options={"maxiter": 500},
+        ).x[:-1]
 
         def penalised(x):
             return np.abs(log_ratios(x))[tier].max() + 1e3 * max(0.0, -exceeding(x, bounds).min(initial=0.0))
 
         candidates = [x for x in (theta, found) if exceeding(x, bounds).min(initial=0.0) >= -1e-9]
-        polished = minimize(penalised, min(candidates, key=penalised), method="Nelder-Mead",
-                            options={"xatol": 1e-7, "fatol": 1e-10, "maxiter": 5_000}).x
+        polished = minimize(
+            penalised,
+            min(candidates, key=penalised),
+            method="Nelder-Mead",
+            options={"xatol": 1e-7, "fatol": 1e-10, "maxiter": 5_000},
+        ).x
         return min([*candidates, polished], key=penalised)
 
     theta = least_squares(log_ratios, np.log([START[name] for name in terms])).x
@@ -307,24 +354,33 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
         if tier.any():
             theta = smallest_worst(theta, tier, bounds)
             bounds.append((tier, np.abs(log_ratios(theta))[tier].max() + TIE))
-    chosen = minimize(lambda theta: np.sum(log_ratios(theta) ** 2), theta, method="SLSQP",
-                      constraints=[{"type": "ineq", "fun": lambda theta: exceeding(theta, bounds)}]).x
+    chosen = minimize(
+        lambda theta: np.sum(log_ratios(theta) ** 2),
+        theta,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda theta: exceeding(theta, bounds)}],
+    ).x
     if exceeding(chosen, bounds).min() < -1e-9:
         chosen = theta
     dates = sorted({environment(r)["date"][:10] for r in reports})
     kinds = ", ".join(f"{sum(m.mode == mode for m in measured)} {mode}" for mode in ("eager", "graphs"))
-    return dataclasses.replace(model(chosen), fitted=terms,
-                               source=f"fitted to {measured_on}'s step times of {', '.join(dates)} "
-                                      f"({len({m.name for m in measured})} families; {kinds} steps)")
+    return dataclasses.replace(
+        model(chosen),
+        fitted=terms,
+        source=f"fitted to {measured_on}'s step times of {', '.join(dates)} "
+        f"({len({m.name for m in measured})} families; {kinds} steps)",
+    )
 
 
 def kernel_bound(model: CostModel, reports: list[dict], counts: dict[str, Counts]) -> float | None:
     """The most GPU seconds per small kernel that leaves the modelled GPU time of every measured
     eager step without fused LSTM layers within its measured time: the eager measurements' upper
     bound on `kernel` (None: no such step measured)."""
-    bounds = [(m.seconds - model.flop_seconds(c, m.precision) - model.memory_seconds(c)) / c.kernels
-              for m in measurements(reports)
-              if m.mode == "eager" and not (c := step_counts(m, counts[m.name])).recurrent_kernels and c.kernels]
+    bounds = [
+        (m.seconds - model.flop_seconds(c, m.precision) - model.memory_seconds(c)) / c.kernels
+        for m in measurements(reports)
+        if m.mode == "eager" and not (c := step_counts(m, counts[m.name])).recurrent_kernels and c.kernels
+    ]
     return max(0.0, min(bounds)) if bounds else None
 
 
@@ -346,32 +402,55 @@ class Fitting:
             c = step_counts(m, self.counts[m.name])
             replays = 1 if m.mode == "graphs" else None
             modelled_seconds = modelled_step(self.fitted, m, self.counts)
-            out.append({"family": m.label, "experiment": m.experiment, "mode": m.mode, "measured": m.seconds,
-                        "modelled": modelled_seconds, "ratio": modelled_seconds / m.seconds,
-                        "host": self.fitted.host(c, replays), "busy": self.fitted.busy(c, m.precision),
-                        "operators": c.operators, "views": c.views, "kernels": c.kernels,
-                        "recurrent_kernels": c.recurrent_kernels})
+            out.append(
+                {
+                    "family": m.label,
+                    "experiment": m.experiment,
+                    "mode": m.mode,
+                    "measured": m.seconds,
+                    "modelled": modelled_seconds,
+                    "ratio": modelled_seconds / m.seconds,
+                    "host": self.fitted.host(c, replays),
+                    "busy": self.fitted.busy(c, m.precision),
+                    "operators": c.operators,
+                    "views": c.views,
+                    "kernels": c.kernels,
+                    "recurrent_kernels": c.recurrent_kernels,
+                }
+            )
         return out
 
     def kernel_bound(self) -> float | None:
         return kernel_bound(self.fitted, self.reports, self.counts)
 
 
-def load(measured: tuple[Path, ...] = MEASURED, counted: Path = COUNTED) -> tuple[list[dict], dict[str, Counts], CostModel]:
+def load(
+    measured: tuple[Path, ...] = MEASURED, counted: Path = COUNTED
+) -> tuple[list[dict], dict[str, Counts], CostModel]:
     """(the reports, their counts, the model fitted to them) of a measurement and its stored counts.
     Families the counts file names under `not_counted` (with why) are left out of the reports."""
     skipped = read(counted).get("not_counted", {})
-    reports = [{**report, "families": {k: v for k, v in report["families"].items() if k not in skipped},
-                "compile": [e for e in report.get("compile", []) if e["family"] not in skipped]}
-               for report in (read(path) for path in measured)]
+    reports = [
+        {
+            **report,
+            "families": {k: v for k, v in report["families"].items() if k not in skipped},
+            "compile": [e for e in report.get("compile", []) if e["family"] not in skipped],
+        }
+        for report in (read(path) for path in measured)
+    ]
     counts = read_counts(counted)
     model = fit(reports, counts)
     if skipped:
-        model = dataclasses.replace(model, source=f"{model.source}; not fitted, not counted: {', '.join(skipped)} "
-                                                  f"({'; '.join(sorted(set(skipped.values())))})")
+        model = dataclasses.replace(
+            model,
+            source=f"{model.source}; not fitted, not counted: {', '.join(skipped)} "
+            f"({'; '.join(sorted(set(skipped.values())))})",
+        )
     return reports, counts, model
 
 
 def describe(device: Device) -> str:
-    return (f"{device.name}: bf16 {device.peak_flops['bf16'] / 1e12:g} TFLOP/s dense, "
-            f"HBM {device.hbm_bytes_per_second / 1e12:g} TB/s")
+    return (
+        f"{device.name}: bf16 {device.peak_flops['bf16'] / 1e12:g} TFLOP/s dense, "
+        f"HBM {device.hbm_bytes_per_second / 1e12:g} TB/s"
+    )

@@ -15,6 +15,7 @@ from workflow_src.data.statistics import STATED
 LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 SEARCH = re.compile(r"\.(greedy|beam(\d+))\.")
 
+
 @dataclasses.dataclass
 class PlannedJob:
     """One trained model, the artefacts that need it and the searches decoded with it."""
@@ -41,7 +42,6 @@ class Corpus:
     source: str
 
 
-
 # -- the jobs ------------------------------------------------------------------------------------
 def planned_jobs(config: dict) -> list[PlannedJob]:
     """Every training job of the configured artefacts, read from the files each is rendered from
@@ -57,8 +57,9 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
                 (dataset, experiment, seed, name), pair, kind = m.groups(), "lm", "lm"
             else:
                 continue
-            job = jobs.setdefault((kind, dataset, pair, experiment, int(seed)),
-                                  PlannedJob(kind, dataset, pair, experiment, int(seed)))
+            job = jobs.setdefault(
+                (kind, dataset, pair, experiment, int(seed)), PlannedJob(kind, dataset, pair, experiment, int(seed))
+            )
             job.artefacts.add((paper, artefact_id))
             if kind == "nmt" and (s := SEARCH.search(name)):
                 job.searches.add(s.group(1))
@@ -85,18 +86,26 @@ def parallel_corpus(config: dict, dataset: str, pair: str) -> Corpus | None:
     parts = [read_json(path) for path in layout.parallel_stats_paths(config, dataset, pair)]
     if all(parts):
         train, dev, test = (part[split] for part, split in zip(parts, ("train", "dev", "test")))
-        return Corpus(train["sentences"], train[f"tokens_{tgt}"] / max(train["sentences"], 1) + 1,
-                      dev["sentences"], test["sentences"], None, "prepared data (tok/stats.<split>.json)")
+        return Corpus(
+            train["sentences"],
+            train[f"tokens_{tgt}"] / max(train["sentences"], 1) + 1,
+            dev["sentences"],
+            test["sentences"],
+            None,
+            "prepared data (tok/stats.<split>.json)",
+        )
     stated = STATED.get((dataset, pair), {})
     if "demo" in config or "training pairs" not in stated:
         return None
     length = config["benchmarks"]["length"] + 1
     dev, test = stated.get("development pairs"), stated.get("test pairs")
     assumed = config["benchmarks"]["length"] * 100  # an evaluation set of ~newstest's size when unstated
-    source = (f"paper's stated sizes ({stated['training pairs'][1]}), {length - 1} units per sentence assumed"
-              + ("" if dev and test else f", {assumed} development/test sentences assumed"))
-    return Corpus(stated["training pairs"][0], length, dev[0] if dev else assumed, test[0] if test else assumed,
-                  None, source)
+    source = f"paper's stated sizes ({stated['training pairs'][1]}), {length - 1} units per sentence assumed" + (
+        "" if dev and test else f", {assumed} development/test sentences assumed"
+    )
+    return Corpus(
+        stated["training pairs"][0], length, dev[0] if dev else assumed, test[0] if test else assumed, None, source
+    )
 
 
 def lm_corpus(config: dict, dataset: str) -> Corpus | None:
@@ -105,16 +114,26 @@ def lm_corpus(config: dict, dataset: str) -> Corpus | None:
     for name, share in ((dataset, 1.0), (base, 0.5 if base != dataset else 1.0)):
         stats = read_json(f"{layout.lm_data_dir(name)}/stats.json")
         if stats:
-            return Corpus(stats["train"]["tokens"] * share, 1, stats["valid"]["tokens"], stats["test"]["tokens"],
-                          stats["vocabulary"], f"prepared data ({layout.lm_data_dir(name)}/stats.json)"
-                          + (", half of it" if share < 1 else ""))
+            return Corpus(
+                stats["train"]["tokens"] * share,
+                1,
+                stats["valid"]["tokens"],
+                stats["test"]["tokens"],
+                stats["vocabulary"],
+                f"prepared data ({layout.lm_data_dir(name)}/stats.json)" + (", half of it" if share < 1 else ""),
+            )
     stated = STATED.get((base, "-"), {})
     if "demo" in config or "training tokens" not in stated:
         return None
     share = 1.0 if base == dataset else 0.5
-    return Corpus(stated["training tokens"][0] * share, 1, stated["validation tokens"][0], stated["test tokens"][0],
-                  int(stated["vocabulary"][0]), f"paper's stated sizes ({stated['training tokens'][1]})"
-                  + (", half of it" if share < 1 else ""))
+    return Corpus(
+        stated["training tokens"][0] * share,
+        1,
+        stated["validation tokens"][0],
+        stated["test tokens"][0],
+        int(stated["vocabulary"][0]),
+        f"paper's stated sizes ({stated['training tokens'][1]})" + (", half of it" if share < 1 else ""),
+    )
 
 
 # -- families --------------------------------------------------------------------------------------
@@ -127,7 +146,18 @@ def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
     src = sizes["src_size"] or layout.bpe_merges(config, job.dataset, "src", e.bpe)
     tgt = sizes["tgt_size"] or layout.bpe_merges(config, job.dataset, "tgt", e.bpe)
     dim = config["embeddings"][e.embeddings]["dim"] if e.embeddings else None
-    ignored = {"experiment", "loss_params", "tgt_lang", "train", "vocab", "data", "device", "lr_group", "bpe", "embeddings"}
+    ignored = {
+        "experiment",
+        "loss_params",
+        "tgt_lang",
+        "train",
+        "vocab",
+        "data",
+        "device",
+        "lr_group",
+        "bpe",
+        "embeddings",
+    }
     shape = {key: value for key, value in spec.items() if key not in ignored}  # embeddings: their size, `dim`
     shape["batch_size"] = spec["train"]["batch_size"]
     return ("nmt", json.dumps(shape, sort_keys=True), src, tgt, dim, round(corpus.length))
@@ -135,8 +165,19 @@ def nmt_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
 
 def lm_family(config: dict, job: PlannedJob, corpus: Corpus) -> tuple:
     spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
-    shape = {key: spec[key] for key in ("size", "layers", "dropout", "reuse_embedding", "loss", "bptt", "batch_size",
-                                        "unit_norm_embeddings")}
+    shape = {
+        key: spec[key]
+        for key in (
+            "size",
+            "layers",
+            "dropout",
+            "reuse_embedding",
+            "loss",
+            "bptt",
+            "batch_size",
+            "unit_norm_embeddings",
+        )
+    }
     shape["eval_batch_size"] = 10
     return ("lm", json.dumps(shape, sort_keys=True), corpus.vocabulary, None, None, 1)
 
@@ -145,13 +186,15 @@ def family_label(family: tuple) -> str:
     kind, shape, src, tgt, dim, length = family
     s = json.loads(shape)
     if kind == "lm":
-        return (f"LM {s['size']}x{s['layers']} V={src} loss={s['loss']}{' RE' if s['reuse_embedding'] else ''}"
-                f" dropout={s['dropout']:g}")
+        return (
+            f"LM {s['size']}x{s['layers']} V={src} loss={s['loss']}{' RE' if s['reuse_embedding'] else ''}"
+            f" dropout={s['dropout']:g}"
+        )
     m = s["model"]
     form = s["output_form"] or s["output_layer"]
     extras = "".join(f" {k}={s[k]}" for k in ("negative", "joint_dim", "sample_share") if s.get(k))
-    return (f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']} {form}/{s['loss']}"
-            f"{' tied' if s['tied'] else ''}{extras} V {src}->{tgt}{f' m={dim}' if dim else ''} batch {s['batch_size']} "
-            f"length {length}")
-
-
+    return (
+        f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']} {form}/{s['loss']}"
+        f"{' tied' if s['tied'] else ''}{extras} V {src}->{tgt}{f' m={dim}' if dim else ''} batch {s['batch_size']} "
+        f"length {length}"
+    )

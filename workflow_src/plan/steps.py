@@ -61,8 +61,15 @@ def repeats(model_only: bool) -> dict:
     return {name: (WARMUP, STEPS) for name in PARTS}
 
 
-def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: bool = False,
-             batch: int | None = None, shapes: list[tuple[int, int]] | None = None) -> Timing:
+def time_nmt(
+    config: dict,
+    job: PlannedJob,
+    family: tuple,
+    device,
+    model_only: bool = False,
+    batch: int | None = None,
+    shapes: list[tuple[int, int]] | None = None,
+) -> Timing:
     """A `job`-shaped model (untrained, random batches of the family's length), as train.py builds it
     (compiled as config `train.compile` says); counted as on CUDA with `model_only`. `batch`: its
     sentences (default the job's `train.batch_size`); `shapes`: (width, real units per row) of
@@ -88,15 +95,20 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
     multiple = nmt_data.length_multiple(spec)
     # (width, real units per row): counted at the mean length (padded as its mean batch is), timed
     # at the spread of lengths (each padded up to the granule)
-    shapes = shapes or ([(counting.padded_width(length, multiple), length)]
-                        + [(counting.ceil_to(n, multiple), n) for n in spread(length)[1:]])
+    shapes = shapes or (
+        [(counting.padded_width(length, multiple), length)]
+        + [(counting.ceil_to(n, multiple), n) for n in spread(length)[1:]]
+    )
 
     def make(width: int, n: int):
         positions = (torch.arange(batch)[:, None] * width + torch.arange(n)[None, :]).flatten()
-        return (torch.randint(4, src_size, (batch, width), device=device),
-                torch.full((batch,), n),  # on the host, as the encoder packs by them
-                torch.randint(4, tgt_size, (batch, width), device=device),
-                positions.to(device), n)  # the real targets, found on the host as nmt_data does
+        return (
+            torch.randint(4, src_size, (batch, width), device=device),
+            torch.full((batch,), n),  # on the host, as the encoder packs by them
+            torch.randint(4, tgt_size, (batch, width), device=device),
+            positions.to(device),
+            n,
+        )  # the real targets, found on the host as nmt_data does
 
     batches = itertools.cycle([make(width, n) for width, n in shapes])
     precision = precisions.resolve(config["train"].get("precision", "auto"), device)
@@ -125,20 +137,34 @@ def time_nmt(config: dict, job: PlannedJob, family: tuple, device, model_only: b
         model.eval()  # </s> banned: as many steps as the mean target length
         model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], n, check_every=check_every)
 
-    return timings({"step": step, "forward": forward, "decode": decode}, repeats(model_only), device,
-                   counting.optimiser_bytes(optimiser, trained))
+    return timings(
+        {"step": step, "forward": forward, "decode": decode},
+        repeats(model_only),
+        device,
+        counting.optimiser_bytes(optimiser, trained),
+    )
 
 
-def count_nmt(config: dict, job: PlannedJob, family: tuple, device, batch: int | None = None,
-              shapes: list[tuple[int, int]] | None = None) -> Timing:
+def count_nmt(
+    config: dict,
+    job: PlannedJob,
+    family: tuple,
+    device,
+    batch: int | None = None,
+    shapes: list[tuple[int, int]] | None = None,
+) -> Timing:
     """A translation family counted (not timed) at COUNTING_BATCH and twice it, its FLOPs
     extrapolated to `batch` (default the job's `train.batch_size`; every part, as the plan's
     decodes are counted at it too). `shapes`: as `time_nmt`'s."""
     batch = batch or layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)["train"]["batch_size"]
-    small, large = (time_nmt(config, job, family, device, model_only=True, batch=b, shapes=shapes)
-                    for b in (COUNTING_BATCH, 2 * COUNTING_BATCH))
-    counts = {part: counting.extrapolate(small.counts[part], large.counts[part], COUNTING_BATCH,
-                                         2 * COUNTING_BATCH, batch) for part in PARTS}
+    small, large = (
+        time_nmt(config, job, family, device, model_only=True, batch=b, shapes=shapes)
+        for b in (COUNTING_BATCH, 2 * COUNTING_BATCH)
+    )
+    counts = {
+        part: counting.extrapolate(small.counts[part], large.counts[part], COUNTING_BATCH, 2 * COUNTING_BATCH, batch)
+        for part in PARTS
+    }
     return Timing(None, None, None, counts)
 
 
@@ -162,7 +188,9 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
     precision = precisions.resolve(spec["precision"], device)
     precisions.configure(precision)
-    functions = {"step": lambda: training.train_epoch(model, segment, spec, optimiser, objective, precision),
-                 "forward": lambda: training.evaluate(model, held_out, spec["bptt"], precision),
-                 "decode": lambda: None}
+    functions = {
+        "step": lambda: training.train_epoch(model, segment, spec, optimiser, objective, precision),
+        "forward": lambda: training.evaluate(model, held_out, spec["bptt"], precision),
+        "decode": lambda: None,
+    }
     return timings(functions, repeats(model_only), device, counting.optimiser_bytes(optimiser, model.parameters()))

@@ -138,20 +138,31 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
         epochs = spec["max_epochs"] * spec.get("sessions", 1)
         segments = tokens / (spec["batch_size"] * spec["bptt"])
         held_out = lambda n: n / (10 * spec["bptt"])  # noqa: E731  (train_lm's eval_batch_size 10)
-        return {"epochs": epochs, "steps_per_epoch": math.ceil(segments),
-                "train": seconds("step") * math.ceil(segments) * epochs,
-                "validation": seconds("forward") * held_out(corpus.dev) * epochs,
-                "decoding": seconds("forward") * (held_out(corpus.dev) + held_out(corpus.test))}  # the final scores
+        return {
+            "epochs": epochs,
+            "steps_per_epoch": math.ceil(segments),
+            "train": seconds("step") * math.ceil(segments) * epochs,
+            "validation": seconds("forward") * held_out(corpus.dev) * epochs,
+            "decoding": seconds("forward") * (held_out(corpus.dev) + held_out(corpus.test)),
+        }  # the final scores
     t = config["train"]
     batch = layout.batch_size(t, layout.training_group(registry.experiment(job.experiment)))
     steps = math.ceil(corpus.train / batch)
     epochs = layout.schedule(t, job.experiment)["max_epochs"]  # train.overrides included
-    validation = (seconds("forward") * math.ceil(corpus.dev / batch)
-                  + seconds("decode") * math.ceil(corpus.dev / DEV_DECODE_BATCH))
-    decoding = sum(seconds("decode") * beam_width(s) * math.ceil(corpus.test / config["decode"]["batch_size"])
-                   for s in sorted(job.searches))
-    return {"epochs": epochs, "steps_per_epoch": steps, "train": seconds("step") * steps * epochs,
-            "validation": validation * epochs, "decoding": decoding}
+    validation = seconds("forward") * math.ceil(corpus.dev / batch) + seconds("decode") * math.ceil(
+        corpus.dev / DEV_DECODE_BATCH
+    )
+    decoding = sum(
+        seconds("decode") * beam_width(s) * math.ceil(corpus.test / config["decode"]["batch_size"])
+        for s in sorted(job.searches)
+    )
+    return {
+        "epochs": epochs,
+        "steps_per_epoch": steps,
+        "train": seconds("step") * steps * epochs,
+        "validation": validation * epochs,
+        "decoding": decoding,
+    }
 
 
 # -- many jobs on a few GPUs -------------------------------------------------------------------------------
@@ -168,7 +179,9 @@ def sharing_slowdown(gpu_check: dict | None, per_device: int) -> float | None:
     if not isinstance(shared, dict) or str(per_device) not in shared:
         return None
     alone = gpu_check["step_seconds"]
-    ratios = sorted(entry["step_seconds"] / alone[name] for name, entry in shared[str(per_device)].items() if name in alone)
+    ratios = sorted(
+        entry["step_seconds"] / alone[name] for name, entry in shared[str(per_device)].items() if name in alone
+    )
     if not ratios:
         return None
     middle = len(ratios) // 2
@@ -184,8 +197,9 @@ def wall_hours(durations: list[float], slots: int) -> float:
     return max(loads)
 
 
-def modelled_wall_hours(alone: list[float], busy: list[float], gpus: int, per_device: int,
-                        exclusive: list[bool] | None = None) -> float:
+def modelled_wall_hours(
+    alone: list[float], busy: list[float], gpus: int, per_device: int, exclusive: list[bool] | None = None
+) -> float:
     """Modelled wall hours of jobs on `gpus` devices, `per_device` at a time, but the `exclusive`
     ones (trainings whose time an artefact reports), which hold a whole device:
 

@@ -13,8 +13,19 @@ import statistics
 from pathlib import Path
 
 from workflow_src import layout, registry
-from workflow_src.artefacts import (Context, ConvergenceTable, ExampleTable, Job, NeighbourTable, NextWordTable,
-                                    ParameterTable, PerplexityTable, RareWordTable, RepresentationTable, SamplingTable)
+from workflow_src.artefacts import (
+    Context,
+    ConvergenceTable,
+    ExampleTable,
+    Job,
+    NeighbourTable,
+    NextWordTable,
+    ParameterTable,
+    PerplexityTable,
+    RareWordTable,
+    RepresentationTable,
+    SamplingTable,
+)
 from workflow_src.atomic import read_lines, read_metrics as read_metrics_file
 from workflow_src.data.vocab import read_counts
 from workflow_src.report import plateau
@@ -66,8 +77,14 @@ def chosen_lm_jobs(ctx: Context, corpus, experiment: str, tune: str | None) -> t
     """The seeds of the language model with the lowest mean validation perplexity among a row's
     candidates (the tying paper's γ), and a note saying which it is (empty if not tuned)."""
     jobs = {candidate: ctx.lm_jobs(corpus, candidate) for candidate in ctx.candidates(experiment, tune, corpus.base)}
-    return choose(jobs, tune, corpus.name, "validation perplexity", lambda job: -validation_perplexity(job),
-                  registry.language_model)
+    return choose(
+        jobs,
+        tune,
+        corpus.name,
+        "validation perplexity",
+        lambda job: -validation_perplexity(job),
+        registry.language_model,
+    )
 
 
 def choose(jobs: dict[str, list[Job]], tune, where: str, measure: str, score, configuration) -> tuple[list[Job], str]:
@@ -81,12 +98,16 @@ def choose(jobs: dict[str, list[Job]], tune, where: str, measure: str, score, co
     chosen = best if isinstance(tune, tuple) else f"{tune} = {configuration(best).loss_params[tune]:g}"
     if len(candidates) == 1:
         return jobs[best], f"{where}: {chosen}, the one value configured, not tuned"
-    values = ", ".join(candidates if isinstance(tune, tuple) else (f"{configuration(c).loss_params[tune]:g}" for c in candidates))
+    values = ", ".join(
+        candidates if isinstance(tune, tuple) else (f"{configuration(c).loss_params[tune]:g}" for c in candidates)
+    )
     return jobs[best], f"{where}: {chosen}, chosen on {measure} among {values}"
 
 
-NO_DIFF = ("No diff column: on synthetic data our numbers and the paper's measure different data, so their "
-           "difference means nothing; the paper's are shown for the table's layout.")
+NO_DIFF = (
+    "No diff column: on synthetic data our numbers and the paper's measure different data, so their "
+    "difference means nothing; the paper's are shown for the table's layout."
+)
 
 
 def diff_column(ctx: Context, name: str) -> list[str]:
@@ -118,8 +139,13 @@ def convergence(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_i
     the two across scales."""
     columns = ["pair"]
     for s in artefact.systems:
-        columns += [f"{s.name} paper (h)", f"{s.name} ours (s)", f"{s.name} converged epoch",
-                    f"{s.name} paper ratio", f"{s.name} ours ratio"]
+        columns += [
+            f"{s.name} paper (h)",
+            f"{s.name} ours (s)",
+            f"{s.name} converged epoch",
+            f"{s.name} paper ratio",
+            f"{s.name} ours ratio",
+        ]
     columns += ["seeds", "note"]
     rows = []
     reference = artefact.systems[0].name
@@ -132,24 +158,29 @@ def convergence(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_i
                 break
             jobs, measured = convergence_times(ctx, column, s)
             out[f"{s.name} ours (s)"] = mean([seconds for seconds, _, _ in measured])
-            out[f"{s.name} converged epoch"] = " ".join(f"{epoch}{'' if converged else '+'}"
-                                                        for _, epoch, converged in measured)
+            out[f"{s.name} converged epoch"] = " ".join(
+                f"{epoch}{'' if converged else '+'}" for _, epoch, converged in measured
+            )
             out["seeds"] = " ".join(str(j.seed) for j in jobs)
             still_falling = [str(j.seed) for j, (_, _, converged) in zip(jobs, measured) if not converged]
             if still_falling:
-                notes.append(f"{s.name}: development loss still falling when training stopped (seed "
-                             f"{' '.join(still_falling)}): a lower bound")
+                notes.append(
+                    f"{s.name}: development loss still falling when training stopped (seed "
+                    f"{' '.join(still_falling)}): a lower bound"
+                )
         for s in artefact.systems:
             for kind, unit in (("paper", "h"), ("ours", "s")):
                 value = out.get(f"{s.name} {kind} ({unit})")
                 out[f"{s.name} {kind} ratio"] = ratio(value, out.get(f"{reference} {kind} ({unit})"))
         out["note"] = "; ".join(n for n in notes if n)
         rows.append(out)
-    footer = ["Training time (validation excluded) until convergence by the paper's criterion (§4.1): the "
-              "epoch with the lowest development perplexity (softmax) or development loss (continuous models), "
-              "both the lowest development loss per token, from metrics.jsonl; an epoch marked + was the last "
-              "trained, the loss still falling (training stops by train.patience on train.selection). "
-              f"The paper's times in hours, ours in seconds; ratio: to {reference}."]
+    footer = [
+        "Training time (validation excluded) until convergence by the paper's criterion (§4.1): the "
+        "epoch with the lowest development perplexity (softmax) or development loss (continuous models), "
+        "both the lowest development loss per token, from metrics.jsonl; an epoch marked + was the last "
+        "trained, the loss still falling (training stops by train.patience on train.selection). "
+        f"The paper's times in hours, ours in seconds; ratio: to {reference}."
+    ]
     return columns, rows, footer
 
 
@@ -166,10 +197,21 @@ def rare_word_counts(artefact: RareWordTable, ctx: Context) -> dict[str, list[tu
     data = layout.data_dir(column.dataset, column.pair)
     references = read_lines(Path(f"{data}/tok/test.{tgt}"))
     counts = dict(read_counts(Path(f"{data}/vocab/{tgt}.tsv")))
-    return {s.name: [(j, sentence_bin_counts(references, read_lines(Path(layout.hypothesis_path(
-                         j.dataset, j.pair, j.experiment, j.seed, tokenized=True))), counts, artefact.bins))
-                     for j in ctx.system_jobs(column, s)]
-            for s in artefact.systems}
+    return {
+        s.name: [
+            (
+                j,
+                sentence_bin_counts(
+                    references,
+                    read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, tokenized=True))),
+                    counts,
+                    artefact.bins,
+                ),
+            )
+            for j in ctx.system_jobs(column, s)
+        ]
+        for s in artefact.systems
+    }
 
 
 @table.register
@@ -184,21 +226,28 @@ def rare_words(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: s
     if ctx.status(column):
         return columns, [{"training frequency": bin_label(*b), "note": ctx.status(column)} for b in artefact.bins], []
     labels = rare_word_bins(artefact)
-    results = {name: [bin_scores(counts, len(labels)) for _, counts in runs]
-               for name, runs in rare_word_counts(artefact, ctx).items()}
+    results = {
+        name: [bin_scores(counts, len(labels)) for _, counts in runs]
+        for name, runs in rare_word_counts(artefact, ctx).items()
+    }
     rows = []
     for b, label in enumerate(labels):
         out = {"training frequency": label, "note": "not in the paper" if b == 0 else ""}
         for s in systems:
             paper = artefact.paper.get(label, {}).get(s.name)
             ours = mean([per_seed[b]["f1"] for per_seed in results[s.name]])
-            out |= {f"{s.name} paper": paper, f"{s.name} ours": ours,
-                    f"{s.name} diff": ours - paper if paper is not None and ours is not None else None}
+            out |= {
+                f"{s.name} paper": paper,
+                f"{s.name} ours": ours,
+                f"{s.name} diff": ours - paper if paper is not None and ours is not None else None,
+            }
         out["test words"] = results[systems[0].name][0][b]["reference_words"]
         rows.append(out)
-    footer = [f"Unigram F1 of test-set words ({column.dataset} {column.pair}) by their frequency in the training "
-              "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement.",
-              *diff_footer(ctx)]
+    footer = [
+        f"Unigram F1 of test-set words ({column.dataset} {column.pair}) by their frequency in the training "
+        "target text; matches are clipped per sentence; tokenized, truecased text after <unk> replacement.",
+        *diff_footer(ctx),
+    ]
     return columns, rows, footer
 
 
@@ -233,14 +282,16 @@ def neighbours(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: 
         rows.append(out)
     seeds = sorted({j.seed for s in artefact.systems for j in ctx.system_jobs(column, s)})
     words = measured[artefact.systems[0].name][0]["words"]
-    footer = [f"Teacher-forced predictions on the {column.dataset} {column.pair} test set ({words} reference words "
-              f"with their own vector), cosine similarities; ours: the mean over seeds {' '.join(map(str, seeds))}.",
-              "Teacher-forced, not free-running: the paper does not say which. Its statistics compare each predicted "
-              "embedding with its target word, and only teacher forcing (each step reads the reference prefix) pairs "
-              "every prediction with one reference word; a free-running translation has its own length and words. "
-              "Expected effect: higher accuracies than a position-by-position comparison of free-running output would "
-              "give (the paper's accuracy@1, about 24%, may be such a comparison).",
-              *notes]
+    footer = [
+        f"Teacher-forced predictions on the {column.dataset} {column.pair} test set ({words} reference words "
+        f"with their own vector), cosine similarities; ours: the mean over seeds {' '.join(map(str, seeds))}.",
+        "Teacher-forced, not free-running: the paper does not say which. Its statistics compare each predicted "
+        "embedding with its target word, and only teacher forcing (each step reads the reference prefix) pairs "
+        "every prediction with one reference word; a free-running translation has its own length and words. "
+        "Expected effect: higher accuracies than a position-by-position comparison of free-running output would "
+        "give (the paper's accuracy@1, about 24%, may be such a comparison).",
+        *notes,
+    ]
     return columns, rows, footer
 
 
@@ -248,7 +299,9 @@ def read_perplexity(job: Job) -> dict:
     return json.loads(Path(f"{layout.lm_dir(job)}/perplexity.json").read_text())
 
 
-def chosen_perplexities(artefact: PerplexityTable, ctx: Context) -> dict[tuple[str, object], tuple[list[Job], str, list[dict]]]:
+def chosen_perplexities(
+    artefact: PerplexityTable, ctx: Context
+) -> dict[tuple[str, object], tuple[list[Job], str, list[dict]]]:
     """(row experiment, corpus) -> (the chosen jobs, the tuning note, each one's perplexity.json)
     of every cell we compute (`layout.computed_cells`)."""
     out = {}
@@ -265,7 +318,11 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
     columns = ["experiment", *artefact.label_columns]
     for corpus in artefact.columns:
         for split in ("valid", "test"):
-            columns += [f"{corpus.name} {split} paper", f"{corpus.name} {split} ours", *diff_column(ctx, f"{corpus.name} {split}")]
+            columns += [
+                f"{corpus.name} {split} paper",
+                f"{corpus.name} {split} ours",
+                *diff_column(ctx, f"{corpus.name} {split}"),
+            ]
     columns += ["units ours"] + [f"{corpus.name} parameters ours" for corpus in artefact.columns] + ["seeds", "note"]
     computed = chosen_perplexities(artefact, ctx)
     rows, row_notes, trained = [], [], {}  # trained: (block, corpus) -> {row: the epochs its runs ran}
@@ -284,8 +341,11 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
                 notes.append(ctx.corpus_status(corpus))
             for split in ("valid", "test"):
                 paper, ours = row.paper.get(f"{corpus.name} {split}"), mean([r[f"{split}_perplexity"] for r in results])
-                out |= {f"{corpus.name} {split} paper": paper, f"{corpus.name} {split} ours": ours,
-                        f"{corpus.name} {split} diff": ours - paper if None not in (ours, paper) else None}
+                out |= {
+                    f"{corpus.name} {split} paper": paper,
+                    f"{corpus.name} {split} ours": ours,
+                    f"{corpus.name} {split} diff": ours - paper if None not in (ours, paper) else None,
+                }
             if results:  # the vocabulary, and so the size, is the corpus's
                 out[f"{corpus.name} parameters ours"] = results[0]["parameters"]
                 out["units ours"] = results[0]["units"]  # config lm.sizes: the paper's, or toy ones
@@ -300,9 +360,11 @@ def perplexities(artefact: PerplexityTable, ctx: Context, paper: str, artefact_i
                 notes.append(f"{corpus.name}: {note}")
     for out, notes in zip(rows, row_notes):
         out["note"] = "; ".join(n for n in notes if n)
-    footer = ["Perplexity exp(mean negative log-likelihood per token, <eos> included) of the epoch with the best "
-              "validation perplexity; ours: the mean over seeds. A cell is computed where the paper reports one.",
-              *diff_footer(ctx)]
+    footer = [
+        "Perplexity exp(mean negative log-likelihood per token, <eos> included) of the epoch with the best "
+        "validation perplexity; ours: the mean over seeds. A cell is computed where the paper reports one.",
+        *diff_footer(ctx),
+    ]
     return columns, rows, footer
 
 
@@ -315,20 +377,28 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
         columns += [f"{s.name} paper", f"{s.name} ours", f"{s.name} ours p(next)", f"{s.name} ours rank of next"]
     columns += ["note"]
     if ctx.corpus_status(artefact.corpus):
-        return columns, [{"phrase": p, "next word(s)": f, "note": ctx.corpus_status(artefact.corpus)}
-                         for p, f in artefact.phrases], []
+        return (
+            columns,
+            [{"phrase": p, "next word(s)": f, "note": ctx.corpus_status(artefact.corpus)} for p, f in artefact.phrases],
+            [],
+        )
     chosen = {s.name: chosen_lm_jobs(ctx, artefact.corpus, s.experiment, s.tune) for s in artefact.systems}
-    predictions = {name: json.loads(Path(layout.next_words_path(jobs[0], paper, artefact_id)).read_text())
-                   for name, (jobs, _) in chosen.items()}
+    predictions = {
+        name: json.loads(Path(layout.next_words_path(jobs[0], paper, artefact_id)).read_text())
+        for name, (jobs, _) in chosen.items()
+    }
     rows = []
     for i, (phrase, following) in enumerate(artefact.phrases):
         out = {"phrase": phrase, "next word(s)": following}
         unknown = set()
         for s in artefact.systems:
             ours = predictions[s.name][i]
-            out |= {f"{s.name} paper": artefact.paper.get(phrase, {}).get(s.name),
-                    f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
-                    f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}", f"{s.name} ours rank of next": ours["next_rank"]}
+            out |= {
+                f"{s.name} paper": artefact.paper.get(phrase, {}).get(s.name),
+                f"{s.name} ours": ", ".join(f"{p['word']} {p['probability']:.2g}" for p in ours["predictions"]),
+                f"{s.name} ours p(next)": f"{ours['next_probability']:.3g}",
+                f"{s.name} ours rank of next": ours["next_rank"],
+            }
             unknown.update(ours.get("unknown", ()))
         notes = [f"not in the vocabulary, read as <unk>: {', '.join(sorted(unknown))}"] if unknown else []
         if artefact.context and any("not found" in predictions[s.name][i]["context"] for s in artefact.systems):
@@ -336,19 +406,27 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
         out["note"] = "; ".join(notes)
         rows.append(out)
     seed = ctx.seeds[0]
-    reading = (f"in the {artefact.context} text, after the text before it (a phrase it lacks: from the start of a "
-               "sentence, and its note says so)" if artefact.context else "from the start of a sentence")
-    footer = [f"Top {artefact.top} predictions, most probable first, after reading each phrase {reading} "
-              f"(seed {seed}); the paper's as its Table 4 prints them.",
-              *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning)]
+    reading = (
+        f"in the {artefact.context} text, after the text before it (a phrase it lacks: from the start of a "
+        "sentence, and its note says so)"
+        if artefact.context
+        else "from the start of a sentence"
+    )
+    footer = [
+        f"Top {artefact.top} predictions, most probable first, after reading each phrase {reading} "
+        f"(seed {seed}); the paper's as its Table 4 prints them.",
+        *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning),
+    ]
     return columns, rows, footer
 
 
 def same_text(a: str, b: str) -> bool:
     """Equal once reduced to their ASCII letters and digits, lower-cased: blind to tokenization,
     punctuation, quote styles and to accented letters (which the paper's text extraction lost)."""
+
     def reduce(text: str) -> str:
         return "".join(c for c in text.lower() if c.isascii() and c.isalnum())
+
     return reduce(a) == reduce(b)
 
 
@@ -364,26 +442,44 @@ def examples(artefact: ExampleTable, ctx: Context, paper: str, artefact_id: str)
     src, tgt = column.pair.split("-")
     data = layout.data_dir(column.dataset, column.pair)
     sources, references = read_lines(Path(f"{data}/raw/test.{src}")), read_lines(Path(f"{data}/raw/test.{tgt}"))
-    found = next((i for i, (s, r) in enumerate(zip(sources, references, strict=True))
-                  if artefact.paper and (same_text(s, artefact.paper["Input"]) or same_text(r, artefact.paper["Reference"]))),
-                 None)
+    found = next(
+        (
+            i
+            for i, (s, r) in enumerate(zip(sources, references, strict=True))
+            if artefact.paper and (same_text(s, artefact.paper["Input"]) or same_text(r, artefact.paper["Reference"]))
+        ),
+        None,
+    )
     if found is not None:
         index = found
-        shown = (f"Test sentence {index + 1} of {column.dataset} {column.pair}: the paper's own example, found by "
-                 "its text (ASCII letters and digits, lower-cased; the paper's text extraction lost its accents).")
+        shown = (
+            f"Test sentence {index + 1} of {column.dataset} {column.pair}: the paper's own example, found by "
+            "its text (ASCII letters and digits, lower-cased; the paper's text extraction lost its accents)."
+        )
     else:
         tokenized = read_lines(Path(f"{data}/tok/test.{src}"))
         index = next((i for i, line in enumerate(tokenized) if len(line.split()) >= artefact.min_length), 0)
-        shown = (f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
-                 f"{artefact.min_length} tokens, because this test set does not hold the paper's example"
-                 + (" (its column: the paper's sentence and translations, for comparison only)." if artefact.paper else "."))
-    rows = [{"": "Input", "text": sources[index], "paper": artefact.paper.get("Input")},
-            {"": "Reference", "text": references[index], "paper": artefact.paper.get("Reference")}]
+        shown = (
+            f"Test sentence {index + 1} of {column.dataset} {column.pair}: the first with at least "
+            f"{artefact.min_length} tokens, because this test set does not hold the paper's example"
+            + (" (its column: the paper's sentence and translations, for comparison only)." if artefact.paper else ".")
+        )
+    rows = [
+        {"": "Input", "text": sources[index], "paper": artefact.paper.get("Input")},
+        {"": "Reference", "text": references[index], "paper": artefact.paper.get("Reference")},
+    ]
     for s in artefact.systems:
         job = ctx.system_jobs(column, s)[0]
-        rows.append({"": f"Predicted ({s.name})",
-                     "text": read_lines(Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed)))[index],
-                     "paper": artefact.paper.get(s.name), "note": f"seed {job.seed}"})
+        rows.append(
+            {
+                "": f"Predicted ({s.name})",
+                "text": read_lines(Path(layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed)))[
+                    index
+                ],
+                "paper": artefact.paper.get(s.name),
+                "note": f"seed {job.seed}",
+            }
+        )
     return columns, rows, [shown]
 
 
@@ -400,7 +496,9 @@ def representations(artefact: RepresentationTable, ctx: Context, paper: str, art
     for header, experiment, side in artefact.sides:
         job = ctx.jobs(artefact.column, experiment)[0]
         result = json.loads(Path(layout.representations_path(job, paper, artefact_id)).read_text())
-        found[header] = {q: [f"{piece} ({cosine:.2f})" for piece, cosine in words[side]] for q, words in result["queries"].items()}
+        found[header] = {
+            q: [f"{piece} ({cosine:.2f})" for piece, cosine in words[side]] for q, words in result["queries"].items()
+        }
     rows = []
     for query in queries:
         label = f"{query} ({artefact.labels[query]})" if query in artefact.labels else query
@@ -414,9 +512,11 @@ def representations(artefact: RepresentationTable, ctx: Context, paper: str, art
             if missing and rank == 1:
                 out["note"] = "not one piece of the target vocabulary"
             rows.append(out)
-    footer = [f"Nearest pieces by cosine (ours: seed {ctx.seeds[0]}, special tokens left out; sentencepiece's ▁ starts "
-              "a word, the paper's @@ marks a piece that does not end one); input: the decoder's input embedding E; "
-              "output: g_out(E), what the context is scored against (W for NMT)."]
+    footer = [
+        f"Nearest pieces by cosine (ours: seed {ctx.seeds[0]}, special tokens left out; sentencepiece's ▁ starts "
+        "a word, the paper's @@ marks a piece that does not end one); input: the decoder's input embedding E; "
+        "output: g_out(E), what the context is scored against (W for NMT)."
+    ]
     return columns, rows, footer
 
 
@@ -427,8 +527,13 @@ def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_i
     measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
     columns = ["experiment", *artefact.label_columns]
     for share in artefact.shares:
-        columns += [f"{share:.0%} paper", f"{share:.0%} ours", f"{share:.0%} ours sd", f"{share:.0%} paper ratio",
-                    f"{share:.0%} ours ratio"]
+        columns += [
+            f"{share:.0%} paper",
+            f"{share:.0%} ours",
+            f"{share:.0%} ours sd",
+            f"{share:.0%} paper ratio",
+            f"{share:.0%} ours ratio",
+        ]
     first = artefact.rows[0]
     rows = []
     for row in artefact.rows:
@@ -436,16 +541,21 @@ def sampling_speed(artefact: SamplingTable, ctx: Context, paper: str, artefact_i
         for share in artefact.shares:
             key = f"{share:g}"
             ours, base = measured["rows"][row.experiment].get(key), measured["rows"][first.experiment].get(key)
-            out |= {f"{share:.0%} paper": row.paper.get(key), f"{share:.0%} ours": ours,
-                    f"{share:.0%} ours sd": measured.get("sd", {}).get(row.experiment, {}).get(key),
-                    f"{share:.0%} paper ratio": ratio(row.paper.get(key), first.paper.get(key)),
-                    f"{share:.0%} ours ratio": ratio(ours, base)}
+            out |= {
+                f"{share:.0%} paper": row.paper.get(key),
+                f"{share:.0%} ours": ours,
+                f"{share:.0%} ours sd": measured.get("sd", {}).get(row.experiment, {}).get(key),
+                f"{share:.0%} paper ratio": ratio(row.paper.get(key), first.paper.get(key)),
+                f"{share:.0%} ours ratio": ratio(ours, base),
+            }
         rows.append(out)
     settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
-    footer = [f"Target tokens per second over one training step (forward, backward, Adam) of untrained models fed "
-              f"random batches, each share of a {measured['sampling_vocab']}-piece vocabulary sampled per batch, timed in "
-              f"one run ({settings}); ours: the mean over the timed repeats (each the mean over its steps), sd: their "
-              f"sample standard deviation; ratios to {first.experiment}."]
+    footer = [
+        f"Target tokens per second over one training step (forward, backward, Adam) of untrained models fed "
+        f"random batches, each share of a {measured['sampling_vocab']}-piece vocabulary sampled per batch, timed in "
+        f"one run ({settings}); ours: the mean over the timed repeats (each the mean over its steps), sd: their "
+        f"sample standard deviation; ratios to {first.experiment}."
+    ]
     return columns, rows, footer
 
 
@@ -468,8 +578,13 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
     columns = ["experiment", *artefact.label_columns]
     quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), ("ms", "ms per batch"))
     for key, name in quantities:
-        columns += [f"{name} paper", f"{name} ours", *([f"{name} ours sd"] if key == "ms" else []),
-                    f"{name} paper ratio", f"{name} ours ratio"]
+        columns += [
+            f"{name} paper",
+            f"{name} ours",
+            *([f"{name} ours sd"] if key == "ms" else []),
+            f"{name} paper ratio",
+            f"{name} ours ratio",
+        ]
     columns += ["note"]
     first = artefact.rows[0]
     rows = []
@@ -488,8 +603,10 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
         rows.append(out)
     settings = ", ".join(f"{k} {v}" for k, v in measured["settings"].items())
     column = artefact.column
-    footer = [f"Parameters: counted in the models trained on {column.dataset} {column.pair} (seed {ctx.seeds[0]}, their "
-              "vocabularies), with the layers' biases, which the paper's counts leave out. ms per batch: untrained models "
-              f"at the paper's sizes, timed in one run ({settings}), the mean over the timed repeats (each the mean over "
-              f"its steps), sd: their sample standard deviation. Ratios to {first.experiment}."]
+    footer = [
+        f"Parameters: counted in the models trained on {column.dataset} {column.pair} (seed {ctx.seeds[0]}, their "
+        "vocabularies), with the layers' biases, which the paper's counts leave out. ms per batch: untrained models "
+        f"at the paper's sizes, timed in one run ({settings}), the mean over the timed repeats (each the mean over "
+        f"its steps), sd: their sample standard deviation. Ratios to {first.experiment}."
+    ]
     return columns, rows, footer

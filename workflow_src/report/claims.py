@@ -45,17 +45,33 @@ from workflow_src.atomic import write_text
 from workflow_src.paper_records import Check, Claim
 from workflow_src.score import evidence, significance
 from workflow_src.score.evidence import Cell
-from workflow_src.score.inference import (ALPHA, RESAMPLES, Spread, Test, by_bootstrap, by_t, difference, holm,
-                                          observed, on_scale, power, resample_p, runs)
+from workflow_src.score.inference import (
+    ALPHA,
+    RESAMPLES,
+    Spread,
+    Test,
+    by_bootstrap,
+    by_t,
+    difference,
+    holm,
+    observed,
+    on_scale,
+    power,
+    resample_p,
+    runs,
+)
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 NOT_DECIDABLE, NOT_COMPARABLE = "not decidable", "not comparable"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_DECIDABLE, NOT_COMPARABLE)
 # the tally's columns: what each verdict means
-VERDICT_HEADINGS = {REPRODUCED: REPRODUCED, NOT_REPRODUCED: NOT_REPRODUCED,
-                    INCONCLUSIVE: "inconclusive: too little evidence",
-                    NOT_DECIDABLE: "not decidable in this run: evidence missing",
-                    NOT_COMPARABLE: "not comparable: synthetic data"}
+VERDICT_HEADINGS = {
+    REPRODUCED: REPRODUCED,
+    NOT_REPRODUCED: NOT_REPRODUCED,
+    INCONCLUSIVE: "inconclusive: too little evidence",
+    NOT_DECIDABLE: "not decidable in this run: evidence missing",
+    NOT_COMPARABLE: "not comparable: synthetic data",
+}
 TARGET_POWER = 0.8
 MAX_RUNS = 50  # the most seeds (or repeats) a power answer looks at
 ONE_SEED = "one seed: test-set variance only"
@@ -76,11 +92,15 @@ def with_unit(value: float, unit: str) -> str:
     return f"{value:.4g} {unit}".rstrip()
 
 
-def describe(check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float,
-             unit: str = "") -> str:
+def describe(
+    check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float, unit: str = ""
+) -> str:
     """Our two numbers with their unit, and the difference (or ratio) the claim is about."""
-    other = (f"{with_unit(value_b, unit)} ({check.compared_name}, {runs(b)})" if b is not None
-             else with_unit(check.threshold, unit))
+    other = (
+        f"{with_unit(value_b, unit)} ({check.compared_name}, {runs(b)})"
+        if b is not None
+        else with_unit(check.threshold, unit)
+    )
     if check.parity is not None or check.factor is not None:
         return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}: ratio {value_a / value_b:.3g}"
     return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}; d = {d:+.3g}"
@@ -96,16 +116,26 @@ def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") 
     for (name, column, x), cell in (((check.row, check.column, check.x), a), (check.compared or (None, None, None), b)):
         if name is not None and cell is None:
             at = f" at x = {x:g}" if x is not None else ""
-            return Outcome(NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: not "
-                                              "configured in this run, or not computed (its note says which)")
+            return Outcome(
+                NOT_DECIDABLE,
+                "",
+                f"{check.artefact} has no evidence for {name} in {column}{at}: not "
+                "configured in this run, or not computed (its note says which)",
+            )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
-    if moving := [f"{cell.row if cell is a else check.compared_name} {cell.unsettled}" for cell in (a, b)
-                  if cell is not None and cell.unsettled]:
+    if moving := [
+        f"{cell.row if cell is a else check.compared_name} {cell.unsettled}"
+        for cell in (a, b)
+        if cell is not None and cell.unsettled
+    ]:
         reference = observed(b) if b is not None else check.threshold
         d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
-        return Outcome(NOT_DECIDABLE, describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
-                       f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}")
+        return Outcome(
+            NOT_DECIDABLE,
+            describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
+            f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}",
+        )
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
@@ -119,12 +149,15 @@ def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") 
             return Outcome(REPRODUCED, shown, f"{test.method}: within {bounds}, p = {test.p_claim:.3g}", test)
         if test.p_opposite < ALPHA:
             return Outcome(NOT_REPRODUCED, shown, f"{test.method}: outside {bounds}, p = {test.p_opposite:.3g}", test)
-        return Outcome(INCONCLUSIVE, shown, f"{test.method}: neither within nor outside {bounds} at p < {ALPHA:g}", test)
+        return Outcome(
+            INCONCLUSIVE, shown, f"{test.method}: neither within nor outside {bounds} at p < {ALPHA:g}", test
+        )
     if test.p_claim < ALPHA:
         return Outcome(REPRODUCED, shown, f"{test.method}: p = {test.p_claim:.3g} < {ALPHA:g}", test)
     if test.p_opposite < ALPHA:
-        return Outcome(NOT_REPRODUCED, shown, f"{test.method}: the opposite holds, p = {test.p_opposite:.3g} < {ALPHA:g}",
-                       test)
+        return Outcome(
+            NOT_REPRODUCED, shown, f"{test.method}: the opposite holds, p = {test.p_opposite:.3g} < {ALPHA:g}", test
+        )
     return Outcome(INCONCLUSIVE, shown, f"{test.method}: p = {test.p_claim:.3g}, not below {ALPHA:g} either way", test)
 
 
@@ -134,18 +167,22 @@ def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
     tests = [o.test for o in outcomes]
     if any(t is None or t.resampled is None for t in tests):
         if any(t is not None and t.resampled is None for t in tests):
-            raise ValueError(f"claim {claim.id}: a pooled claim needs unit evidence (BLEU, perplexity, F1, METEOR) "
-                             "in every check")
+            raise ValueError(
+                f"claim {claim.id}: a pooled claim needs unit evidence (BLEU, perplexity, F1, METEOR) in every check"
+            )
         return None
     d_r = np.mean([t.resampled for t in tests], axis=0)
     d_fixed = np.mean([t.resampled_fixed for t in tests], axis=0)
     spread = Spread.of_bootstrap(d_r, d_fixed, min(t.spread.runs for t in tests))
     positive = sum(t.d > 0 for t in tests)
-    method = (f"pooled paired bootstrap of the mean d over the {len(tests)} cells (each cell's units and seeds "
-              f"resampled, {RESAMPLES} resamples): mean d = {np.mean([t.d for t in tests]):+.3g}, "
-              f"{positive} of {len(tests)} cells in the claimed direction")
-    return Test(float(np.mean([t.d for t in tests])), resample_p(d_r <= 0), resample_p(d_r >= 0), method, spread, d_r,
-                d_fixed)
+    method = (
+        f"pooled paired bootstrap of the mean d over the {len(tests)} cells (each cell's units and seeds "
+        f"resampled, {RESAMPLES} resamples): mean d = {np.mean([t.d for t in tests]):+.3g}, "
+        f"{positive} of {len(tests)} cells in the claimed direction"
+    )
+    return Test(
+        float(np.mean([t.d for t in tests])), resample_p(d_r <= 0), resample_p(d_r >= 0), method, spread, d_r, d_fixed
+    )
 
 
 # -- power ---------------------------------------------------------------------------------------------
@@ -189,7 +226,7 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
     needed = next((n for n in range(current + 1, MAX_RUNS + 1) if at(n) >= TARGET_POWER), None)
     if needed is not None:
         return f"{text}; {TARGET_POWER:.0%} needs {runs_text(needed, kind)}"
-    if at(10 ** 6) < TARGET_POWER:
+    if at(10**6) < TARGET_POWER:
         return f"{text}; no number of {kind}s reaches {TARGET_POWER:.0%}: the test set's own variance is too large"
     return f"{text}; {TARGET_POWER:.0%} needs more than {runs_text(MAX_RUNS, kind)}"
 
@@ -205,7 +242,6 @@ def pair_name(check: Check) -> str:
     return f"{check.row} against {check.than if check.than is not None else f'{check.threshold:g}'} ({check.column})"
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Decision:
     verdict: str  # one of VERDICTS
@@ -214,8 +250,9 @@ class Decision:
     power: str
 
 
-def decide_claim(claim: Claim, outcomes: list[Outcome], gaps: list[float | None] | None = None,
-                 synthetic: bool = False) -> Decision:
+def decide_claim(
+    claim: Claim, outcomes: list[Outcome], gaps: list[float | None] | None = None, synthetic: bool = False
+) -> Decision:
     """The claim's verdict from its checks' outcomes (module docstring): Holm for "not reproduced",
     every check (or the pooled test) for "reproduced"; `gaps`: the paper's d per check (None: not
     printed)."""
@@ -225,18 +262,22 @@ def decide_claim(claim: Claim, outcomes: list[Outcome], gaps: list[float | None]
     reversed_ = [check for (check, _), r in zip(tested, holm([o.test.p_opposite for _, o in tested])) if r]
     notes = []
     if reversed_:
-        notes.append(f"Holm's correction over the {len(tested)} tested checks: reversed in "
-                     + ", ".join(map(pair_name, reversed_)))
+        notes.append(
+            f"Holm's correction over the {len(tested)} tested checks: reversed in "
+            + ", ".join(map(pair_name, reversed_))
+        )
     if pooled is not None:
         notes.append(f"{pooled.method}: p = {pooled.p_claim:.3g}, of the opposite {pooled.p_opposite:.3g}")
     if synthetic and any(c.against_printed_constant for c in claim.checks):
         verdict = NOT_COMPARABLE
-        notes.insert(0, "synthetic data: compared with a number the paper prints, which the demo's data cannot be held to")
+        notes.insert(
+            0, "synthetic data: compared with a number the paper prints, which the demo's data cannot be held to"
+        )
     elif reversed_ or (pooled is not None and pooled.p_opposite < ALPHA):
         verdict = NOT_REPRODUCED
     elif any(o.verdict == NOT_DECIDABLE for o in outcomes):
         verdict = NOT_DECIDABLE
-    elif (pooled.p_claim < ALPHA if pooled is not None else all(o.verdict == REPRODUCED for o in outcomes)):
+    elif pooled.p_claim < ALPHA if pooled is not None else all(o.verdict == REPRODUCED for o in outcomes):
         verdict = REPRODUCED
     else:
         verdict = INCONCLUSIVE
@@ -266,8 +307,9 @@ def paper_value(paper: str, artefact_id: str, row: str, column: str) -> float | 
     from workflow_src import artefacts, registry
 
     artefact = registry.artefact(paper, artefact_id)
-    if isinstance(artefact, (artefacts.ScoreTable, artefacts.PerplexityTable, artefacts.ParameterTable,
-                             artefacts.SamplingTable)):
+    if isinstance(
+        artefact, (artefacts.ScoreTable, artefacts.PerplexityTable, artefacts.ParameterTable, artefacts.SamplingTable)
+    ):
         key = {"ms per batch": "ms"}.get(column, column)
         if isinstance(artefact, artefacts.SamplingTable):
             key = f"{float(column.rstrip('%')) / 100:g}"
@@ -290,13 +332,21 @@ def unit_of(paper: str, check: Check) -> str:
         return "METEOR (%)" if column.metric == "meteor" else "BLEU"
     if isinstance(artefact, artefacts.Figure):
         panel = next(p for p in artefact.panels if p.title == check.column)
-        return {artefacts.Throughput: "instances/s", artefacts.MeteorByFrequency: "METEOR (%)",
-                artefacts.ScoreAgainst: "BLEU", artefacts.SubspaceSweep: "(subspace distance)"}.get(type(panel), "")
+        return {
+            artefacts.Throughput: "instances/s",
+            artefacts.MeteorByFrequency: "METEOR (%)",
+            artefacts.ScoreAgainst: "BLEU",
+            artefacts.SubspaceSweep: "(subspace distance)",
+        }.get(type(panel), "")
     if isinstance(artefact, artefacts.NeighbourTable):
         return "%" if "(%)" in check.row else "cosine"
-    return {artefacts.PerplexityTable: "perplexity", artefacts.RareWordTable: "F1",
-            artefacts.ConvergenceTable: "s of training", artefacts.ParameterTable: "ms per batch",
-            artefacts.SamplingTable: "target tokens/s"}.get(type(artefact), "")
+    return {
+        artefacts.PerplexityTable: "perplexity",
+        artefacts.RareWordTable: "F1",
+        artefacts.ConvergenceTable: "s of training",
+        artefacts.ParameterTable: "ms per batch",
+        artefacts.SamplingTable: "target tokens/s",
+    }.get(type(artefact), "")
 
 
 def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> str:
@@ -312,14 +362,19 @@ def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> 
     if row is None or check.than is None or row.baseline != check.than or check.margin or check.lower_is_better:
         return ""
     a, b = cells[check.row, check.column, None], cells[check.compared]
-    p = significance.difference_p([np.array(s) for s in a.replicates], [np.array(s) for s in b.replicates],
-                                  significance.resample_indices(len(a.replicates[0])))
+    p = significance.difference_p(
+        [np.array(s) for s in a.replicates],
+        [np.array(s) for s in b.replicates],
+        significance.resample_indices(len(a.replicates[0])),
+    )
     table_says = p < ALPHA and outcome.test.d > 0
     if table_says == (outcome.test.p_claim < ALPHA):
         return ""
     mark = next((m for level, m in artefact.significance_levels if p < level), "no mark")
-    return (f"{check.artefact} answers differently: {mark} (its test: sacrebleu's two-sided paired bootstrap with the "
-            f"seeds held, p = {p:.3g}; this page: one-sided, seeds resampled)")
+    return (
+        f"{check.artefact} answers differently: {mark} (its test: sacrebleu's two-sided paired bootstrap with the "
+        f"seeds held, p = {p:.3g}; this page: one-sided, seeds resampled)"
+    )
 
 
 def evidence_path(paper: str, artefact: str) -> str:
@@ -350,7 +405,9 @@ def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
     return sorted(evidence_path(p, a) for p, a in needed if (p, a) in set(configured))
 
 
-def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, str], synthetic: bool = False) -> list[dict]:
+def claim_rows(
+    papers: list[str], found: dict[str, dict], data_notes: dict[str, str], synthetic: bool = False
+) -> list[dict]:
     """One row per claim of `papers`, decided on `found` (evidence path -> its cells); `synthetic`:
     the run's data are the demo's, so claims against a printed number are not compared."""
     rows = []
@@ -367,22 +424,37 @@ def claim_rows(papers: list[str], found: dict[str, dict], data_notes: dict[str, 
             gaps = [None if n is None else check_gap(check, n) for check, n in zip(claim.checks, numbers)]
             decision = decide_claim(claim, outcomes, gaps, synthetic)
             reasons = [*dict.fromkeys(o.reason for o in outcomes), *filter(None, notes)]  # a shared reason once
-            rows.append({"id": f"{paper}:{claim.id}", "paper": paper, "claim": claim.statement,
-                         "the paper says": f"\"{claim.quote}\" ({claim.where})", "measure": claim.measure,
-                         "paper's numbers": claim.paper, "ours": "; ".join(o.ours for o in outcomes if o.ours),
-                         "verdict": decision.shown, "power": decision.power,
-                         "decided by": "; ".join(filter(None, [decision.reason, *reasons])),
-                         "data": data_notes.get(paper, "")})
+            rows.append(
+                {
+                    "id": f"{paper}:{claim.id}",
+                    "paper": paper,
+                    "claim": claim.statement,
+                    "the paper says": f'"{claim.quote}" ({claim.where})',
+                    "measure": claim.measure,
+                    "paper's numbers": claim.paper,
+                    "ours": "; ".join(o.ours for o in outcomes if o.ours),
+                    "verdict": decision.shown,
+                    "power": decision.power,
+                    "decided by": "; ".join(filter(None, [decision.reason, *reasons])),
+                    "data": data_notes.get(paper, ""),
+                }
+            )
     return rows
 
 
 COLUMNS = ["id", "claim", "the paper says", "measure", "paper's numbers", "ours", "verdict", "power", "decided by"]
 # a colour per verdict (background, text), in the HTML and the report
-VERDICT_COLOURS = {REPRODUCED: ("#d8f0d8", "#14532d"), NOT_REPRODUCED: ("#f8d7da", "#7f1d1d"),
-                   INCONCLUSIVE: ("#fff1c2", "#6b4e00"), NOT_DECIDABLE: ("#e8e8e8", "#333333"),
-                   NOT_COMPARABLE: ("#dde7f5", "#1e3a5f")}
-VERDICT_STYLE = "".join(f"td.{verdict.replace(' ', '-')}{{background:{background};color:{text};font-weight:600}}"
-                        for verdict, (background, text) in VERDICT_COLOURS.items())
+VERDICT_COLOURS = {
+    REPRODUCED: ("#d8f0d8", "#14532d"),
+    NOT_REPRODUCED: ("#f8d7da", "#7f1d1d"),
+    INCONCLUSIVE: ("#fff1c2", "#6b4e00"),
+    NOT_DECIDABLE: ("#e8e8e8", "#333333"),
+    NOT_COMPARABLE: ("#dde7f5", "#1e3a5f"),
+}
+VERDICT_STYLE = "".join(
+    f"td.{verdict.replace(' ', '-')}{{background:{background};color:{text};font-weight:600}}"
+    for verdict, (background, text) in VERDICT_COLOURS.items()
+)
 
 
 def base_verdict(shown: str) -> str:
@@ -396,8 +468,13 @@ def tally(rows: list[dict], papers: list[str]) -> tuple[list[str], list[dict[str
     cells = []
     for paper in papers:
         verdicts = [base_verdict(row["verdict"]) for row in rows if row["paper"] == paper]
-        cells.append({"paper": paper, **{VERDICT_HEADINGS[v]: str(verdicts.count(v)) for v in VERDICTS},
-                      "claims": str(len(verdicts))})
+        cells.append(
+            {
+                "paper": paper,
+                **{VERDICT_HEADINGS[v]: str(verdicts.count(v)) for v in VERDICTS},
+                "claims": str(len(verdicts)),
+            }
+        )
     return columns, cells
 
 
@@ -414,7 +491,7 @@ FOOTER = [
     "it measures the test set's variance only, and the verdict says so); timings and per-seed values by a t-test "
     "(Welch's) over their timed repeats or seeds (workflow_src/report/claims.py). A claim is reproduced when every "
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
-    "cells with small gaps, \"in all cases\") is decided by one paired bootstrap of the mean gain over its cells. Not "
+    'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells. Not '
     "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
     "stopped; not comparable: on synthetic data, a check against a number "
     "the paper prints; inconclusive: too little evidence either way.",
@@ -434,8 +511,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--papers", nargs="+", required=True)
     parser.add_argument("--evidence", nargs="*", default=[], help="the evidence files built in this run")
     parser.add_argument("--data-notes", type=json.loads, required=True, help="JSON: paper -> its data note")
-    parser.add_argument("--synthetic-data", action="store_true",
-                        help="the data are synthetic (the demo): claims against a number the paper prints are not compared")
+    parser.add_argument(
+        "--synthetic-data",
+        action="store_true",
+        help="the data are synthetic (the demo): claims against a number the paper prints are not compared",
+    )
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     found = {os.path.normpath(path): read_evidence(path) for path in args.evidence if path}
@@ -445,13 +525,29 @@ def main(argv: list[str] | None = None) -> None:
     title = "Headline claims of the papers, and whether this run reproduces them"
     tally_columns, tally_cells = tally(rows, args.papers)
     prefix = args.out_prefix  # the CSV keeps each row's own data note
-    markdown = tables.to_markdown(title, data_note, COLUMNS, rows,
-                                  FOOTER, before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""])
+    markdown = tables.to_markdown(
+        title,
+        data_note,
+        COLUMNS,
+        rows,
+        FOOTER,
+        before=["Claims per verdict:", "", *tables.markdown_table(tally_columns, tally_cells), ""],
+    )
     write_text(prefix.with_suffix(".csv"), tables.to_csv(COLUMNS + ["data"], rows))
     write_text(prefix.with_suffix(".md"), markdown)
-    write_text(prefix.with_suffix(".html"), tables.to_html(
-        title, data_note, COLUMNS, rows, FOOTER, cell_class=verdict_class, style=VERDICT_STYLE,
-        before="<p>Claims per verdict:</p>" + tables.html_table(tally_columns, tally_cells, verdict_class)))
+    write_text(
+        prefix.with_suffix(".html"),
+        tables.to_html(
+            title,
+            data_note,
+            COLUMNS,
+            rows,
+            FOOTER,
+            cell_class=verdict_class,
+            style=VERDICT_STYLE,
+            before="<p>Claims per verdict:</p>" + tables.html_table(tally_columns, tally_cells, verdict_class),
+        ),
+    )
     print(markdown)
 
 

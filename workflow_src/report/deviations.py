@@ -52,11 +52,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-prefix", type=Path, required=True)
     args = parser.parse_args(argv)
     prefix = args.out_prefix
-    footer_lines = [f"State: {', '.join(STATES)} (our default against the paper). Setting: the config key that "
-                    "switches it, or the code that implements it. Artefacts: the tables and figures it affects."]
-    tables.write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
-                       f"{args.paper}: deviations from the paper", args.data_note, list(COLUMNS), rows(args.paper),
-                       footer_lines)
+    footer_lines = [
+        f"State: {', '.join(STATES)} (our default against the paper). Setting: the config key that "
+        "switches it, or the code that implements it. Artefacts: the tables and figures it affects."
+    ]
+    tables.write_table(
+        prefix.with_suffix(".csv"),
+        prefix.with_suffix(".md"),
+        prefix.with_suffix(".html"),
+        f"{args.paper}: deviations from the paper",
+        args.data_note,
+        list(COLUMNS),
+        rows(args.paper),
+        footer_lines,
+    )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,11 @@ def kind_of(name: str) -> str:
 def configured_jobs(config: dict, name: str) -> list[artefacts.Job]:
     """The jobs of `name` (an experiment, a language model or, for a base name, also its variants)
     that the config's artefacts read, in their order."""
-    return [job for job in every_configured_job(json.dumps(config, sort_keys=True))
-            if job.experiment == name or (name == base_name(name) and base_name(job.experiment) == name)]
+    return [
+        job
+        for job in every_configured_job(json.dumps(config, sort_keys=True))
+        if job.experiment == name or (name == base_name(name) and base_name(job.experiment) == name)
+    ]
 
 
 @functools.lru_cache(maxsize=4)
@@ -108,30 +111,38 @@ def code(name: str) -> list[str]:
     if kind_of(name) == "language model":
         model = registry.language_model(name)
         objective = "beta" if model.beta is not None else "augmented" if model.augmented else "ce"
-        return [f"model: LSTMLanguageModel, {'reused embeddings (W = L^T)' if model.reuse_embedding else 'untied'}: "
-                f"{where(lm.LSTMLanguageModel)}",
-                f"loss: lm_losses.OBJECTIVES[{objective!r}]: {where(lm_losses.OBJECTIVES[objective][1])}"]
+        return [
+            f"model: LSTMLanguageModel, {'reused embeddings (W = L^T)' if model.reuse_embedding else 'untied'}: "
+            f"{where(lm.LSTMLanguageModel)}",
+            f"loss: lm_losses.OBJECTIVES[{objective!r}]: {where(lm_losses.OBJECTIVES[objective][1])}",
+        ]
     experiment = registry.experiment(name)
     lines = [f"output layer chosen by: build_output_layer: {where(output_layers.build_output_layer)}"]
     if experiment.output_layer == "continuous":
         preset, presets = base_name(name).rsplit("-", 1)[1], Path(continuous_setup.__file__)
         preset_line = line_of(presets, f'"{preset}":')
-        lines += [f"output layer: ContinuousOutput: {where(output_layers.ContinuousOutput)}",
-                  f"loss preset {preset!r} of LOSSES: {presets.relative_to(ROOT)}:{preset_line}",
-                  f"loss: losses.CONTINUOUS_LOSSES[{experiment.loss!r}] {dict(experiment.loss_params)}: "
-                  f"{where(losses.CONTINUOUS_LOSSES[experiment.loss])}"]
+        lines += [
+            f"output layer: ContinuousOutput: {where(output_layers.ContinuousOutput)}",
+            f"loss preset {preset!r} of LOSSES: {presets.relative_to(ROOT)}:{preset_line}",
+            f"loss: losses.CONTINUOUS_LOSSES[{experiment.loss!r}] {dict(experiment.loss_params)}: "
+            f"{where(losses.CONTINUOUS_LOSSES[experiment.loss])}",
+        ]
         if experiment.negative:
-            lines.append(f"negative sampler: losses.NEGATIVES[{experiment.negative!r}]: "
-                         f"{where(losses.NEGATIVES[experiment.negative])}")
+            lines.append(
+                f"negative sampler: losses.NEGATIVES[{experiment.negative!r}]: "
+                f"{where(losses.NEGATIVES[experiment.negative])}"
+            )
         if experiment.loss.startswith("nllvmf"):
             lines.append(f"log C_m(kappa): {where(vmf.log_cm)}")
     else:
         form = experiment.output_form or ("tied" if experiment.embeddings else "nmt")
-        lines += [f"output layer: JointOutput, form {form!r}"
-                  + (f", d_j {experiment.joint_dim}" if experiment.joint_dim else "")
-                  + (f", sampled share {experiment.sample_share:g}" if experiment.sample_share else "")
-                  + f": {where(JointOutput)}",
-                  f"loss: cross-entropy: {where(losses.cross_entropy)}"]
+        lines += [
+            f"output layer: JointOutput, form {form!r}"
+            + (f", d_j {experiment.joint_dim}" if experiment.joint_dim else "")
+            + (f", sampled share {experiment.sample_share:g}" if experiment.sample_share else "")
+            + f": {where(JointOutput)}",
+            f"loss: cross-entropy: {where(losses.cross_entropy)}",
+        ]
     return lines
 
 
@@ -140,22 +151,28 @@ def explain(config: dict, config_name: str, name: str, cells: list[Cell] = ()) -
     the job whose spec is shown)."""
     kind = kind_of(name)
     definition = registry.language_model(name) if kind == "language model" else registry.experiment(name)
-    lines = [f"{kind} {name}", f"  defined at: {', '.join(definitions(name))}", f"  {definition}", "",
-             "used by:"]
+    lines = [f"{kind} {name}", f"  defined at: {', '.join(definitions(name))}", f"  {definition}", "", "used by:"]
     lines += [f"  {cell.describe()}" for cell in uses(name)] or ["  no table or figure"]
     jobs = configured_jobs(config, name)
     places = {(cell.dataset, cell.pair) for cell in cells}
     chosen = [job for job in jobs if not places or (job.dataset, job.pair) in places] or jobs
     rule, rules_file = TRAINING_RULES[kind]
-    lines += ["", f"trained by: rule {rule} ({rules_file}:{line_of(ROOT / rules_file, f'rule {rule}:')}), "
-                  f"{len(jobs)} job{'' if len(jobs) == 1 else 's'} under {config_name}"
-                  + (f" (paths in its workdir, {config['workdir']}/)" if "workdir" in config else "") + ":"]
+    lines += [
+        "",
+        f"trained by: rule {rule} ({rules_file}:{line_of(ROOT / rules_file, f'rule {rule}:')}), "
+        f"{len(jobs)} job{'' if len(jobs) == 1 else 's'} under {config_name}"
+        + (f" (paths in its workdir, {config['workdir']}/)" if "workdir" in config else "")
+        + ":",
+    ]
     lines += [f"  {model_path(job)}" for job in jobs] or [f"  none: no artefact {config_name} configures reads it"]
     lines += ["", "code:", *(f"  {line}" for line in code(name))]
     if chosen:
         job = chosen[0]
-        lines += ["", f"spec of {model_path(job)} under {config_name}:",
-                  json.dumps(spec_of(config, job), indent=2, ensure_ascii=False)]
+        lines += [
+            "",
+            f"spec of {model_path(job)} under {config_name}:",
+            json.dumps(spec_of(config, job), indent=2, ensure_ascii=False),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -164,8 +181,12 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     command = commands.add_parser("explain", help="an experiment, or a table cell, down to its code")
     command.add_argument("--config", default="config.yaml", help="the config whose spec and jobs to show")
-    command.add_argument("name", nargs="+", metavar="NAME | PAPER ARTEFACT [TEXT ...]",
-                         help="an experiment or language model; or a paper, an artefact and the texts naming a cell")
+    command.add_argument(
+        "name",
+        nargs="+",
+        metavar="NAME | PAPER ARTEFACT [TEXT ...]",
+        help="an experiment or language model; or a paper, an artefact and the texts naming a cell",
+    )
     args = parser.parse_args(argv)
     if not Path(args.config).is_file():
         raise SystemExit(f"explain: --config {args.config}: no such file (run from the repository's root)")

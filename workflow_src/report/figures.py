@@ -27,15 +27,29 @@ from workflow_src.score import evidence  # noqa: E402
 from workflow_src.report.analysis import chosen_jobs, chosen_lm_jobs, read_metrics, read_perplexity  # noqa: E402
 from workflow_src.atomic import atomic_output, write_text  # noqa: E402
 from workflow_src.layout import benchmark_path, lm_dir, meteor_bins_path, score_path  # noqa: E402
-from workflow_src.artefacts import (Context, Figure, LearningCurves, MeteorByFrequency, PerplexityCurves, ScoreAgainst,
-                                    SubspaceSweep, Throughput)
+from workflow_src.artefacts import (
+    Context,
+    Figure,
+    LearningCurves,
+    MeteorByFrequency,
+    PerplexityCurves,
+    ScoreAgainst,
+    SubspaceSweep,
+    Throughput,
+)
 
 
 SUBSPACE_SERIES = "d(Lᵀ, W)"
 # one look per series of a panel (colour, line style, marker, bar hatch), all different, in the order
 # the panel names its systems, so a system looks the same in every panel of a figure
-SERIES_LOOKS = (("C0", "-", "o", ""), ("C1", "--", "s", "//"), ("C2", ":", "^", ".."), ("C3", "-.", "D", "xx"),
-                ("C4", (0, (5, 1, 1, 1, 1, 1)), "v", "\\\\"), ("C5", (0, (1, 3)), "P", "++"))
+SERIES_LOOKS = (
+    ("C0", "-", "o", ""),
+    ("C1", "--", "s", "//"),
+    ("C2", ":", "^", ".."),
+    ("C3", "-.", "D", "xx"),
+    ("C4", (0, (5, 1, 1, 1, 1, 1)), "v", "\\\\"),
+    ("C5", (0, (1, 3)), "P", "++"),
+)
 NOTE_FONTSIZE = 7
 PANEL_WIDTH = 6  # inches
 
@@ -62,8 +76,9 @@ def runs_label(name: str, runs: int, unit: str = "run", spread: str = "range sha
 
 def wrap(text: str, fontsize: float = NOTE_FONTSIZE, width_inches: float = PANEL_WIDTH - 1.2) -> str:
     """Text broken into lines that fit a panel's width (about 0.55 em a character)."""
-    return "\n".join(textwrap.fill(paragraph, max(20, int(width_inches * 72 / (0.55 * fontsize))))
-                     for paragraph in text.split("\n"))
+    return "\n".join(
+        textwrap.fill(paragraph, max(20, int(width_inches * 72 / (0.55 * fontsize)))) for paragraph in text.split("\n")
+    )
 
 
 def point(panel, series: str, x: float | None, y: float, replicate: str) -> dict:
@@ -78,7 +93,9 @@ def seed_points(panel, series: str, x, jobs, values) -> list[dict]:
 
 def curve_points(panel, series: str, jobs, values: np.ndarray) -> list[dict]:
     """Every seed's value at each epoch of a curve (seeds x epochs, epochs from 1)."""
-    return [p for epoch in range(values.shape[1]) for p in seed_points(panel, series, epoch + 1, jobs, values[:, epoch])]
+    return [
+        p for epoch in range(values.shape[1]) for p in seed_points(panel, series, epoch + 1, jobs, values[:, epoch])
+    ]
 
 
 def empty_panel(ax, why: str) -> None:
@@ -96,8 +113,17 @@ def finish_panel(ax, notes: list[str]) -> None:
     if ax.get_legend_handles_labels()[0]:
         below = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)
     if notes:  # x: the panel's left edge; y: under the legend (or the axis label)
-        ax.annotate(wrap("\n".join(notes)), xy=(0, 0), xycoords=("axes fraction", below), xytext=(0, -4),
-                    textcoords="offset points", va="top", ha="left", fontsize=NOTE_FONTSIZE, annotation_clip=False)
+        ax.annotate(
+            wrap("\n".join(notes)),
+            xy=(0, 0),
+            xycoords=("axes fraction", below),
+            xytext=(0, -4),
+            textcoords="offset points",
+            va="top",
+            ha="left",
+            fontsize=NOTE_FONTSIZE,
+            annotation_clip=False,
+        )
 
 
 def learning_curves(ax, panel: LearningCurves, ctx: Context) -> tuple[list[dict], list[str]]:
@@ -131,7 +157,7 @@ def perplexity_curves(ax, panel: PerplexityCurves, ctx: Context) -> tuple[list[d
         histories = [read_metrics(j) for j in jobs]
         if histories:
             units |= {read_perplexity(j)["units"] for j in jobs}
-            values = np.array([[r["valid_perplexity"] for r in h[:min(map(len, histories))]] for h in histories])
+            values = np.array([[r["valid_perplexity"] for r in h[: min(map(len, histories))]] for h in histories])
             curve(ax, k, runs_label(system.name, len(values)), values)
             points += curve_points(panel, system.name, jobs, values)
     trained = f"\nthis run: {' / '.join(map(str, sorted(units)))} units" if units else ""
@@ -145,11 +171,16 @@ def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> tuple[list[dict], 
     if ctx.corpus_status(panel.corpus):
         empty_panel(ax, ctx.corpus_status(panel.corpus))
     jobs = {value: ctx.lm_jobs(panel.corpus, name) for value, name in ctx.sweep(panel)}
-    results = [(value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text()) for j in jobs[value]])
-               for value, _ in ctx.sweep(panel)]
+    results = [
+        (value, [json.loads(Path(f"{lm_dir(j)}/perplexity.json").read_text()) for j in jobs[value]])
+        for value, _ in ctx.sweep(panel)
+    ]
     results = [(value, runs) for value, runs in results if runs]
-    points = [p for value, runs in results
-              for p in seed_points(panel, SUBSPACE_SERIES, value, jobs[value], [r["subspace_distance"] for r in runs])]
+    points = [
+        p
+        for value, runs in results
+        for p in seed_points(panel, SUBSPACE_SERIES, value, jobs[value], [r["subspace_distance"] for r in runs])
+    ]
     title = panel.title
     if results:
         x = np.array([value for value, _ in results])
@@ -163,8 +194,9 @@ def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> tuple[list[dict], 
             ax.fill_between(x, [r.min() for r in runs], [r.max() for r in runs], alpha=0.2, color=look["color"])
         for value, r in zip(x, runs):
             ax.scatter([value] * len(r), r, s=6, color=look["color"], alpha=0.5)
-            ax.annotate(f"{r.mean():.2f}", (value, r.mean()), textcoords="offset points", xytext=(0, 6),
-                        ha="center", fontsize=7)
+            ax.annotate(
+                f"{r.mean():.2f}", (value, r.mean()), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7
+            )
     symbol = {"beta": "β", "tau": "τ"}.get(panel.parameter, panel.parameter)
     ax.set(title=title, xlabel=symbol, ylabel="subspace distance d(Lᵀ, W)", ylim=(0, 1.05))
     return points, [f"paper: {panel.paper}"] if panel.paper else []
@@ -180,8 +212,12 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], li
 
     def scores(experiment: str, series: str, x: float | None) -> list[float]:
         jobs = ctx.jobs(panel.column, experiment)
-        values = [json.loads(Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search,
-                                             panel.column.metric)).read_text())["score"] for j in jobs]
+        values = [
+            json.loads(
+                Path(score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)).read_text()
+            )["score"]
+            for j in jobs
+        ]
         data.extend(seed_points(panel, series, x, jobs, values))
         return values
 
@@ -201,26 +237,44 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], li
         s = scores(system.experiment, system.name, None)
         if s:
             look = line_look(k)
-            ax.axhline(np.mean(s), color=look["color"], linestyle=look["linestyle"],
-                       label=runs_label(system.name, len(s), spread=""))
+            ax.axhline(
+                np.mean(s),
+                color=look["color"],
+                linestyle=look["linestyle"],
+                label=runs_label(system.name, len(s), spread=""),
+            )
     ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.column.metric.replace("bleu_tok", "BLEU (tokenized)"))
     return data, []
 
 
-def meteor_cells(panel: MeteorByFrequency, system: str, jobs, results: list[dict], paths: list[str]) -> list[evidence.Cell]:
+def meteor_cells(
+    panel: MeteorByFrequency, system: str, jobs, results: list[dict], paths: list[str]
+) -> list[evidence.Cell]:
     """Per bin (x: its index), a system's `meteor` evidence: each seed's per-sentence statistics
     (`meteor.binned_meteor`), with the parameters they were scored with."""
     for path, result in zip(paths, results, strict=True):
         if any("sentences" not in result["bins"][b] for b in panel.bins):
-            raise ValueError(f"{path} has no per-sentence statistics (written before they were kept): "
-                             "rerun it with `snakemake --forcerun meteor_by_frequency ...`")
-    return [evidence.Cell(system, panel.title, "meteor", tuple(r["bins"][b]["sentences"] for r in results),
-                          evidence.seed_labels(j.seed for j in jobs), float(x), results[0]["parameters"])
-            for x, b in enumerate(panel.bins)]
+            raise ValueError(
+                f"{path} has no per-sentence statistics (written before they were kept): "
+                "rerun it with `snakemake --forcerun meteor_by_frequency ...`"
+            )
+    return [
+        evidence.Cell(
+            system,
+            panel.title,
+            "meteor",
+            tuple(r["bins"][b]["sentences"] for r in results),
+            evidence.seed_labels(j.seed for j in jobs),
+            float(x),
+            results[0]["parameters"],
+        )
+        for x, b in enumerate(panel.bins)
+    ]
 
 
-def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str,
-                        artefact_id: str) -> tuple[list[dict], list[str], list[evidence.Cell]]:
+def meteor_by_frequency(
+    ax, panel: MeteorByFrequency, ctx: Context, paper: str, artefact_id: str
+) -> tuple[list[dict], list[str], list[evidence.Cell]]:
     """Bars per frequency bin, one per system: METEOR (%) as the mean over seeds, with their range;
     a tuned system is its candidate with the best development BLEU. Its data's x: the bin's index
     in `panel.bins` (0: high); its evidence (`meteor_cells`) is at the same (system, panel, x)."""
@@ -241,8 +295,15 @@ def meteor_by_frequency(ax, panel: MeteorByFrequency, ctx: Context, paper: str,
         cells += meteor_cells(panel, system.name, jobs, results, paths)
         x = np.arange(len(panel.bins)) + (k - (len(panel.systems) - 1) / 2) * width
         mean = scores.mean(0)
-        ax.bar(x, mean, width, yerr=[mean - scores.min(0), scores.max(0) - mean] if len(scores) > 1 else None,
-               label=runs_label(system.name, len(scores), spread="range as error bars"), capsize=2, **bar_look(k))
+        ax.bar(
+            x,
+            mean,
+            width,
+            yerr=[mean - scores.min(0), scores.max(0) - mean] if len(scores) > 1 else None,
+            label=runs_label(system.name, len(scores), spread="range as error bars"),
+            capsize=2,
+            **bar_look(k),
+        )
         for xi, value in zip(x, mean):
             ax.annotate(f"{value:.1f}", (xi, value), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
     ax.set_xticks(np.arange(len(panel.bins)), panel.bins)
@@ -268,10 +329,17 @@ def throughput(ax, panel: Throughput, benchmark: dict) -> tuple[list[dict], list
         sizes = sorted(int(b) for b in points)
         repeats = benchmark.get("repeats", {}).get(system.experiment, {})
         timed = min((len(r) for r in repeats.values()), default=1)
-        ax.plot(sizes, [points[str(b)] for b in sizes], **line_look(k),
-                label=runs_label(system.name, timed, unit="timed repeat", spread=""))
-        data += [point(panel, system.name, b, y, label) for b in sizes
-                 for y, label in zip(repeats.get(str(b), []), evidence.repeat_labels(len(repeats.get(str(b), []))))]
+        ax.plot(
+            sizes,
+            [points[str(b)] for b in sizes],
+            **line_look(k),
+            label=runs_label(system.name, timed, unit="timed repeat", spread=""),
+        )
+        data += [
+            point(panel, system.name, b, y, label)
+            for b in sizes
+            for y, label in zip(repeats.get(str(b), []), evidence.repeat_labels(len(repeats.get(str(b), []))))
+        ]
     ax.set(title=panel.title, xlabel="batch size", ylabel="samples per second")
     ax.set_xscale("log", base=2)
     ax.set_xticks(benchmark["batch_sizes"], [str(b) for b in benchmark["batch_sizes"]])
@@ -287,7 +355,9 @@ def make_figure(figure: Figure, ctx: Context, paper: str, artefact_id: str, titl
     points, cells = [], []
     for ax, panel in zip(axes[0], figure.panels, strict=True):
         if isinstance(panel, Throughput):
-            panel_points, notes = throughput(ax, panel, json.loads(Path(benchmark_path(paper, artefact_id)).read_text()))
+            panel_points, notes = throughput(
+                ax, panel, json.loads(Path(benchmark_path(paper, artefact_id)).read_text())
+            )
         elif isinstance(panel, PerplexityCurves):
             panel_points, notes = perplexity_curves(ax, panel, ctx)
         elif isinstance(panel, SubspaceSweep):

@@ -20,10 +20,14 @@ from workflow_src.train.divergence import diverged
 
 NOT_PLATEAUED = "not plateaued when its training stopped"
 DIVERGED = "diverged"
-SETTINGS = ('A row "not plateaued" may rank otherwise after more epochs; the settings that give them: docs/demo.md, '
-            '"Rankings from what each method learns".')
-DIVERGENCE = ('A row that "diverged" holds the best epoch, where the failing training left it: docs/tying.md, '
-              '"REAL diverges in the demo".')
+SETTINGS = (
+    'A row "not plateaued" may rank otherwise after more epochs; the settings that give them: docs/demo.md, '
+    '"Rankings from what each method learns".'
+)
+DIVERGENCE = (
+    'A row that "diverged" holds the best epoch, where the failing training left it: docs/tying.md, '
+    '"REAL diverges in the demo".'
+)
 BLEU_STEP = 1.0
 PERPLEXITY_STEP = 0.01
 PAST_BEST = 2
@@ -75,8 +79,11 @@ def unequal_epochs(trained: dict[str, int], block: str) -> dict[str, str]:
     if len(set(trained.values())) < 2:
         return {}
     usual = max(Counter(trained.values()).items(), key=lambda item: (item[1], item[0]))[0]
-    return {row: f"trained {epochs} epochs, the other {block} rows {usual}"
-            for row, epochs in trained.items() if epochs != usual}
+    return {
+        row: f"trained {epochs} epochs, the other {block} rows {usual}"
+        for row, epochs in trained.items()
+        if epochs != usual
+    }
 
 
 def footer(rows: list[dict]) -> list[str]:

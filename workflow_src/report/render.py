@@ -45,11 +45,15 @@ def millions(count: float | None) -> str | None:
 
 
 def read_scores(jobs: list[artefacts.Job], search: str, metric: str) -> list[dict]:
-    return [json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed, search, metric)).read_text())
-            for j in jobs]
+    return [
+        json.loads(Path(layout.score_path(j.dataset, j.pair, j.experiment, j.seed, search, metric)).read_text())
+        for j in jobs
+    ]
 
 
-def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[list[str], list[dict], list[str], list[evidence.Cell]]:
+def score_table(
+    table: artefacts.ScoreTable, ctx: artefacts.Context
+) -> tuple[list[str], list[dict], list[str], list[evidence.Cell]]:
     """The table's columns, rows and footer, and its evidence (`score_evidence`): each chosen seed's
     hypotheses are read and scored per sentence once, for the significance marks and the evidence."""
     columns = ["experiment", *table.label_columns]
@@ -84,7 +88,9 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
                 notes.append(ctx.status(column))
                 continue
             notes += [tuning] if tuning else []
-            notes += [note] if (note := plateau.learning_note([(j.seed, analysis.read_metrics(j)) for j in jobs])) else []
+            notes += (
+                [note] if (note := plateau.learning_note([(j.seed, analysis.read_metrics(j)) for j in jobs])) else []
+            )
             scored = read_scores(jobs, row.search, column.metric)
             sentence_scores[row.experiment, column] = [s.get("sentence_scores") for s in scored]
             scores = [s["score"] for s in scored]
@@ -101,56 +107,92 @@ def score_table(table: artefacts.ScoreTable, ctx: artefacts.Context) -> tuple[li
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
         rows.append(out)
-    footer = ["Ours: the mean over the listed seeds" + (", sd: their sample standard deviation" if table.spread else "")
-              + ("." if ctx.synthetic else "; diff = ours - paper."), *analysis.diff_footer(ctx)]
+    footer = [
+        "Ours: the mean over the listed seeds"
+        + (", sd: their sample standard deviation" if table.spread else "")
+        + ("." if ctx.synthetic else "; diff = ours - paper."),
+        *analysis.diff_footer(ctx),
+    ]
     search = {row.experiment: row.search for row in table.rows}
-    by_column = {column: sentence_statistics_by_seed(column, chosen, search) for column in table.columns
-                 if not ctx.status(column) and column.metric != "meteor"}
+    by_column = {
+        column: sentence_statistics_by_seed(column, chosen, search)
+        for column in table.columns
+        if not ctx.status(column) and column.metric != "meteor"
+    }
     if table.significance:
         significance_marks(table, rows, by_column, chosen)
         marks = ", ".join(f"{mark} over {baseline}" for mark, baseline in table.significance)
-        footer.append(f"Significant gains ({marks}), p < {inference.ALPHA:g}: the test of results/claims.md, so that the "
-                      f"two pages give one answer for a pair both test: a paired bootstrap over the test sentences "
-                      f"({significance.RESAMPLES} resamples), each system's seeds resampled too and its BLEU the mean "
-                      "over its drawn seeds.")
+        footer.append(
+            f"Significant gains ({marks}), p < {inference.ALPHA:g}: the test of results/claims.md, so that the "
+            f"two pages give one answer for a pair both test: a paired bootstrap over the test sentences "
+            f"({significance.RESAMPLES} resamples), each system's seeds resampled too and its BLEU the mean "
+            "over its drawn seeds."
+        )
     if table.significance_levels:
         significance_levels(table, ctx, rows, by_column, chosen)
         marks = ", ".join(f"{mark} p < {level:g}" for level, mark in table.significance_levels)
-        footer.append(f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
-                      f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
-                      "resamples), each system's BLEU the mean over its seeds, which are held (the paper's test). "
-                      "results/claims.md tests gains one-sided with the seeds resampled too; where the two answer a "
-                      "pair differently at p < 0.05, the row's note gives the other test's p, and the claim says so.")
+        footer.append(
+            f"Δ: ours - the row's baseline's (its block's first row); significant differences, either way "
+            f"({marks}): sacrebleu's paired bootstrap over the test sentences ({significance.RESAMPLES} "
+            "resamples), each system's BLEU the mean over its seeds, which are held (the paper's test). "
+            "results/claims.md tests gains one-sided with the seeds resampled too; where the two answer a "
+            "pair differently at p < 0.05, the row's note gives the other test's p, and the claim says so."
+        )
     if table.parameters:
-        footer.append("|Θ| (M): trainable parameters in millions, the paper's unit (to 4 significant digits), ours at "
-                      "the configured sizes (a shared matrix counts once).")
-    return columns, rows, footer, [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen)]
+        footer.append(
+            "|Θ| (M): trainable parameters in millions, the paper's unit (to 4 significant digits), ours at "
+            "the configured sizes (a shared matrix counts once)."
+        )
+    return (
+        columns,
+        rows,
+        footer,
+        [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen)],
+    )
 
 
 def bleu_cell(experiment: str, column: artefacts.Column, statistics_of, chosen: dict) -> evidence.Cell:
     """A row's evidence in a BLEU column: each chosen seed's BLEU statistics per test sentence."""
-    return evidence.Cell(experiment, column.name, "bleu", tuple(s.tolist() for s in statistics_of(experiment)),
-                         evidence.seed_labels(j.seed for j in chosen[experiment, column]),
-                         unsettled=table_evidence.still_learning(chosen[experiment, column]))
+    return evidence.Cell(
+        experiment,
+        column.name,
+        "bleu",
+        tuple(s.tolist() for s in statistics_of(experiment)),
+        evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+        unsettled=table_evidence.still_learning(chosen[experiment, column]),
+    )
 
 
-def score_evidence(table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict) -> list[evidence.Cell]:
+def score_evidence(
+    table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict
+) -> list[evidence.Cell]:
     """Per row and configured BLEU column, each chosen seed's BLEU statistics per test sentence: what
     the claims' bootstrap resamples (`workflow_src/report/claims.py`). `chosen`: (experiment, column) ->
     its jobs; `by_column`: column -> `sentence_statistics_by_seed`'s pair."""
-    return [bleu_cell(row.experiment, column, statistics_of, chosen) for column, (_, statistics_of) in by_column.items()
-            for row in layout.selected_rows(ctx, table) if chosen[row.experiment, column]]
+    return [
+        bleu_cell(row.experiment, column, statistics_of, chosen)
+        for column, (_, statistics_of) in by_column.items()
+        for row in layout.selected_rows(ctx, table)
+        if chosen[row.experiment, column]
+    ]
 
 
 def mean_evidence(sentence_scores: dict, chosen: dict) -> list[evidence.Cell]:
     """Per row and METEOR column, each chosen seed's per-sentence scores (nltk's METEOR is their
     mean; `score.meteor.meteor_nltk` records them), kind `mean`; none where a score file has no
     sentence scores (the jar's, or one scored before they were recorded)."""
-    return [evidence.Cell(experiment, column.name, "mean", tuple([[v, 1] for v in scores] for scores in per_seed),
-                          evidence.seed_labels(j.seed for j in chosen[experiment, column]),
-                          unsettled=table_evidence.still_learning(chosen[experiment, column]))
-            for (experiment, column), per_seed in sentence_scores.items()
-            if column.metric == "meteor" and all(scores is not None for scores in per_seed)]
+    return [
+        evidence.Cell(
+            experiment,
+            column.name,
+            "mean",
+            tuple([[v, 1] for v in scores] for scores in per_seed),
+            evidence.seed_labels(j.seed for j in chosen[experiment, column]),
+            unsettled=table_evidence.still_learning(chosen[experiment, column]),
+        )
+        for (experiment, column), per_seed in sentence_scores.items()
+        if column.metric == "meteor" and all(scores is not None for scores in per_seed)
+    ]
 
 
 def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: dict[str, str]):
@@ -161,11 +203,18 @@ def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: 
     tgt = column.pair.split("-")[1]
     data = layout.data_dir(column.dataset, column.pair)
     references = read_lines(Path(f"{data}/tok/test.{tgt}" if tokenized else f"{data}/raw/test.{tgt}"))
-    return len(references), functools.cache(lambda experiment: [
-        significance.sentence_statistics(
-            read_lines(Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))),
-            references, tokenize="none" if tokenized else None)
-        for j in chosen[experiment, column]])
+    return len(references), functools.cache(
+        lambda experiment: [
+            significance.sentence_statistics(
+                read_lines(
+                    Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))
+                ),
+                references,
+                tokenize="none" if tokenized else None,
+            )
+            for j in chosen[experiment, column]
+        ]
+    )
 
 
 def configured_columns(rows: list[dict], by_column: dict):
@@ -173,8 +222,12 @@ def configured_columns(rows: list[dict], by_column: dict):
     (the keys of `by_column`, as `score_table` reads them): what a significance test over its test
     sentences needs."""
     for column, (sentences, statistics_of) in by_column.items():
-        yield (column, statistics_of, significance.resample_indices(sentences),
-               {out["experiment"]: out[f"{column.name} ours"] for out in rows})
+        yield (
+            column,
+            statistics_of,
+            significance.resample_indices(sentences),
+            {out["experiment"]: out[f"{column.name} ours"] for out in rows},
+        )
 
 
 def gain_test(experiment: str, than: str, column: artefacts.Column, statistics_of, chosen: dict) -> inference.Test:
@@ -183,8 +236,9 @@ def gain_test(experiment: str, than: str, column: artefacts.Column, statistics_o
     return inference.by_bootstrap(check, *(bleu_cell(e, column, statistics_of, chosen) for e in (experiment, than)))
 
 
-def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, rows: list[dict], by_column: dict,
-                        chosen: dict) -> None:
+def significance_levels(
+    table: artefacts.ScoreTable, ctx: artefacts.Context, rows: list[dict], by_column: dict, chosen: dict
+) -> None:
     """Fill each row's `<column> Δ` and `<column> significance` against its baseline row; where the
     claims' one-sided test (seeds resampled) answers the pair differently at ALPHA, the row's note
     gives its p."""
@@ -196,13 +250,27 @@ def significance_levels(table: artefacts.ScoreTable, ctx: artefacts.Context, row
                 continue
             out[f"{column.name} Δ"] = round(mean_of[out["experiment"]] - mean_of[baseline], 2)
             p = significance.difference_p(statistics_of(out["experiment"]), statistics_of(baseline), indices)
-            out[f"{column.name} significance"] = next((mark for level, mark in table.significance_levels if p < level), "")
-            better, worse = (out["experiment"], baseline) if out[f"{column.name} Δ"] >= 0 else (baseline, out["experiment"])
+            out[f"{column.name} significance"] = next(
+                (mark for level, mark in table.significance_levels if p < level), ""
+            )
+            better, worse = (
+                (out["experiment"], baseline) if out[f"{column.name} Δ"] >= 0 else (baseline, out["experiment"])
+            )
             one_sided = gain_test(better, worse, column, statistics_of, chosen).p_claim
             if (p < inference.ALPHA) != (one_sided < inference.ALPHA):
-                out["note"] = "; ".join(filter(None, [out["note"], (
-                    f"{column.name}: results/claims.md's test (one-sided, seeds resampled) gives p = {one_sided:.3g} "
-                    f"for {better} above {worse}")]))
+                out["note"] = "; ".join(
+                    filter(
+                        None,
+                        [
+                            out["note"],
+                            (
+                                f"{column.name}: results/claims.md's test (one-sided, seeds resampled) gives p = "
+                                f"{one_sided:.3g} "
+                                f"for {better} above {worse}"
+                            ),
+                        ],
+                    )
+                )
 
 
 def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column: dict, chosen: dict) -> None:
@@ -210,9 +278,14 @@ def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column:
     claims' test (`gain_test`), so that a mark and a claim on the same pair agree."""
     for column, statistics_of, _, mean_of in configured_columns(rows, by_column):
         for out in rows:
-            marks = [mark for mark, baseline in table.significance
-                     if baseline in mean_of and baseline != out["experiment"] and mean_of[out["experiment"]] > mean_of[baseline]
-                     and gain_test(out["experiment"], baseline, column, statistics_of, chosen).p_claim < inference.ALPHA]
+            marks = [
+                mark
+                for mark, baseline in table.significance
+                if baseline in mean_of
+                and baseline != out["experiment"]
+                and mean_of[out["experiment"]] > mean_of[baseline]
+                and gain_test(out["experiment"], baseline, column, statistics_of, chosen).p_claim < inference.ALPHA
+            ]
             out[f"{column.name} significance"] = "".join(marks)
 
 
@@ -231,20 +304,39 @@ def main(argv: list[str] | None = None) -> None:
     ctx = artefacts.Context(**args.context)
     title = f"{args.paper} {args.artefact}: {artefact.title}"
     if isinstance(artefact, artefacts.Figure):  # its title is the paper's; its panels say what this run trained
-        figures.draw(artefact, ctx, args.paper, args.artefact, f"{args.paper} {args.artefact}, the paper's figure: "
-                     f"{artefact.title}", args.data_note, args.out_prefix)
+        figures.draw(
+            artefact,
+            ctx,
+            args.paper,
+            args.artefact,
+            f"{args.paper} {args.artefact}, the paper's figure: {artefact.title}",
+            args.data_note,
+            args.out_prefix,
+        )
         return
     if isinstance(artefact, artefacts.ScoreTable):
         columns, rows, footer, cells = score_table(artefact, ctx)
     else:
         columns, rows, footer = analysis.table(artefact, ctx, args.paper, args.artefact)
         cells = table_evidence.cells(artefact, ctx, args.paper, args.artefact)
-    footer = [*footer, *plateau.footer(rows), *deviations.footer(args.paper, args.artefact),
-              *artefact_cells.experiments_footer(artefact, args.paper, args.artefact, rows)]
+    footer = [
+        *footer,
+        *plateau.footer(rows),
+        *deviations.footer(args.paper, args.artefact),
+        *artefact_cells.experiments_footer(artefact, args.paper, args.artefact, rows),
+    ]
     prefix = args.out_prefix
     evidence.write(prefix.with_suffix(".evidence.json"), cells)
-    write_table(prefix.with_suffix(".csv"), prefix.with_suffix(".md"), prefix.with_suffix(".html"),
-                title, args.data_note, columns, rows, footer)
+    write_table(
+        prefix.with_suffix(".csv"),
+        prefix.with_suffix(".md"),
+        prefix.with_suffix(".html"),
+        title,
+        args.data_note,
+        columns,
+        rows,
+        footer,
+    )
     print(to_markdown(title, args.data_note, columns, rows, footer))
 
 

@@ -24,8 +24,16 @@ import sys
 from pathlib import Path
 
 from workflow_src import layout
-from workflow_src.artefacts import (Context, ConvergenceTable, Job, NeighbourTable, ParameterTable, PerplexityTable,
-                                    RareWordTable, SamplingTable)
+from workflow_src.artefacts import (
+    Context,
+    ConvergenceTable,
+    Job,
+    NeighbourTable,
+    ParameterTable,
+    PerplexityTable,
+    RareWordTable,
+    SamplingTable,
+)
 from workflow_src.report import analysis, plateau
 from workflow_src.score.evidence import Cell, repeat_labels, seed_labels
 from workflow_src.train.divergence import diverged
@@ -35,8 +43,11 @@ def still_learning(jobs: list[Job]) -> str:
     """Why these runs do not show what their method learns: those that had not plateaued when their
     training stopped (`plateau.unsettled`: a row ranked by how far its budget let it get, issue 23);
     '' when every one had. A diverged run is a result (the row holds its best epoch), not this."""
-    moving = [f"seed {job.seed}: {how}" for job in jobs
-              if (how := plateau.unsettled(history := analysis.read_metrics(job))) and not diverged(history)]
+    moving = [
+        f"seed {job.seed}: {how}"
+        for job in jobs
+        if (how := plateau.unsettled(history := analysis.read_metrics(job))) and not diverged(history)
+    ]
     return f"not plateaued when its training stopped ({'; '.join(moving)})" if moving else ""
 
 
@@ -56,12 +67,22 @@ def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> 
                 continue
             missing = [j.seed for j, r in zip(jobs, results) if f"{split}_blocks" not in r]
             if missing:  # written before train_lm recorded its blocks: score model.pt again to add them
-                print(f"evidence: {experiment}, {corpus.name} {split}: perplexity.json of seed "
-                      f"{' '.join(map(str, missing))} has no {split}_blocks (rerun train_lm); no evidence", file=sys.stderr)
+                print(
+                    f"evidence: {experiment}, {corpus.name} {split}: perplexity.json of seed "
+                    f"{' '.join(map(str, missing))} has no {split}_blocks (rerun train_lm); no evidence",
+                    file=sys.stderr,
+                )
                 continue
-            out.append(Cell(experiment, f"{corpus.name} {split}", "perplexity",
-                            tuple(r[f"{split}_blocks"] for r in results), seed_labels(j.seed for j in jobs),
-                            unsettled=still_learning(jobs)))
+            out.append(
+                Cell(
+                    experiment,
+                    f"{corpus.name} {split}",
+                    "perplexity",
+                    tuple(r[f"{split}_blocks"] for r in results),
+                    seed_labels(j.seed for j in jobs),
+                    unsettled=still_learning(jobs),
+                )
+            )
     return out
 
 
@@ -75,8 +96,16 @@ def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) ->
         for system in artefact.systems:
             jobs, measured = analysis.convergence_times(ctx, column, system)
             if jobs:
-                out.append(Cell(column.name, f"{system.name} ours", "value", tuple(seconds for seconds, _, _ in measured),
-                                seed_labels(j.seed for j in jobs), unsettled=still_learning(jobs)))
+                out.append(
+                    Cell(
+                        column.name,
+                        f"{system.name} ours",
+                        "value",
+                        tuple(seconds for seconds, _, _ in measured),
+                        seed_labels(j.seed for j in jobs),
+                        unsettled=still_learning(jobs),
+                    )
+                )
     return out
 
 
@@ -91,8 +120,16 @@ def _(artefact: RareWordTable, ctx: Context, paper: str, artefact_id: str) -> li
         if not runs:
             continue
         for b, label in enumerate(analysis.rare_word_bins(artefact)):
-            out.append(Cell(label, name, "f1", tuple([sentence[b] for sentence in counts] for _, counts in runs),
-                            seed_labels(j.seed for j, _ in runs), unsettled=still_learning([j for j, _ in runs])))
+            out.append(
+                Cell(
+                    label,
+                    name,
+                    "f1",
+                    tuple([sentence[b] for sentence in counts] for _, counts in runs),
+                    seed_labels(j.seed for j, _ in runs),
+                    unsettled=still_learning([j for j, _ in runs]),
+                )
+            )
     return out
 
 
@@ -106,8 +143,16 @@ def _(artefact: NeighbourTable, ctx: Context, paper: str, artefact_id: str) -> l
         for statistic in artefact.paper:
             measured = [(j.seed, r[statistic]) for j, r in zip(jobs, results) if r.get(statistic) is not None]
             if measured:
-                out.append(Cell(statistic, name, "value", tuple(v for _, v in measured), seed_labels(s for s, _ in measured),
-                                unsettled=still_learning(jobs)))
+                out.append(
+                    Cell(
+                        statistic,
+                        name,
+                        "value",
+                        tuple(v for _, v in measured),
+                        seed_labels(s for s, _ in measured),
+                        unsettled=still_learning(jobs),
+                    )
+                )
     return out
 
 
@@ -119,14 +164,20 @@ def benchmark(paper: str, artefact_id: str) -> dict:
 def _(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
     """Per row, each timed repeat's ms per batch (the benchmark's `ms_repeats`)."""
     rows = benchmark(paper, artefact_id)["rows"]
-    return [Cell(row.experiment, "ms per batch", "value", tuple(repeats), repeat_labels(len(repeats)))
-            for row in artefact.rows if (repeats := rows[row.experiment].get("ms_repeats"))]
+    return [
+        Cell(row.experiment, "ms per batch", "value", tuple(repeats), repeat_labels(len(repeats)))
+        for row in artefact.rows
+        if (repeats := rows[row.experiment].get("ms_repeats"))
+    ]
 
 
 @cells.register
 def _(artefact: SamplingTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
     """Per row and sampled share, each timed repeat's target tokens per second (the benchmark's `repeats`)."""
     repeated = benchmark(paper, artefact_id).get("repeats", {})
-    return [Cell(row.experiment, f"{share:.0%}", "value", tuple(repeats), repeat_labels(len(repeats)))
-            for row in artefact.rows for share in artefact.shares
-            if (repeats := repeated.get(row.experiment, {}).get(f"{share:g}"))]
+    return [
+        Cell(row.experiment, f"{share:.0%}", "value", tuple(repeats), repeat_labels(len(repeats)))
+        for row in artefact.rows
+        for share in artefact.shares
+        if (repeats := repeated.get(row.experiment, {}).get(f"{share:g}"))
+    ]

@@ -41,9 +41,24 @@ UNCORRECTED_SHARE = 0.1
 SATURATED_MEAN_ABS = 0.9
 SHARED_ROW_SHARE = 0.5
 
-COLUMNS = ["dataset", "pair", "model", "seed", "epochs", "kept epoch", "epoch 1 dev ppl", "bigram dev ppl",
-           "table NN cosine (median)", "words above 0.9 (mean)", "zero margin loss %", "of which wrong word %",
-           "mean |g_out(E)|", "b_u rms", "shared row share", "not plateaued"]
+COLUMNS = [
+    "dataset",
+    "pair",
+    "model",
+    "seed",
+    "epochs",
+    "kept epoch",
+    "epoch 1 dev ppl",
+    "bigram dev ppl",
+    "table NN cosine (median)",
+    "words above 0.9 (mean)",
+    "zero margin loss %",
+    "of which wrong word %",
+    "mean |g_out(E)|",
+    "b_u rms",
+    "shared row share",
+    "not plateaued",
+]
 
 
 def kept(records: list[dict]) -> dict:
@@ -59,8 +74,12 @@ def row_of(job: Job, records: list[dict]) -> dict:
     first, best = records[0], kept(records)
     margin_zero, margin_wrong = best.get("margin_zero_loss_share"), best.get("margin_zero_loss_wrong_share")
     return {
-        "dataset": job.dataset, "pair": job.pair, "model": job.experiment, "seed": job.seed,
-        "epochs": len(records), "kept epoch": best["epoch"],
+        "dataset": job.dataset,
+        "pair": job.pair,
+        "model": job.experiment,
+        "seed": job.seed,
+        "epochs": len(records),
+        "kept epoch": best["epoch"],
         "epoch 1 dev ppl": rounded(math.exp(first["dev_loss"]), 2) if "bigram_dev_loss" in first else None,
         "bigram dev ppl": rounded(math.exp(first["bigram_dev_loss"]), 2) if "bigram_dev_loss" in first else None,
         "table NN cosine (median)": rounded(first.get("table_nn_cosine_median")),
@@ -78,17 +97,25 @@ def problems(row: dict) -> list[str]:
     """What the page flags about one model, in words."""
     found = []
     if row["bigram dev ppl"] is not None and row["epoch 1 dev ppl"] >= row["bigram dev ppl"]:
-        found.append(f"after epoch 1 its development perplexity ({row['epoch 1 dev ppl']}) was not below the "
-                     f"target-side bigram's ({row['bigram dev ppl']}): it had learned nothing from the source")
+        found.append(
+            f"after epoch 1 its development perplexity ({row['epoch 1 dev ppl']}) was not below the "
+            f"target-side bigram's ({row['bigram dev ppl']}): it had learned nothing from the source"
+        )
     if (row["table NN cosine (median)"] or 0) > CROWDED_MEDIAN_COSINE:
-        found.append(f"its target table is crowded (median nearest-neighbour cosine {row['table NN cosine (median)']} "
-                     f"> {CROWDED_MEDIAN_COSINE})")
+        found.append(
+            f"its target table is crowded (median nearest-neighbour cosine {row['table NN cosine (median)']} "
+            f"> {CROWDED_MEDIAN_COSINE})"
+        )
     if (row["of which wrong word %"] or 0) > 100 * UNCORRECTED_SHARE:
-        found.append(f"{row['of which wrong word %']}% of its development tokens have a zero margin loss and a wrong "
-                     f"nearest word (> {100 * UNCORRECTED_SHARE:g}%): the margin is too small for its table")
+        found.append(
+            f"{row['of which wrong word %']}% of its development tokens have a zero margin loss and a wrong "
+            f"nearest word (> {100 * UNCORRECTED_SHARE:g}%): the margin is too small for its table"
+        )
     if (row["mean |g_out(E)|"] or 0) > SATURATED_MEAN_ABS or (row["shared row share"] or 0) > SHARED_ROW_SHARE:
-        found.append(f"its word side g_out(E) is saturated (mean |g_out| {row['mean |g_out(E)|']}, shared row "
-                     f"{row['shared row share']}; flagged above {SATURATED_MEAN_ABS} or {SHARED_ROW_SHARE})")
+        found.append(
+            f"its word side g_out(E) is saturated (mean |g_out| {row['mean |g_out(E)|']}, shared row "
+            f"{row['shared row share']}; flagged above {SATURATED_MEAN_ABS} or {SHARED_ROW_SHARE})"
+        )
     return found
 
 
@@ -103,14 +130,19 @@ def write(jobs: list[Job], data_note: str, out_prefix: Path) -> list[str]:
     """Writes the three files from the jobs' metrics; returns the flagged lines."""
     rows = [row_of(job, read_metrics(job)) for job in jobs]
     flagged = [f"{r['dataset']} {r['pair']} {r['model']} seed {r['seed']}: {p}" for r in rows for p in problems(r)]
-    summary = ([f"**{len(flagged)} problem(s) in {len(rows)} models:**", "", *(f"- {line}" for line in flagged), ""]
-               if flagged else [f"No problem flagged in {len(rows)} models.", ""])
+    summary = (
+        [f"**{len(flagged)} problem(s) in {len(rows)} models:**", "", *(f"- {line}" for line in flagged), ""]
+        if flagged
+        else [f"No problem flagged in {len(rows)} models.", ""]
+    )
     title = "Training diagnostics"
-    footer = [f"Flagged: a first epoch not below the target-side bigram (workflow_src/train/bigram.py); a median "
-              f"nearest-neighbour cosine above {CROWDED_MEDIAN_COSINE}; more than {100 * UNCORRECTED_SHARE:g}% of the "
-              f"development tokens with a zero margin loss and a wrong nearest word; a mean |g_out(E)| above "
-              f"{SATURATED_MEAN_ABS} or a shared row above {SHARED_ROW_SHARE} of its squared norm "
-              f"(workflow_src/model/diagnostics.py). Empty cells: the measure does not apply to the model's layer."]
+    footer = [
+        f"Flagged: a first epoch not below the target-side bigram (workflow_src/train/bigram.py); a median "
+        f"nearest-neighbour cosine above {CROWDED_MEDIAN_COSINE}; more than {100 * UNCORRECTED_SHARE:g}% of the "
+        f"development tokens with a zero margin loss and a wrong nearest word; a mean |g_out(E)| above "
+        f"{SATURATED_MEAN_ABS} or a shared row above {SHARED_ROW_SHARE} of its squared norm "
+        f"(workflow_src/model/diagnostics.py). Empty cells: the measure does not apply to the model's layer."
+    ]
     write_text(out_prefix.with_suffix(".csv"), to_csv(COLUMNS, rows))
     write_text(out_prefix.with_suffix(".md"), to_markdown(title, data_note, COLUMNS, rows, footer, before=summary))
     html_summary = "".join(f"<p class='under'><b>{html.escape(line)}</b></p>" for line in (flagged or summary[:1]))

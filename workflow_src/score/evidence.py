@@ -59,12 +59,15 @@ class Cell:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise ValueError(f"evidence of {self.row}, {self.column}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+            raise ValueError(
+                f"evidence of {self.row}, {self.column}: kind {self.kind!r} is not one of {', '.join(KINDS)}"
+            )
         if (self.parameters is not None) != (self.kind == "meteor"):
             raise ValueError(f"evidence of {self.row}, {self.column}: a meteor cell, and only one, has parameters")
         if len(self.replicates) != len(self.labels):
-            raise ValueError(f"evidence of {self.row}, {self.column}: {len(self.replicates)} replicates, "
-                             f"{len(self.labels)} labels")
+            raise ValueError(
+                f"evidence of {self.row}, {self.column}: {len(self.replicates)} replicates, {len(self.labels)} labels"
+            )
 
     @property
     def key(self) -> tuple[str, str, float | None]:
@@ -81,7 +84,9 @@ def repeat_labels(count: int) -> tuple[str, ...]:
 
 def perplexity_blocks(token_nll: list[float], block: int = BLOCK_TOKENS) -> list[list[float]]:
     """[NLL sum, tokens] of consecutive blocks of `block` tokens (the last may be shorter)."""
-    return [[float(sum(token_nll[i:i + block])), len(token_nll[i:i + block])] for i in range(0, len(token_nll), block)]
+    return [
+        [float(sum(token_nll[i : i + block])), len(token_nll[i : i + block])] for i in range(0, len(token_nll), block)
+    ]
 
 
 def to_json(cells: list[Cell]) -> str:
@@ -96,7 +101,9 @@ def read(path: str | Path) -> dict[tuple, Cell]:
     """An evidence file, keyed by (row, column, x): a table's x is None."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        cells = [Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]]
+        cells = [
+            Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]
+        ]
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: not an evidence file ({error})") from error
     return {c.key: c for c in cells}
@@ -124,8 +131,12 @@ def read_figure(path: str | Path) -> dict[tuple, Cell]:
                 continue
             try:
                 x = float(point["x"]) if point["x"] != "" else None
-                grouped.setdefault((point["series"], point["panel"], x), []).append((point["replicate"], float(point["y"])))
+                grouped.setdefault((point["series"], point["panel"], x), []).append(
+                    (point["replicate"], float(point["y"]))
+                )
             except ValueError as error:
                 raise ValueError(f"{path}, line {line}: {error}") from error
-    return {key: Cell(key[0], key[1], "value", tuple(y for _, y in points), tuple(r for r, _ in points), key[2])
-            for key, points in grouped.items()}
+    return {
+        key: Cell(key[0], key[1], "value", tuple(y for _, y in points), tuple(r for r, _ in points), key[2])
+        for key, points in grouped.items()
+    }

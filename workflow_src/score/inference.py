@@ -31,8 +31,13 @@ from workflow_src.score.evidence import Cell
 
 ALPHA = 0.05
 RESAMPLES = significance.RESAMPLES
-UNIT_KINDS = {"bleu": "test sentences", "perplexity": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
-              "f1": "test sentences", "meteor": "test sentences", "mean": "test sentences"}
+UNIT_KINDS = {
+    "bleu": "test sentences",
+    "perplexity": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
+    "f1": "test sentences",
+    "meteor": "test sentences",
+    "mean": "test sentences",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,8 +80,6 @@ class Test:
     resampled_fixed: np.ndarray | None = None
 
 
-
-
 def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.ndarray:
     """The number a unit kind gives from summed unit statistics (R x k) -> R; METEOR (in %) with
     its cell's `parameters` (`meteor.meteor_score` of `meteor.vector_statistics`)."""
@@ -85,8 +88,12 @@ def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.n
     if kind == "perplexity":
         return np.exp(totals[:, 0] / totals[:, 1])
     if kind == "f1":
-        return np.divide(2 * totals[:, 0], totals[:, 1] + totals[:, 2], out=np.zeros(len(totals)),
-                         where=totals[:, 1] + totals[:, 2] > 0)
+        return np.divide(
+            2 * totals[:, 0],
+            totals[:, 1] + totals[:, 2],
+            out=np.zeros(len(totals)),
+            where=totals[:, 1] + totals[:, 2] > 0,
+        )
     if kind == "meteor":
         p = meteor.MeteorParameters(**{**parameters, "weights": tuple(parameters["weights"])})
         return np.array([100 * meteor.meteor_score(meteor.vector_statistics(t), p)["score"] for t in totals])
@@ -108,7 +115,7 @@ def bleu_scores(totals: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         brevity = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / sys_len), 0.0), 1.0)
         unmatched = np.cumsum(matches == 0, axis=1)
-        precisions = np.where(matches > 0, 100 * matches / counts, 100 / (2.0 ** unmatched * counts))
+        precisions = np.where(matches > 0, 100 * matches / counts, 100 / (2.0**unmatched * counts))
         scores = brevity * np.exp(np.log(precisions).mean(axis=1))
     return np.where((matches.sum(axis=1) > 0) & (counts > 0).all(axis=1), scores, 0.0)
 
@@ -121,8 +128,10 @@ def draw_counts(units: int, resamples: int = RESAMPLES) -> np.ndarray:
 
 def seed_scores(cell: Cell, counts: np.ndarray) -> np.ndarray:
     """R x S: each seed's number on each resample of the units (the all-ones row: the observed)."""
-    return np.stack([score(cell.kind, counts @ np.asarray(units, dtype=float), cell.parameters)
-                     for units in cell.replicates], axis=1)
+    return np.stack(
+        [score(cell.kind, counts @ np.asarray(units, dtype=float), cell.parameters) for units in cell.replicates],
+        axis=1,
+    )
 
 
 def redraw_seeds(per_seed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -161,8 +170,10 @@ def resample_p(failures: np.ndarray) -> float:
 def parity_ps(check: Check, d_r: np.ndarray) -> tuple[float, float]:
     """(p of being inside ±parity, p of being outside) of a parity check's resampled log ratios."""
     bound = math.log(1 + check.parity)
-    return (max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
-            min(resample_p(d_r <= bound), resample_p(d_r >= -bound)))
+    return (
+        max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
+        min(resample_p(d_r <= bound), resample_p(d_r >= -bound)),
+    )
 
 
 def run_kind(cell: Cell) -> str:
@@ -173,8 +184,10 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> Test:
     """The nested paired bootstrap (module docstring); a parity check's p are those of being
     inside, and of being outside, its bounds."""
     if b is not None and len(a.replicates[0]) != len(b.replicates[0]):
-        raise ValueError(f"{check.artefact}: {check.row} and {check.compared_name} were scored on different units "
-                         f"({len(a.replicates[0])} and {len(b.replicates[0])})")
+        raise ValueError(
+            f"{check.artefact}: {check.row} and {check.compared_name} were scored on different units "
+            f"({len(a.replicates[0])} and {len(b.replicates[0])})"
+        )
     units = len(a.replicates[0])
     counts = draw_counts(units)
     rng = np.random.default_rng(2019)
@@ -191,9 +204,13 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> Test:
     d_fixed = difference(check, on_scale(check, per_seed_a.mean(axis=1)), on_scale(check, b_fixed))
     seeds = min(len(a.replicates), len(b.replicates) if b is not None else len(a.replicates))
     seeds_too = ", seeds resampled too" if max(len(a.replicates), len(b.replicates) if b else 1) > 1 else ""
-    method = f"paired bootstrap over the {units} {UNIT_KINDS[a.kind]}{seeds_too} ({RESAMPLES} resamples; {runs_of(a, b)})"
+    method = (
+        f"paired bootstrap over the {units} {UNIT_KINDS[a.kind]}{seeds_too} ({RESAMPLES} resamples; {runs_of(a, b)})"
+    )
     spread = Spread.of_bootstrap(d_r, d_fixed, seeds)
-    p_claim, p_opposite = parity_ps(check, d_r) if check.parity is not None else (resample_p(d_r <= 0), resample_p(d_r >= 0))
+    p_claim, p_opposite = (
+        parity_ps(check, d_r) if check.parity is not None else (resample_p(d_r <= 0), resample_p(d_r >= 0))
+    )
     return Test(d, p_claim, p_opposite, method, spread, d_r, d_fixed)
 
 
@@ -220,13 +237,16 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> Test | str:
     if values_b is None:
         df, method = len(values_a) - 1, f"t-test of {runs_of(a, b)} against the threshold"
     else:
-        df = (len(values_a) + len(values_b) - 2 if se == 0 else
-              (var_a + var_b) ** 2 / (var_a ** 2 / (len(values_a) - 1) + var_b ** 2 / (len(values_b) - 1)))
+        df = (
+            len(values_a) + len(values_b) - 2
+            if se == 0
+            else (var_a + var_b) ** 2 / (var_a**2 / (len(values_a) - 1) + var_b**2 / (len(values_b) - 1))
+        )
         method = f"t-test (Welch's) over {runs_of(a, b)}"
     reference = np.mean(values_b) if values_b is not None else on_scale(check, check.threshold)
     d = float(difference(check, np.mean(values_a), reference))
     n = min(len(values_a), len(values_b) if values_b is not None else len(values_a))
-    spread = Spread(0.0, se ** 2 * n, n, run_kind(a))
+    spread = Spread(0.0, se**2 * n, n, run_kind(a))
     if check.parity is not None:
         bound = math.log(1 + check.parity)
         inside = max(one_sided_p(d + bound, se, df), one_sided_p(bound - d, se, df))
@@ -247,8 +267,6 @@ def runs_of(a: Cell, b: Cell | None) -> str:
     return f"{runs(a)} each" if runs(a) == runs(b) else f"{runs(a)} and {runs(b)}"
 
 
-
-
 def holm(p_values: list[float], alpha: float = ALPHA) -> list[bool]:
     """Holm's step-down correction: which of the hypotheses are rejected at family-wise level
     alpha. In ascending order, p_(i) is rejected while p_(j) < alpha / (m - j + 1) for every j <= i."""
@@ -261,8 +279,6 @@ def holm(p_values: list[float], alpha: float = ALPHA) -> list[bool]:
     return rejected
 
 
-
-
 def power(gap: float, se: float | None) -> float | None:
     """The chance that a one-sided test at ALPHA finds a true difference `gap` whose estimate has
     standard error `se` (normal approximation)."""
@@ -273,5 +289,3 @@ def power(gap: float, se: float | None) -> float | None:
     from scipy import stats
 
     return float(stats.norm.cdf(gap / se - stats.norm.ppf(1 - ALPHA)))
-
-

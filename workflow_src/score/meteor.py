@@ -77,8 +77,15 @@ def load_wordnet(nltk_data: Path):
     return wordnet
 
 
-def sentence_meteor(reference: list[str], hypothesis: list[str], stemmer, wordnet,
-                    alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> float:
+def sentence_meteor(
+    reference: list[str],
+    hypothesis: list[str],
+    stemmer,
+    wordnet,
+    alpha: float = 0.9,
+    beta: float = 3.0,
+    gamma: float = 0.5,
+) -> float:
     """METEOR of one sentence with nltk's matchers and formula:
 
         P = m / |hyp|, R = m / |ref|, F = PR / (alpha P + (1 - alpha) R),
@@ -91,8 +98,11 @@ def sentence_meteor(reference: list[str], hypothesis: list[str], stemmer, wordne
     exact, hyp_left, ref_left = _match_enums(list(enumerate(hypothesis)), list(enumerate(reference)))
     stem, _, _ = _enum_stem_match(hyp_left, ref_left, stemmer=stemmer)
     stemmed_hyp, stemmed_ref = {h for h, _ in stem}, {r for _, r in stem}
-    synonyms, _, _ = _enum_wordnetsyn_match([p for p in hyp_left if p[0] not in stemmed_hyp],
-                                            [p for p in ref_left if p[0] not in stemmed_ref], wordnet=wordnet)
+    synonyms, _, _ = _enum_wordnetsyn_match(
+        [p for p in hyp_left if p[0] not in stemmed_hyp],
+        [p for p in ref_left if p[0] not in stemmed_ref],
+        wordnet=wordnet,
+    )
     matches = sorted(exact + stem + synonyms)
     if not matches:
         return 0.0
@@ -121,8 +131,10 @@ def meteor_nltk(hyps: list[str], refs: list[str], lang: str, nltk_data: Path | N
     return {
         "metric": "meteor",
         "score": round(100 * statistics.fmean(scores), 2),
-        "signature": f"METEOR with nltk {nltk.__version__} matchers|modules: {', '.join(modules)}|alpha 0.9|beta 3|gamma 0.5|"
-                     f"tok: moses-{lang}, lowercased|corpus: mean of sentences",
+        "signature": (
+            f"METEOR with nltk {nltk.__version__} matchers|modules: {', '.join(modules)}|alpha 0.9|beta 3|gamma 0.5|"
+            f"tok: moses-{lang}, lowercased|corpus: mean of sentences"
+        ),
         "modules": modules,
         "sentences": len(hyps),
         "sentence_scores": [round(100 * score, 4) for score in scores],  # in %: the claims resample them
@@ -192,24 +204,35 @@ def align(hypothesis: list[str], reference: list[str], keys=(lambda unit: unit,)
 
 def count_chunks(matches: list[tuple[int, int, int]]) -> int:
     """Runs of matches adjacent, in the same order, on both sides."""
-    return sum(1 for k, (i, j, _) in enumerate(matches)
-               if k == 0 or (i, j) != (matches[k - 1][0] + 1, matches[k - 1][1] + 1))
+    return sum(
+        1 for k, (i, j, _) in enumerate(matches) if k == 0 or (i, j) != (matches[k - 1][0] + 1, matches[k - 1][1] + 1)
+    )
 
 
-def meteor_statistics(hypothesis: list[str], reference: list[str], matches: list[tuple[int, int, int]],
-                      function_words: set[str], stages: int) -> dict:
+def meteor_statistics(
+    hypothesis: list[str],
+    reference: list[str],
+    matches: list[tuple[int, int, int]],
+    function_words: set[str],
+    stages: int,
+) -> dict:
     """The sufficient statistics of Meteor (its `-ssOut` fields) of one aligned sentence pair:
     lengths, function-word counts, per-stage matches of content and function words on each
     side, and chunks; they sum over sentences (`add_statistics`)."""
-    stats = {"test_length": len(hypothesis), "reference_length": len(reference),
-             "test_function_words": sum(w in function_words for w in hypothesis),
-             "reference_function_words": sum(w in function_words for w in reference),
-             "chunks": count_chunks(matches), "matches": len(matches)}
+    stats = {
+        "test_length": len(hypothesis),
+        "reference_length": len(reference),
+        "test_function_words": sum(w in function_words for w in hypothesis),
+        "reference_function_words": sum(w in function_words for w in reference),
+        "chunks": count_chunks(matches),
+        "matches": len(matches),
+    }
     for side, words, position in (("test", hypothesis, 0), ("reference", reference, 1)):
         for kind, is_function in (("content", False), ("function", True)):
             stats[f"{side}_{kind}_matches"] = [
                 sum(1 for m in matches if m[2] == stage and (words[m[position]] in function_words) == is_function)
-                for stage in range(stages)]
+                for stage in range(stages)
+            ]
     return stats
 
 
@@ -230,10 +253,20 @@ def add_statistics(total: dict | None, stats: dict) -> dict:
     return out
 
 
-SCALAR_STATISTICS = ("test_length", "reference_length", "test_function_words", "reference_function_words", "chunks",
-                     "matches")
-STAGE_STATISTICS = ("test_content_matches", "test_function_matches", "reference_content_matches",
-                    "reference_function_matches")
+SCALAR_STATISTICS = (
+    "test_length",
+    "reference_length",
+    "test_function_words",
+    "reference_function_words",
+    "chunks",
+    "matches",
+)
+STAGE_STATISTICS = (
+    "test_content_matches",
+    "test_function_matches",
+    "reference_content_matches",
+    "reference_function_matches",
+)
 
 
 def statistics_vector(stats: dict) -> list[int]:
@@ -256,7 +289,7 @@ def vector_statistics(vector) -> dict:
     stats = dict(zip(SCALAR_STATISTICS, values))
     for k, key in enumerate(STAGE_STATISTICS):
         start = len(SCALAR_STATISTICS) + k * stages
-        stats[key] = values[start:start + stages]
+        stats[key] = values[start : start + stages]
     return stats
 
 
@@ -267,10 +300,15 @@ def meteor_score(stats: dict, p: MeteorParameters) -> dict:
         P = sum_s w_s (delta m_s(h_c) + (1 - delta) m_s(h_f)) / (delta |h_c| + (1 - delta) |h_f|),
         R likewise over the reference,  F = P R / (alpha P + (1 - alpha) R),
         Pen = gamma (chunks / matches)^beta (0 for a whole match in one chunk),  score = F (1 - Pen)."""
+
     def weighted_share(side: str) -> float:
         function = stats[f"{side}_function_words"]
-        matched = sum(w * (p.delta * c + (1 - p.delta) * f) for w, c, f in zip(
-            p.weights, stats[f"{side}_content_matches"], stats[f"{side}_function_matches"], strict=True))
+        matched = sum(
+            w * (p.delta * c + (1 - p.delta) * f)
+            for w, c, f in zip(
+                p.weights, stats[f"{side}_content_matches"], stats[f"{side}_function_matches"], strict=True
+            )
+        )
         length = p.delta * (stats[f"{side}_length"] - function) + (1 - p.delta) * function
         return matched / length if length else 0.0
 
@@ -279,8 +317,13 @@ def meteor_score(stats: dict, p: MeteorParameters) -> dict:
         return {"score": 0.0, "precision": precision, "recall": recall, "fmean": 0.0, "penalty": None}
     fmean = precision * recall / (p.alpha * precision + (1 - p.alpha) * recall)
     penalty = 0.0 if perfect(stats) else p.gamma * (stats["chunks"] / stats["matches"]) ** p.beta
-    return {"score": max(0.0, fmean * (1 - penalty)), "precision": precision, "recall": recall, "fmean": fmean,
-            "penalty": penalty}
+    return {
+        "score": max(0.0, fmean * (1 - penalty)),
+        "precision": precision,
+        "recall": recall,
+        "fmean": fmean,
+        "penalty": penalty,
+    }
 
 
 def frequency_bins(counts: list[tuple[str, int]], names: tuple[str, ...]) -> dict[str, set[str]]:
@@ -296,8 +339,9 @@ def frequency_bins(counts: list[tuple[str, int]], names: tuple[str, ...]) -> dic
     return bins
 
 
-def binned_meteor(hypotheses: list[list[str]], references: list[list[str]], bins: dict[str, set[str]],
-                  p: MeteorParameters) -> dict[str, dict]:
+def binned_meteor(
+    hypotheses: list[list[str]], references: list[list[str]], bins: dict[str, set[str]], p: MeteorParameters
+) -> dict[str, dict]:
     """Corpus METEOR once per bin, with the bin's units as the function words (exact matching),
     and each sentence's statistics (`statistics_vector`) under "sentences": the evidence a claim
     resamples, whose sum is the corpus statistics scored here."""
@@ -311,13 +355,24 @@ def binned_meteor(hypotheses: list[list[str]], references: list[list[str]], bins
             stats = meteor_statistics(h, r, matches, units, stages=1)
             total = add_statistics(total, stats)
             sentences.append(statistics_vector(stats))
-        out[name] = {**meteor_score(total, p), "units": len(units), "test_function_words": total["test_function_words"],
-                     "reference_function_words": total["reference_function_words"], "sentences": sentences}
+        out[name] = {
+            **meteor_score(total, p),
+            "units": len(units),
+            "test_function_words": total["test_function_words"],
+            "reference_function_words": total["reference_function_words"],
+            "sentences": sentences,
+        }
     return out
 
 
-def score_bins(hyp: Path, ref_pieces: Path, sentencepiece_model: Path, counts: Path, parameters: MeteorParameters,
-               names: tuple[str, ...]) -> dict:
+def score_bins(
+    hyp: Path,
+    ref_pieces: Path,
+    sentencepiece_model: Path,
+    counts: Path,
+    parameters: MeteorParameters,
+    names: tuple[str, ...],
+) -> dict:
     """METEOR by output-frequency bin over a BPE model's pieces: the de-BPE'd hypotheses are
     segmented by the model that segmented the references, and the output vocabulary (the pieces
     of the training target) is binned by training frequency."""
@@ -336,10 +391,12 @@ def score_bins(hyp: Path, ref_pieces: Path, sentencepiece_model: Path, counts: P
         "metric": "meteor_bins",
         "bins": results,
         "parameters": dataclasses.asdict(parameters),
-        "signature": (f"Meteor Universal formula (ours)|units: BPE pieces, |V| = {len(vocabulary)}|modules: exact|"
-                      "aligner: greedy, longest runs first|"
-                      f"function words: each bin|alpha {parameters.alpha:g}|beta {parameters.beta:g}|"
-                      f"gamma {parameters.gamma:g}|delta {parameters.delta:g}|corpus statistics"),
+        "signature": (
+            f"Meteor Universal formula (ours)|units: BPE pieces, |V| = {len(vocabulary)}|modules: exact|"
+            "aligner: greedy, longest runs first|"
+            f"function words: each bin|alpha {parameters.alpha:g}|beta {parameters.beta:g}|"
+            f"gamma {parameters.gamma:g}|delta {parameters.delta:g}|corpus statistics"
+        ),
         "sentences": len(hypotheses),
     }
 
@@ -361,8 +418,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "prepare-wordnet":
         prepare_wordnet(args.nltk_data)
         return
-    result = score_bins(args.hyp, args.ref_pieces, args.sentencepiece_model, args.counts,
-                        MeteorParameters(*args.parameters), tuple(args.bins))
+    result = score_bins(
+        args.hyp,
+        args.ref_pieces,
+        args.sentencepiece_model,
+        args.counts,
+        MeteorParameters(*args.parameters),
+        tuple(args.bins),
+    )
     with atomic_output(args.out) as tmp:
         tmp.write_text(json.dumps(result, separators=(",", ":")) + "\n")  # compact: a vector per sentence and bin
     print(json.dumps({name: round(100 * b["score"], 2) for name, b in result["bins"].items()}))

@@ -27,8 +27,9 @@ TOP_K = (1, 2, 5, 10)
 
 
 @torch.no_grad()
-def neighbour_statistics(model, src_vocab, tgt_vocab, sources: list[str], targets: list[str], device,
-                         batch_size: int = 64) -> dict:
+def neighbour_statistics(
+    model, src_vocab, tgt_vocab, sources: list[str], targets: list[str], device, batch_size: int = 64
+) -> dict:
     table = getattr(model.output, "table", None)
     if table is None:
         raise ValueError("nearest-neighbour statistics need a continuous output layer")

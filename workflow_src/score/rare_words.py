@@ -18,7 +18,9 @@ def bin_label(low: int, high: int | None) -> str:
     return f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
 
 
-def sentence_bin_counts(references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins) -> list[list[list[int]]]:
+def sentence_bin_counts(
+    references: list[str], hypotheses: list[str], train_counts: dict[str, int], bins
+) -> list[list[list[int]]]:
     """Per test sentence, per bin (bin 0: words unseen in training, then `bins`), [matched,
     hypothesis words, reference words] of the words whose training frequency falls in the bin;
     a word matches min(#hyp, #ref) times in its sentence."""

@@ -46,8 +46,10 @@ def representations(model, itos: list[str], queries: list[str], top: int) -> dic
     for query in queries:
         piece = next((p for p in (WORD_BOUNDARY + query, query) if p in index), None)
         if piece is not None:
-            found[query] = {side: [[itos[i], round(c, 4)] for i, c in nearest(vectors, index[piece], top, excluded)]
-                            for side, vectors in sides.items()}
+            found[query] = {
+                side: [[itos[i], round(c, 4)] for i, c in nearest(vectors, index[piece], top, excluded)]
+                for side, vectors in sides.items()
+            }
     return {"queries": found, "missing": [q for q in queries if q not in found]}
 
 

@@ -46,8 +46,9 @@ class WittenBellBigram:
         return (self.bigrams[context, word] + distinct * unigram) / (seen + distinct) if seen else unigram
 
 
-def bigram_loss(train: list[list[int]], heldout: list[list[int]], vocab_size: int,
-                ignore: frozenset[int] = frozenset()) -> float:
+def bigram_loss(
+    train: list[list[int]], heldout: list[list[int]], vocab_size: int, ignore: frozenset[int] = frozenset()
+) -> float:
     """Mean negative log-likelihood (nats per token) of the `heldout` sentences' tokens under the
     Witten-Bell bigram of the `train` sentences (lists of ids; tokens in `ignore`, padding, are
     neither counted nor scored)."""

@@ -39,8 +39,14 @@ def save_history(out_dir: Path, history: list[dict]) -> None:
     (out_dir / PROGRESS).unlink(missing_ok=True)
 
 
-def resume_point(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: Callable[[list[dict]], bool], device,
-                 log: Callable[[str], None]) -> dict | None:
+def resume_point(
+    out_dir: Path,
+    kept: Path,
+    spec: TrainSpec | LMSpec,
+    finished: Callable[[list[dict]], bool],
+    device,
+    log: Callable[[str], None],
+) -> dict | None:
     """The saved state to go on from: `checkpoint.pt`'s dict (`finished` set once training ended:
     then no weights), or one rebuilt from a finished run's `metrics.jsonl` and `kept` model when the
     checkpoint is unreadable; None to train from scratch. `finished(history)`: whether a history
@@ -49,8 +55,12 @@ def resume_point(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: 
     if not checkpoint.exists() and not (out_dir / HISTORY).exists():
         return None  # a new run
     try:
-        saved = load_saved(checkpoint, f"a training checkpoint ({', '.join(CHECKPOINT_KEYS)}), written after every epoch",
-                           CHECKPOINT_KEYS, device)
+        saved = load_saved(
+            checkpoint,
+            f"a training checkpoint ({', '.join(CHECKPOINT_KEYS)}), written after every epoch",
+            CHECKPOINT_KEYS,
+            device,
+        )
     except FileFault as fault:
         return finished_run(out_dir, kept, spec, finished, str(fault), log)
     if saved["spec_hash"] != spec_hash(spec):
@@ -68,8 +78,14 @@ def resume_point(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: 
     return saved
 
 
-def finished_run(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: Callable[[list[dict]], bool], fault: str,
-                 log: Callable[[str], None]) -> dict | None:
+def finished_run(
+    out_dir: Path,
+    kept: Path,
+    spec: TrainSpec | LMSpec,
+    finished: Callable[[list[dict]], bool],
+    fault: str,
+    log: Callable[[str], None],
+) -> dict | None:
     """The finished state that `metrics.jsonl` and the `kept` model record, written as the
     checkpoint (its history and a `finished` mark); None (train from scratch) where they do not
     make one: either unreadable, another spec's model, a history whose stopping rule had not fired."""
@@ -88,6 +104,8 @@ def finished_run(out_dir: Path, kept: Path, spec: TrainSpec | LMSpec, finished: 
         import torch
 
         torch.save(saved, tmp)
-    log(f"{fault}; {HISTORY} and {kept.name} hold this spec's finished run (epoch {history[-1]['epoch']}): "
-        f"rewrote {CHECKPOINT} from them, not training again")
+    log(
+        f"{fault}; {HISTORY} and {kept.name} hold this spec's finished run (epoch {history[-1]['epoch']}): "
+        f"rewrote {CHECKPOINT} from them, not training again"
+    )
     return saved

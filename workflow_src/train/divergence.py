@@ -18,5 +18,7 @@ def diverged(history: list[dict]) -> str:
     best, last = min(history, key=lambda record: record["valid_perplexity"]), history[-1]
     if last["valid_perplexity"] <= DIVERGED_RATIO * best["valid_perplexity"]:
         return ""
-    return (f"validation perplexity {best['valid_perplexity']:.1f} at epoch {best['epoch']} → "
-            f"{last['valid_perplexity']:.1f} at epoch {last['epoch']}")
+    return (
+        f"validation perplexity {best['valid_perplexity']:.1f} at epoch {best['epoch']} → "
+        f"{last['valid_perplexity']:.1f} at epoch {last['epoch']}"
+    )

@@ -30,6 +30,7 @@ not). Eager against itself is reported beside it. The GPU check (`workflow_src/g
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -57,9 +58,16 @@ FP64_LOSS_RELATIVE = 1e-6  # the same in fp64, where fp32 misses those (`check`)
 FP64_UPDATE_COSINE = 0.99999
 LENGTHS = (18, 25, 32)  # target lengths of the agreement's translation batches (the H200's step timed 25-26)
 LM_VOCABULARY = 10_000  # PTB's
-DEFAULT_EXPERIMENTS = ("wmt17:de-en:bpe32k-tied", "wmt17:de-en:bpe32k-joint512", "wmt17:en-fi:bpe32k-joint2048",
-                       "wmt17:en-fi:bpe128k-nmt", "iwslt16:fr-en:word2word-ce",
-                       "iwslt16:fr-en:word2emb-fasttext-nllvmf_reg1reg2", "ptb:lm-small-vd", "ptb:lm-small-re")
+DEFAULT_EXPERIMENTS = (
+    "wmt17:de-en:bpe32k-tied",
+    "wmt17:de-en:bpe32k-joint512",
+    "wmt17:en-fi:bpe32k-joint2048",
+    "wmt17:en-fi:bpe128k-nmt",
+    "iwslt16:fr-en:word2word-ce",
+    "iwslt16:fr-en:word2emb-fasttext-nllvmf_reg1reg2",
+    "ptb:lm-small-vd",
+    "ptb:lm-small-re",
+)
 
 
 def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
@@ -75,8 +83,11 @@ def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
 
 def update_cosine(before: list[torch.Tensor], eager: list[torch.Tensor], graphs: list[torch.Tensor]) -> float:
     """min over parameter tensors of cos(θ_eager - θ_0, θ_graphs - θ_0); tensors neither run moved are left out."""
-    cosines = [F.cosine_similarity((e - b).flatten().double(), (g - b).flatten().double(), dim=0).item()
-               for b, e, g in zip(before, eager, graphs) if (e - b).abs().max() > 0 or (g - b).abs().max() > 0]
+    cosines = [
+        F.cosine_similarity((e - b).flatten().double(), (g - b).flatten().double(), dim=0).item()
+        for b, e, g in zip(before, eager, graphs)
+        if (e - b).abs().max() > 0 or (g - b).abs().max() > 0
+    ]
     return min(cosines, default=1.0)
 
 
@@ -103,14 +114,35 @@ def translation_model(spec: dict, src_size: int, tgt_size: int, dim: int | None)
 def random_pairs(spec: dict, src_size: int, tgt_size: int, lengths, seed: int = 1):
     """`batch_size` random pairs per length (words from 4 up; targets end in </s>, 3)."""
     rng, size = random.Random(seed), spec["train"]["batch_size"]
-    pairs = [([rng.randrange(4, src_size) for _ in range(n - 1 - i % 3)], [rng.randrange(4, tgt_size) for _ in range(n - 1)] + [3])
-             for n in lengths for i in range(size)]
-    return [s for s, _ in pairs], [t for _, t in pairs], [list(range(k * size, (k + 1) * size)) for k in range(len(lengths))]
+    pairs = [
+        (
+            [rng.randrange(4, src_size) for _ in range(n - 1 - i % 3)],
+            [rng.randrange(4, tgt_size) for _ in range(n - 1)] + [3],
+        )
+        for n in lengths
+        for i in range(size)
+    ]
+    return (
+        [s for s, _ in pairs],
+        [t for _, t in pairs],
+        [list(range(k * size, (k + 1) * size)) for k in range(len(lengths))],
+    )
 
 
-def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, device: torch.device, steps: int,
-                     lengths, precision: str, dropout: bool, graphs: bool, measure: int = 0,
-                     dtype: torch.dtype = torch.float32) -> dict:
+def translation_runs(
+    spec: dict,
+    src_size: int,
+    tgt_size: int,
+    dim: int | None,
+    device: torch.device,
+    steps: int,
+    lengths,
+    precision: str,
+    dropout: bool,
+    graphs: bool,
+    measure: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> dict:
     """`steps` training steps, eager or captured, cycling over one batch per length; then
     `measure` more, timed. (losses, parameters before and after, seconds per step.) `dtype`:
     the parameters' (fp64 tells rounding from a fault, `check`)."""
@@ -123,8 +155,9 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
     if graphs:
         model.encoder.packed = False
         optimiser = static_step.adam(trained, t["lr"], device)
-        captured = static_step.TranslationSteps(model, optimiser, {**spec, "length_buckets": sorted(set(lengths))}, device,
-                                                precision, vocab, vocab)
+        captured = static_step.TranslationSteps(
+            model, optimiser, {**spec, "length_buckets": sorted(set(lengths))}, device, precision, vocab, vocab
+        )
         prepared = [captured.batch(src, tgt, idx).to(device) for idx in batches]
 
         def step(batch):
@@ -134,7 +167,10 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
         prepared = [training_batch(src, tgt, idx, vocab, vocab, device).to(device) for idx in batches]
 
         def step(batch):
-            return training_step(model, optimiser, batch, vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token"))[0]
+            return training_step(
+                model, optimiser, batch, vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token")
+            )[0]
+
     torch.manual_seed(2)
     losses = [float(step(prepared[i % len(prepared)]).detach()) for i in range(steps)]
     after = [p.detach().clone() for p in trained]
@@ -143,8 +179,17 @@ def translation_runs(spec: dict, src_size: int, tgt_size: int, dim: int | None, 
 
 
 # -- language models --------------------------------------------------------------------------------
-def language_model_runs(spec: dict, vocabulary: int, device: torch.device, steps: int, precision: str,
-                        dropout: bool, graphs: bool, measure: int = 0, dtype: torch.dtype = torch.float32) -> dict:
+def language_model_runs(
+    spec: dict,
+    vocabulary: int,
+    device: torch.device,
+    steps: int,
+    precision: str,
+    dropout: bool,
+    graphs: bool,
+    measure: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> dict:
     """One epoch of steps.train_epoch over `steps` segments (the last one shorter), eager or
     captured: its mean objective is the one loss compared; then `measure` epochs of a single
     segment, timed (their two reads at the end included, on both sides)."""
@@ -152,26 +197,72 @@ def language_model_runs(spec: dict, vocabulary: int, device: torch.device, steps
     model = build_model(spec if dropout else {**spec, "dropout": 0.0}, vocabulary).to(device=device, dtype=dtype)
     objective = build_objective(spec)
     generator = torch.Generator().manual_seed(1)
-    data = torch.randint(0, vocabulary, (steps * spec["bptt"] - spec["bptt"] // 2, spec["batch_size"]), generator=generator)
+    data = torch.randint(
+        0, vocabulary, (steps * spec["bptt"] - spec["bptt"] // 2, spec["batch_size"]), generator=generator
+    )
     data = data.to(device)
     before = [p.detach().clone() for p in model.parameters()]
-    optimiser = (static_step.sgd(model.parameters(), spec["lr"], device) if graphs else
-                 torch.optim.SGD(model.parameters(), lr=as_device_rate(spec["lr"])))
+    optimiser = (
+        static_step.sgd(model.parameters(), spec["lr"], device)
+        if graphs
+        else torch.optim.SGD(model.parameters(), lr=as_device_rate(spec["lr"]))
+    )
     static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision) if graphs else None
     torch.manual_seed(2)
     total, _, tokens = train_epoch(model, data, spec, optimiser, objective, precision, static)
     after = [p.detach().clone() for p in model.parameters()]
-    segment = data[:spec["bptt"] + 1]
-    seconds = (median_seconds(lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static),
-                                   device, measure) if measure else None)
+    segment = data[: spec["bptt"] + 1]
+    seconds = (
+        median_seconds(
+            lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static), device, measure
+        )
+        if measure
+        else None
+    )
     return {"losses": [total / tokens], "before": before, "after": after, "seconds": seconds}
 
 
 # -- the check ---------------------------------------------------------------------------------------
 def agreement(eager: dict, other: dict) -> tuple[float, float]:
     """(the largest relative difference of the runs' losses, the smallest cosine of their updates)."""
-    return (max(relative(o, e) for o, e in zip(other["losses"], eager["losses"])),
-            update_cosine(eager["before"], eager["after"], other["after"]))
+    return (
+        max(relative(o, e) for o, e in zip(other["losses"], eager["losses"])),
+        update_cosine(eager["before"], eager["after"], other["after"]),
+    )
+
+
+def family_runs(
+    kind: str,
+    spec: dict,
+    sizes: dict,
+    device: torch.device,
+    precision: str,
+    dropout: bool,
+    graphs: bool,
+    count: int,
+    measure: int,
+    dtype: torch.dtype = torch.float32,
+) -> dict:
+    """`count` steps of one family (`language_model_runs`, or `translation_runs` over LENGTHS, timed
+    at the middle one) in `precision`, captured with `graphs`, the last `measure` of them timed."""
+    precisions.configure(precision)
+    if kind == "lm":
+        return language_model_runs(spec, sizes["vocabulary"], device, count, precision, dropout, graphs, measure, dtype)
+    lengths = LENGTHS if not measure else LENGTHS[1:2]
+    return translation_runs(
+        spec,
+        sizes["src"],
+        sizes["tgt"],
+        sizes["dim"],
+        device,
+        count,
+        lengths,
+        precision,
+        dropout,
+        graphs,
+        measure,
+        dtype,
+    )
 
 
 def check(kind: str, spec: dict, sizes: dict, device: torch.device, steps: int = 50, timed: int = 20) -> dict:
@@ -186,34 +277,37 @@ def check(kind: str, spec: dict, sizes: dict, device: torch.device, steps: int =
     step computes does not. Passed: fp32 within the bars, or fp64 within FP64_LOSS_RELATIVE and
     FP64_UPDATE_COSINE (then `agreement` says so)."""
     configured = precisions.resolve(spec.get("precision", "auto"), device)
-
-    def runs(precision: str, dropout: bool, graphs: bool, count: int, measure: int,
-             dtype: torch.dtype = torch.float32) -> dict:
-        precisions.configure(precision)
-        if kind == "lm":
-            return language_model_runs(spec, sizes["vocabulary"], device, count, precision, dropout, graphs, measure,
-                                       dtype)
-        lengths = LENGTHS if not measure else LENGTHS[1:2]
-        return translation_runs(spec, sizes["src"], sizes["tgt"], sizes["dim"], device, count, lengths, precision,
-                                dropout, graphs, measure, dtype)
-
+    runs = functools.partial(family_runs, kind, spec, sizes, device)
     eager = runs("fp32", False, False, steps, 0)
     loss_relative, cosine = agreement(eager, runs("fp32", False, True, steps, 0))
     eager_relative, eager_cosine = agreement(eager, runs("fp32", False, False, steps, 0))
-    result = {"steps": steps, "loss_max_relative": loss_relative, "update_cosine_min": cosine,
-              "eager_repeat_loss_max_relative": eager_relative, "eager_repeat_update_cosine_min": eager_cosine}
+    result = {
+        "steps": steps,
+        "loss_max_relative": loss_relative,
+        "update_cosine_min": cosine,
+        "eager_repeat_loss_max_relative": eager_relative,
+        "eager_repeat_update_cosine_min": eager_cosine,
+    }
     passed = loss_relative <= LOSS_RELATIVE and cosine >= UPDATE_COSINE
     result["agreement"] = "fp32"
     if not passed:
         wide = runs("fp32", False, False, steps, 0, torch.float64)
         fp64_relative, fp64_cosine = agreement(wide, runs("fp32", False, True, steps, 0, torch.float64))
         passed = fp64_relative <= FP64_LOSS_RELATIVE and fp64_cosine >= FP64_UPDATE_COSINE
-        result |= {"fp64_loss_max_relative": fp64_relative, "fp64_update_cosine_min": fp64_cosine,
-                   "agreement": "fp64 (fp32 rounding grown over the steps)" if passed else "none"}
+        result |= {
+            "fp64_loss_max_relative": fp64_relative,
+            "fp64_update_cosine_min": fp64_cosine,
+            "agreement": "fp64 (fp32 rounding grown over the steps)" if passed else "none",
+        }
     warm = 3 * len(LENGTHS)  # each length's two eager calls and its capture, before timing
     timed_runs = {captured: runs(configured, True, captured, warm, timed)["seconds"] for captured in (False, True)}
-    return result | {"passed": passed, "precision_timed": configured, "eager_step_seconds": timed_runs[False],
-                     "graphs_step_seconds": timed_runs[True], "speedup": timed_runs[False] / timed_runs[True]}
+    return result | {
+        "passed": passed,
+        "precision_timed": configured,
+        "eager_step_seconds": timed_runs[False],
+        "graphs_step_seconds": timed_runs[True],
+        "speedup": timed_runs[False] / timed_runs[True],
+    }
 
 
 def family(config: dict, experiment: str) -> tuple[str, str, dict, dict]:
@@ -226,9 +320,11 @@ def family(config: dict, experiment: str) -> tuple[str, str, dict, dict]:
     e = registry.experiment(name)
     spec = layout.resolve_spec(config, dataset, pair, name, 1)
     vocab = layout.vocab_sizes(config["datasets"][dataset], e)
-    sizes = {"src": vocab["src_size"] or layout.bpe_merges(config, dataset, "src", e.bpe),
-             "tgt": vocab["tgt_size"] or layout.bpe_merges(config, dataset, "tgt", e.bpe),
-             "dim": config["embeddings"][e.embeddings]["dim"] if e.embeddings else None}
+    sizes = {
+        "src": vocab["src_size"] or layout.bpe_merges(config, dataset, "src", e.bpe),
+        "tgt": vocab["tgt_size"] or layout.bpe_merges(config, dataset, "tgt", e.bpe),
+        "dim": config["embeddings"][e.embeddings]["dim"] if e.embeddings else None,
+    }
     return experiment, "nmt", spec, sizes
 
 
@@ -245,7 +341,10 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device("cuda")
     config = read_config(args.config)
     report = {"device": torch.cuda.get_device_name(device), "torch": torch.__version__, "families": {}}
-    print("| family | loss max relative | update cosine min | eager ms | graphs ms | speedup | passed |\n|---|---|---|---|---|---|---|")
+    print(
+        "| family | loss max relative | update cosine min | eager ms | graphs ms | speedup | passed "
+        "|\n|---|---|---|---|---|---|---|"
+    )
     for experiment in args.experiments:
         name, kind, spec, sizes = family(config, experiment)
         try:
@@ -257,9 +356,12 @@ def main(argv: list[str] | None = None) -> None:
         if "error" in result:
             print(f"| {name} | {result['error']} | | | | | no |", flush=True)
         else:
-            print(f"| {name} | {result['loss_max_relative']:.2e} | {result['update_cosine_min']:.5f} | "
-                  f"{result['eager_step_seconds'] * 1e3:.1f} | {result['graphs_step_seconds'] * 1e3:.1f} | "
-                  f"{result['speedup']:.2f} | {'yes' if result['passed'] else 'NO'} |", flush=True)
+            print(
+                f"| {name} | {result['loss_max_relative']:.2e} | {result['update_cosine_min']:.5f} | "
+                f"{result['eager_step_seconds'] * 1e3:.1f} | {result['graphs_step_seconds'] * 1e3:.1f} | "
+                f"{result['speedup']:.2f} | {'yes' if result['passed'] else 'NO'} |",
+                flush=True,
+            )
     if not all(r["passed"] for r in report["families"].values()):
         sys.exit(1)
 

@@ -22,8 +22,10 @@ def checked(spec: LMSpec, source: str = "language-model spec") -> LMSpec:
         raise SpecError(f"{source}: keep {spec.keep!r} is not one of {', '.join(KEEP)}")
     rule = spec.convergence
     if rule is not None and (rule.window < 1 or not rule.tolerance >= 0 or not 0 < rule.plateau_decay <= 1):
-        raise SpecError(f"{source}: convergence {rule!r} is not {{'window': epochs >= 1, "
-                         "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}")
+        raise SpecError(
+            f"{source}: convergence {rule!r} is not {{'window': epochs >= 1, "
+            "'tolerance': relative improvement >= 0, 'plateau_decay': factor in (0, 1]}"
+        )
     if spec.loss not in OBJECTIVES:
         raise SpecError(f"{source}: loss {spec.loss!r} is not one of {sorted(OBJECTIVES)}")
     if spec.target_gradient and spec.loss != "augmented":

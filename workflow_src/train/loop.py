@@ -39,6 +39,7 @@ class Job:
     """One training job: its spec and the spec's JSON document (`specs.document`, which the model
     files hold and the model code reads), folder, kept-model file (`best.pt`, `kept.pt`), device,
     the precision it runs in and the one its spec asks for."""
+
     spec: TrainSpec | LMSpec
     document: dict
     out_dir: Path
@@ -55,6 +56,7 @@ class Job:
 @dataclass
 class Run:
     """A run's state between epochs, as `checkpoint.pt` keeps it."""
+
     best: float  # the best validation score so far (each trainer's own sense of best)
     stale: int | None = None  # epochs since the best (early stopping); None: not kept
     history: list[dict] = field(default_factory=list)
@@ -85,14 +87,16 @@ def ended(history: list[dict], last_epoch: int, stop: Stop) -> bool:
 def resume(job: Job, run: Run, last_epoch: int, stop: Stop, model, optimiser=None) -> Run:
     """The run to go on from: `run` (a new one) where there is nothing to resume, else the saved
     one, its weights (and `optimiser`'s state) loaded unless training had finished."""
-    saved = checkpoints.resume_point(job.out_dir, job.kept, job.spec, lambda done: ended(done, last_epoch, stop),
-                                     job.device, log)
+    saved = checkpoints.resume_point(
+        job.out_dir, job.kept, job.spec, lambda done: ended(done, last_epoch, stop), job.device, log
+    )
     if saved is None:
         return run
     precisions.pin(saved, job.precision, job.checkpoint, job.requested, job.device, log)
     stale = None if run.stale is None else saved.get("stale", run.stale)
-    run = Run(saved.get("best", run.best), stale, saved["history"], saved["epoch"] + 1, saved.get("finished", False),
-              saved)
+    run = Run(
+        saved.get("best", run.best), stale, saved["history"], saved["epoch"] + 1, saved.get("finished", False), saved
+    )
     if run.finished:
         log(f"{job.checkpoint}: training finished after epoch {saved['epoch']}; not training again")
     else:
@@ -117,10 +121,16 @@ def checkpoint(job: Job, run: Run, model, optimiser=None) -> None:
     """The last epoch's record in the log; `checkpoint.pt` (weights, `optimiser`'s state where it
     keeps one, history, best score) written atomically; the history so far (`metrics.partial.jsonl`)."""
     log(json.dumps(run.history[-1]))
-    run.saved = {"spec_hash": spec_hash(job.document), "epoch": run.history[-1]["epoch"], "model": model.state_dict(),
-                 **({} if optimiser is None else {"optimiser": optimiser.state_dict()}),
-                 "history": run.history, "best": run.best, **({} if run.stale is None else {"stale": run.stale}),
-                 "precision": job.precision}
+    run.saved = {
+        "spec_hash": spec_hash(job.document),
+        "epoch": run.history[-1]["epoch"],
+        "model": model.state_dict(),
+        **({} if optimiser is None else {"optimiser": optimiser.state_dict()}),
+        "history": run.history,
+        "best": run.best,
+        **({} if run.stale is None else {"stale": run.stale}),
+        "precision": job.precision,
+    }
     with atomic_output(job.checkpoint) as tmp:
         torch.save(run.saved, tmp)
     checkpoints.save_progress(job.out_dir, run.history)
@@ -149,5 +159,6 @@ def publish(kept: Path, model: Path) -> None:
 def mark_finished(checkpoint: Path, saved: dict) -> None:
     """Replace a finished run's checkpoint by its record without weights or optimiser state."""
     with atomic_output(checkpoint) as tmp:
-        torch.save({key: value for key, value in saved.items() if key not in ("model", "optimiser")}
-                   | {"finished": True}, tmp)
+        torch.save(
+            {key: value for key, value in saved.items() if key not in ("model", "optimiser")} | {"finished": True}, tmp
+        )

@@ -37,7 +37,8 @@ from workflow_src.model.lm import normalise_embedding_rows
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.nmt_data import batch_indices, prefetched
 from workflow_src.model.precision import at_least_fp32
-from workflow_src.model.static_batches import KEY, StaticBatch, bucket, padding_record, static_batch
+from workflow_src.model.static_batches import StaticBatch, bucket, padding_record, static_batch
+from workflow_src.step_mode import LENGTH_BUCKETS_KEY as KEY
 
 
 # -- optimisers whose rate is a device tensor ------------------------------------------------------
@@ -79,13 +80,27 @@ def position_losses(model, src, lengths, tgt_in, tgt_out, weights) -> torch.Tens
     context, target, weight = at_least_fp32(out.flatten(0, 1)), tgt_out.flatten(), weights.flatten()
     output = model.output
     if isinstance(output, JointOutput) and output.training and output.sample_share is not None:
-        ids, positions = sample_vocabulary_static(target, weight > 0, output.vocab_size, output.sample_share, output.banned)
+        ids, positions = sample_vocabulary_static(
+            target, weight > 0, output.vocab_size, output.sample_share, output.banned
+        )
         return cross_entropy(output.logits(context, ids), positions) * weight
     return output.loss(context, target) * weight
 
 
-def nmt_training_step(model, optimiser, clip: float, normalisation: str, precision: str,
-                      src, lengths, tgt_in, tgt_out, weights, token_count, sentence_count) -> torch.Tensor:
+def nmt_training_step(
+    model,
+    optimiser,
+    clip: float,
+    normalisation: str,
+    precision: str,
+    src,
+    lengths,
+    tgt_in,
+    tgt_out,
+    weights,
+    token_count,
+    sentence_count,
+) -> torch.Tensor:
     """One training step on a static batch; returns the summed loss L (detached)."""
     with precisions.autocast(precision, src.device, cache=False):
         loss = position_losses(model, src, lengths, tgt_in, tgt_out, weights).sum()
@@ -117,8 +132,11 @@ class TranslationSteps:
         self.model, self.device, self.src_vocab, self.tgt_vocab = model, device, src_vocab, tgt_vocab
         self.batch_size, self.buckets = t["batch_size"], check_length_buckets(spec.get(KEY))
         normalisation = t.get("loss_normalisation", "token")
-        self.training = Captured(functools.partial(nmt_training_step, model, optimiser, t["clip"], normalisation, precision),
-                                 device, module=model)
+        self.training = Captured(
+            functools.partial(nmt_training_step, model, optimiser, t["clip"], normalisation, precision),
+            device,
+            module=model,
+        )
         self.evaluation = Captured(functools.partial(nmt_evaluation_loss, model, precision), device, module=model)
 
     def check_sample(self, tgt: list[list[int]]) -> None:
@@ -130,9 +148,11 @@ class TranslationSteps:
         k = static_sample_size(output.vocab_size, output.sample_share, output.banned)
         positions = self.batch_size * bucket(max(len(t) for t in tgt), self.buckets)
         if positions > k:
-            raise ValueError(f"train.compile graphs: a batch of {positions} target positions (train.batch_size "
-                             f"{self.batch_size} x the longest target's bucket of train.{KEY}) may hold more words than "
-                             f"the {k} its sampled softmax draws (sample_share {output.sample_share}); use train.compile off")
+            raise ValueError(
+                f"train.compile graphs: a batch of {positions} target positions (train.batch_size "
+                f"{self.batch_size} x the longest target's bucket of train.{KEY}) may hold more words than "
+                f"the {k} its sampled softmax draws (sample_share {output.sample_share}); use train.compile off"
+            )
 
     def batch(self, src, tgt, idx: list[int]) -> StaticBatch:
         return static_batch(src, tgt, idx, self.src_vocab, self.tgt_vocab, self.device, self.batch_size, self.buckets)
@@ -155,8 +175,20 @@ class TranslationSteps:
 
 
 # -- language models --------------------------------------------------------------------------------
-def lm_training_step(model, optimiser, objective: Callable, clip: float, ce_objective: bool, after_update,
-                     precision: str, inputs, targets, weights, h, c):
+def lm_training_step(
+    model,
+    optimiser,
+    objective: Callable,
+    clip: float,
+    ce_objective: bool,
+    after_update,
+    precision: str,
+    inputs,
+    targets,
+    weights,
+    h,
+    c,
+):
     """One training segment: (Σ w ℓ, Σ w CE, both float64; the next state (h, c))."""
     with precisions.autocast(precision, inputs.device, cache=False):
         logits, _, hidden = model(inputs, (h, c))
@@ -182,8 +214,20 @@ class LanguageModelSteps:
         after_update = normalise_embedding_rows if spec["unit_norm_embeddings"] else None
         self.bptt = spec["bptt"]
         self.weights: dict[tuple[int, int], torch.Tensor] = {}
-        self.training = Captured(functools.partial(lm_training_step, model, optimiser, objective, spec["clip"],
-                                                   spec["loss"] == "ce", after_update, precision), device, module=model)
+        self.training = Captured(
+            functools.partial(
+                lm_training_step,
+                model,
+                optimiser,
+                objective,
+                spec["clip"],
+                spec["loss"] == "ce",
+                after_update,
+                precision,
+            ),
+            device,
+            module=model,
+        )
 
     def step(self, inputs: torch.Tensor, targets: torch.Tensor, hidden):
         """(Σ ℓ, Σ CE, next state) of a T x B segment, T <= bptt."""

@@ -45,7 +45,7 @@ def segments(data: torch.Tensor, bptt: int) -> Iterator[tuple[torch.Tensor, torc
     """(inputs, next-word targets) for each `bptt`-step segment of batchified data."""
     for start in range(0, len(data) - 1, bptt):
         end = min(start + bptt, len(data) - 1)
-        yield data[start:end], data[start + 1:end + 1]
+        yield data[start:end], data[start + 1 : end + 1]
 
 
 def predicted_tokens(data: torch.Tensor) -> int:
@@ -53,8 +53,16 @@ def predicted_tokens(data: torch.Tensor) -> int:
     return (len(data) - 1) * data.shape[1]
 
 
-def train_epoch(model, data, spec, optimiser, objective, precision: str = "fp32",
-                static: static_step.LanguageModelSteps | None = None, progress=iter) -> tuple[float, float, int]:
+def train_epoch(
+    model,
+    data,
+    spec,
+    optimiser,
+    objective,
+    precision: str = "fp32",
+    static: static_step.LanguageModelSteps | None = None,
+    progress=iter,
+) -> tuple[float, float, int]:
     """One pass over the batchified training data: the sums of the objective and of the CE over
     its predicted tokens, and their number. The forward pass runs in `precision`, the objective
     on fp32 logits. With `static` (train.compile graphs), each segment is its captured step;

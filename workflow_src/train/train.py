@@ -51,8 +51,16 @@ from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import finish, translate
 from workflow_src.model import compilation, diagnostics, precision as precisions
 from workflow_src.model.gpu import job_device
-from workflow_src.model.nmt_data import (batch_indices, encode_file, length_multiple, load_vocabularies, prefetched,
-                                         save_model, training_batch, training_pairs_within)
+from workflow_src.model.nmt_data import (
+    batch_indices,
+    encode_file,
+    length_multiple,
+    load_vocabularies,
+    prefetched,
+    save_model,
+    training_batch,
+    training_pairs_within,
+)
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.score.score import bleu
 from workflow_src.train import loop, static_step
@@ -63,12 +71,14 @@ from workflow_src.train.loop import log
 
 
 # metrics.jsonl fields that measure wall-clock time (all others repeat exactly under the same spec)
-TIMING_FIELDS = frozenset({"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second",
-                           "target_tokens_per_second"})
+TIMING_FIELDS = frozenset(
+    {"train_seconds", "train_seconds_total", "validation_seconds", "sentences_per_second", "target_tokens_per_second"}
+)
 
 
-def learning_rate(history: list[dict], lr: float, decay: float | None, start: int | None,
-                  on_rise: bool = True) -> float:
+def learning_rate(
+    history: list[dict], lr: float, decay: float | None, start: int | None, on_rise: bool = True
+) -> float:
     """The rate of the epoch after `history`, by OpenNMT-py's rule (Optim.update_learning_rate,
     the joint paper's released code): once the development perplexity has risen over the previous
     epoch's (unless not `on_rise`), or epoch `start` has ended, the rate is multiplied by `decay`
@@ -79,8 +89,11 @@ def learning_rate(history: list[dict], lr: float, decay: float | None, start: in
     """
     decaying = False
     for previous, record in zip([None, *history], history):
-        decaying = decaying or (start is not None and record["epoch"] >= start) or (
-            on_rise and previous is not None and record["dev_loss"] > previous["dev_loss"])
+        decaying = (
+            decaying
+            or (start is not None and record["epoch"] >= start)
+            or (on_rise and previous is not None and record["dev_loss"] > previous["dev_loss"])
+        )
         if decaying and decay is not None:
             lr *= decay
     return lr
@@ -89,11 +102,15 @@ def learning_rate(history: list[dict], lr: float, decay: float | None, start: in
 def evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple: int = 1):
     """The development pairs in batches of about one length, in a fixed order, on `device`."""
     batches = batch_indices([len(s) for s in src], batch_size, None, [len(t) for t in tgt])
-    return prefetched((training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches), device)
+    return prefetched(
+        (training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, multiple) for idx in batches), device
+    )
 
 
 @torch.no_grad()
-def mean_loss(model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32", multiple: int = 1) -> float:
+def mean_loss(
+    model, src, tgt, src_vocab, tgt_vocab, batch_size, device, precision: str = "fp32", multiple: int = 1
+) -> float:
     model.eval()
     total, tokens = torch.zeros((), dtype=torch.float64, device=device), 0
     for batch in evaluation_batches(src, tgt, src_vocab, tgt_vocab, batch_size, device, multiple):
@@ -114,26 +131,35 @@ def bigram_reference(spec: TrainSpec, train_tgt: list[list[int]], dev_tgt: list[
     bar: a model still above it has learned nothing that counts."""
     if spec.output_layer != "softmax":
         return {}
-    sample = train_tgt[::max(1, len(train_tgt) // BIGRAM_SENTENCES)]
+    sample = train_tgt[:: max(1, len(train_tgt) // BIGRAM_SENTENCES)]
     return {"bigram_dev_loss": bigram_loss(sample, dev_tgt, len(tgt_vocab), frozenset({tgt_vocab.pad}))}
 
 
-def layer_diagnostics(model, spec: TrainSpec, dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, precision, multiple) -> dict:
+def layer_diagnostics(
+    model, spec: TrainSpec, dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, precision, multiple
+) -> dict:
     """The epoch's measures of the output layer (`workflow_src.model.diagnostics`): how many
     development tokens a margin loss no longer corrects; how saturated the joint layer's word side is."""
     if spec.loss == "margin":
         with precisions.autocast(precision, device):
             return diagnostics.margin_misses(
-                model, evaluation_batches(dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, multiple), tgt_vocab.pad)
+                model,
+                evaluation_batches(dev_src, dev_tgt, src_vocab, tgt_vocab, batch_size, device, multiple),
+                tgt_vocab.pad,
+            )
     if spec.output_layer == "softmax":
         return diagnostics.joint_saturation(model.output)
     return {}
 
 
-def development_bleu(model, spec: dict, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device) -> float:
+def development_bleu(
+    model, spec: dict, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device
+) -> float:
     model.eval()
     hypotheses = translate(model, spec, src_vocab, tgt_vocab, dev_src, device)
-    tokenized = [finish(u, a, s.split(), w.split(), spec, {}) for (u, a), s, w in zip(hypotheses, dev_src, dev_src_words)]
+    tokenized = [
+        finish(u, a, s.split(), w.split(), spec, {}) for (u, a), s, w in zip(hypotheses, dev_src, dev_src_words)
+    ]
     return bleu(list(postprocess(tokenized, tgt_lang)), dev_ref)["score"]
 
 
@@ -141,6 +167,7 @@ def development_bleu(model, spec: dict, src_vocab, tgt_vocab, dev_src, dev_src_w
 class Corpora:
     """A job's vocabularies (`table`: the target embeddings, or None) and its training and
     development data, encoded; `pairs`: the training pairs kept and dropped by the length limit."""
+
     src_vocab: Vocab
     tgt_vocab: Vocab
     table: torch.Tensor | None
@@ -157,6 +184,7 @@ class Corpora:
 @dataclass
 class Steps:
     """The model and what steps it: the optimiser and, under train.compile graphs, the captured step."""
+
     model: Seq2Seq
     optimiser: torch.optim.Optimizer
     static: static_step.TranslationSteps | None
@@ -179,11 +207,14 @@ def load_corpora(job: loop.Job, args) -> Corpora:
     dev_tgt = encode_file(args.dev_tgt, tgt_vocab, eos=True)
     dev_ref = read_lines(args.dev_ref)
     dev_words = read_lines(args.dev_src_words)
-    log(f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
+    log(
+        f"vocabularies: source {len(src_vocab)}, target {len(tgt_vocab)}; {len(train_src)} training pairs "
         f"({pairs['train_pairs_too_long']} dropped: a side over {spec.data.max_len} units, "
-        f"max_len_unit {spec.data.max_len_unit})")
-    return Corpora(src_vocab, tgt_vocab, table, train_src, train_tgt, pairs, dev_lines, dev_src, dev_tgt, dev_words,
-                   dev_ref)
+        f"max_len_unit {spec.data.max_len_unit})"
+    )
+    return Corpora(
+        src_vocab, tgt_vocab, table, train_src, train_tgt, pairs, dev_lines, dev_src, dev_tgt, dev_words, dev_ref
+    )
 
 
 def build_steps(job: loop.Job, data: Corpora) -> Steps:
@@ -197,10 +228,12 @@ def build_steps(job: loop.Job, data: Corpora) -> Steps:
     log(f"train.compile: {compilation.apply(model, fields, device)}")
     graphs = job.spec.compile == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
-    optimiser = (static_step.adam(trained, t.lr, device) if graphs else
-                 torch.optim.Adam(trained, lr=t.lr, fused=True))
-    static = (static_step.TranslationSteps(model, optimiser, fields, device, job.precision, data.src_vocab,
-                                           data.tgt_vocab) if graphs else None)
+    optimiser = static_step.adam(trained, t.lr, device) if graphs else torch.optim.Adam(trained, lr=t.lr, fused=True)
+    static = (
+        static_step.TranslationSteps(model, optimiser, fields, device, job.precision, data.src_vocab, data.tgt_vocab)
+        if graphs
+        else None
+    )
     if static:
         static.check_sample(data.train_tgt)
     return Steps(model, optimiser, static, length_multiple(fields))
@@ -225,18 +258,36 @@ def train_one_epoch(job: loop.Job, data: Corpora, steps: Steps, epoch: int, lr: 
     batches = batch_indices([len(s) for s in data.train_src], t.batch_size, rng, [len(s) for s in data.train_tgt])
     started, tokens, sentences = time.perf_counter(), 0, 0
     total = torch.zeros((), dtype=torch.float64, device=device)  # read once, after the epoch
-    built = (static.batch(data.train_src, data.train_tgt, idx) if static else
-             training_batch(data.train_src, data.train_tgt, idx, data.src_vocab, data.tgt_vocab, device, steps.multiple)
-             for idx in batches)
-    for batch in tqdm(prefetched(built, device), total=len(batches), desc=f"epoch {epoch}", file=sys.stderr,
-                      mininterval=10, leave=False):
-        loss, n = (static.step(batch) if static else
-                   training_step(steps.model, steps.optimiser, batch, data.tgt_vocab.pad, job.precision, t.clip,
-                                 t.loss_normalisation))
+    built = (
+        static.batch(data.train_src, data.train_tgt, idx)
+        if static
+        else training_batch(data.train_src, data.train_tgt, idx, data.src_vocab, data.tgt_vocab, device, steps.multiple)
+        for idx in batches
+    )
+    for batch in tqdm(
+        prefetched(built, device),
+        total=len(batches),
+        desc=f"epoch {epoch}",
+        file=sys.stderr,
+        mininterval=10,
+        leave=False,
+    ):
+        loss, n = (
+            static.step(batch)
+            if static
+            else training_step(
+                steps.model, steps.optimiser, batch, data.tgt_vocab.pad, job.precision, t.clip, t.loss_normalisation
+            )
+        )
         total, tokens, sentences = total + loss.detach().double(), tokens + n, sentences + batch.sentences
     total = total.item()
-    return {"loss": total, "tokens": tokens, "sentences": sentences, "seconds": time.perf_counter() - started,
-            "batches": batches}
+    return {
+        "loss": total,
+        "tokens": tokens,
+        "sentences": sentences,
+        "seconds": time.perf_counter() - started,
+        "batches": batches,
+    }
 
 
 def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
@@ -244,24 +295,60 @@ def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
     they took."""
     spec, model, batch_size = job.spec, steps.model, job.spec.train.batch_size
     started = time.perf_counter()
-    dev_loss = (steps.static.mean_loss(data.dev_src, data.dev_tgt) if steps.static else
-                mean_loss(model, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size, job.device,
-                          job.precision, steps.multiple))
-    layer = layer_diagnostics(model, spec, data.dev_src, data.dev_tgt, data.src_vocab, data.tgt_vocab, batch_size,
-                              job.device, job.precision, steps.multiple)
-    dev_bleu = development_bleu(model, job.document, data.src_vocab, data.tgt_vocab, data.dev_lines, data.dev_words,
-                                data.dev_ref, spec.tgt_lang, job.device)
+    dev_loss = (
+        steps.static.mean_loss(data.dev_src, data.dev_tgt)
+        if steps.static
+        else mean_loss(
+            model,
+            data.dev_src,
+            data.dev_tgt,
+            data.src_vocab,
+            data.tgt_vocab,
+            batch_size,
+            job.device,
+            job.precision,
+            steps.multiple,
+        )
+    )
+    layer = layer_diagnostics(
+        model,
+        spec,
+        data.dev_src,
+        data.dev_tgt,
+        data.src_vocab,
+        data.tgt_vocab,
+        batch_size,
+        job.device,
+        job.precision,
+        steps.multiple,
+    )
+    dev_bleu = development_bleu(
+        model,
+        job.document,
+        data.src_vocab,
+        data.tgt_vocab,
+        data.dev_lines,
+        data.dev_words,
+        data.dev_ref,
+        spec.tgt_lang,
+        job.device,
+    )
     return {"dev_loss": dev_loss, "dev_bleu": dev_bleu, "layer": layer, "seconds": time.perf_counter() - started}
 
 
-def epoch_record(epoch: int, lr: float, elapsed: float, trained: dict, validated: dict, data: Corpora, steps: Steps,
-                 reference: dict) -> dict:
+def epoch_record(
+    epoch: int, lr: float, elapsed: float, trained: dict, validated: dict, data: Corpora, steps: Steps, reference: dict
+) -> dict:
     """The epoch's line of `metrics.jsonl` (the module's docstring), but `best` and `early_stop`."""
     seconds, model = trained["seconds"], steps.model
     return {
-        "epoch": epoch, "lr": lr, "train_loss": trained["loss"] / trained["tokens"],
-        "dev_loss": validated["dev_loss"], "dev_bleu": validated["dev_bleu"],
-        "train_seconds": round(seconds, 3), "train_seconds_total": round(elapsed, 3),
+        "epoch": epoch,
+        "lr": lr,
+        "train_loss": trained["loss"] / trained["tokens"],
+        "dev_loss": validated["dev_loss"],
+        "dev_bleu": validated["dev_bleu"],
+        "train_seconds": round(seconds, 3),
+        "train_seconds_total": round(elapsed, 3),
         "validation_seconds": round(validated["seconds"], 3),
         "sentences_per_second": round(trained["sentences"] / seconds, 1),
         "target_tokens_per_second": round(trained["tokens"] / seconds, 1),
@@ -277,11 +364,13 @@ def epoch_record(epoch: int, lr: float, elapsed: float, trained: dict, validated
 def warn_if_unlearned(spec: TrainSpec, record: dict, reference: dict) -> None:
     """The log's warning when the first epoch's development loss is not below the bigram's."""
     if record["epoch"] == 1 and record["dev_loss"] >= reference.get("bigram_dev_loss", math.inf):
-        log(f"WARNING: {spec.experiment} (seed {spec.train.seed}) has not learned from the source after its "
+        log(
+            f"WARNING: {spec.experiment} (seed {spec.train.seed}) has not learned from the source after its "
             f"first epoch: development perplexity {math.exp(record['dev_loss']):.1f} is not below the target-side "
             f"bigram's {math.exp(reference['bigram_dev_loss']):.1f} (workflow_src/train/bigram.py). At the papers' "
             f"sizes every model beats it after one epoch: check train.lr, train.init_scale and the data before "
-            f"spending more GPU time (results/training_diagnostics.md lists every such model).")
+            f"spending more GPU time (results/training_diagnostics.md lists every such model)."
+        )
 
 
 def selection_score(spec: TrainSpec, record: dict) -> float:
@@ -296,8 +385,14 @@ def select(job: loop.Job, run: loop.Run, record: dict, data: Corpora, model: Seq
     improved = score > run.best
     if improved:
         run.best, run.stale = score, 0
-        save_model(job.kept, model, job.document, data.src_vocab, data.tgt_vocab,
-                   {"epoch": record["epoch"], "precision": job.precision})
+        save_model(
+            job.kept,
+            model,
+            job.document,
+            data.src_vocab,
+            data.tgt_vocab,
+            {"epoch": record["epoch"], "precision": job.precision},
+        )
     else:
         run.stale += 1
     record["best"] = improved
@@ -336,8 +431,9 @@ def train(spec: TrainSpec, args, device: torch.device) -> None:
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", type=json.loads, required=True,
-                        help="the spec's JSON document (workflow_src.specs.TrainSpec)")
+    parser.add_argument(
+        "--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.TrainSpec)"
+    )
     for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words", "dev-ref", "src-vocab"):
         parser.add_argument(f"--{name}", type=Path, required=True)
     parser.add_argument("--tgt-vocab", type=Path, help="target word counts (softmax models)")

@@ -68,8 +68,15 @@ from workflow_src.data.archives import CorpusError
 from workflow_src.data.vocab import count_words
 from workflow_src.model import compilation
 from workflow_src.model.gpu import job_device
-from workflow_src.model.lm import (EOS, LSTMLanguageModel, build_model, load_language_model, normalise_embedding_rows,
-                                   perplexity, save_language_model)
+from workflow_src.model.lm import (
+    EOS,
+    LSTMLanguageModel,
+    build_model,
+    load_language_model,
+    normalise_embedding_rows,
+    perplexity,
+    save_language_model,
+)
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.train import static_step
 from workflow_src.specs import LMSpec, SpecError
@@ -126,8 +133,10 @@ def encode(path: Path, word_ids: dict[str, int]) -> torch.Tensor:
     for number, line in enumerate(read_lines(path), start=1):
         for word in line.split() + [EOS]:
             if word not in word_ids:
-                raise CorpusError(f"{path}, line {number}: {word!r} is not in the training vocabulary "
-                                  "(language-model corpora are closed-vocabulary: map it to <unk>)")
+                raise CorpusError(
+                    f"{path}, line {number}: {word!r} is not in the training vocabulary "
+                    "(language-model corpora are closed-vocabulary: map it to <unk>)"
+                )
             ids.append(word_ids[word])
     return torch.tensor(ids, dtype=torch.long)
 
@@ -137,7 +146,7 @@ def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
     length = len(stream) // batch_size
     if length < 2:
         raise CorpusError(f"{len(stream)} tokens are too few for {batch_size} columns")
-    return stream[:length * batch_size].view(batch_size, length).t().contiguous()
+    return stream[: length * batch_size].view(batch_size, length).t().contiguous()
 
 
 @torch.no_grad()
@@ -170,13 +179,14 @@ def training_stream(spec: LMSpec, stream: torch.Tensor) -> torch.Tensor:
     if start is None:
         start = random.Random(spec.seed).randrange(len(stream) - length + 1)
     log(f"training on tokens [{start}, {start + length}) of {len(stream)}")
-    return stream[start:start + length]
+    return stream[start : start + length]
 
 
 @dataclass
 class Streams:
     """A job's vocabulary (`itos`) and its token streams: the training stream (a slice, where the
     spec says), and the batchified training, validation and test data on the device."""
+
     itos: list[str]
     train_stream: torch.Tensor
     train: torch.Tensor
@@ -187,6 +197,7 @@ class Streams:
 @dataclass
 class Steps:
     """The model and what steps it: SGD, the objective and, under train.compile graphs, the captured step."""
+
     model: LSTMLanguageModel
     optimiser: torch.optim.Optimizer
     objective: Callable
@@ -199,10 +210,13 @@ def load_streams(spec: LMSpec, args, device: torch.device) -> Streams:
     word_ids = {word: i for i, word in enumerate(itos)}
     train_stream = training_stream(spec, encode(args.train, word_ids))
     train_data = batchify(train_stream, spec.batch_size).to(device)
-    valid_data, test_data = (batchify(encode(path, word_ids), spec.eval_batch_size).to(device)
-                             for path in (args.valid, args.test))
-    log(f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, "
-        f"test {test_data.numel()}")
+    valid_data, test_data = (
+        batchify(encode(path, word_ids), spec.eval_batch_size).to(device) for path in (args.valid, args.test)
+    )
+    log(
+        f"vocabulary {len(itos)}; tokens: train {len(train_stream)}, valid {valid_data.numel()}, "
+        f"test {test_data.numel()}"
+    )
     return Streams(itos, train_stream, train_data, valid_data, test_data)
 
 
@@ -216,11 +230,17 @@ def build_steps(job: loop.Job, vocabulary: int) -> Steps:
     if spec.unit_norm_embeddings:
         normalise_embedding_rows(model)
     graphs = spec.compile == "graphs"  # the whole step captured: static segments, rate on the device
-    optimiser = (static_step.sgd(model.parameters(), spec.lr, device) if graphs else
-                 torch.optim.SGD(model.parameters(), lr=spec.lr))
+    optimiser = (
+        static_step.sgd(model.parameters(), spec.lr, device)
+        if graphs
+        else torch.optim.SGD(model.parameters(), lr=spec.lr)
+    )
     objective = build_objective(job.document)
-    static = (static_step.LanguageModelSteps(model, optimiser, objective, job.document, device, job.precision)
-              if graphs else None)
+    static = (
+        static_step.LanguageModelSteps(model, optimiser, objective, job.document, device, job.precision)
+        if graphs
+        else None
+    )
     return Steps(model, optimiser, objective, static)
 
 
@@ -240,18 +260,33 @@ def train_and_validate(job: loop.Job, run: loop.Run, streams: Streams, steps: St
     lr = epoch_learning_rate(spec, run.history, epoch)
     static_step.set_learning_rate(steps.optimiser, lr)
     started = time.perf_counter()
-    train_loss, train_nll, train_tokens = train_epoch(model, streams.train, job.document, steps.optimiser, steps.objective,
-                                                      job.precision, steps.static, progress=segments_progress)
+    train_loss, train_nll, train_tokens = train_epoch(
+        model,
+        streams.train,
+        job.document,
+        steps.optimiser,
+        steps.objective,
+        job.precision,
+        steps.static,
+        progress=segments_progress,
+    )
     seconds = time.perf_counter() - started
     valid_perplexity = evaluate(model, streams.valid, spec.bptt, job.precision)
     improved, run.best = valid_perplexity < run.best, min(run.best, valid_perplexity)
     row_norm, row = largest_embedding_row(model)
-    return {"epoch": epoch, "session": session_epoch(spec, epoch)[0], "lr": lr,
-            "train_loss": train_loss / train_tokens,
-            "train_perplexity": perplexity(train_nll, train_tokens),
-            "valid_perplexity": valid_perplexity, "best": improved, "seconds": round(seconds, 3),
-            "tokens_per_second": round(streams.train.numel() / seconds, 1),
-            "embedding_row_norm_max": round(row_norm, 4), "embedding_row_norm_max_word": streams.itos[row]}
+    return {
+        "epoch": epoch,
+        "session": session_epoch(spec, epoch)[0],
+        "lr": lr,
+        "train_loss": train_loss / train_tokens,
+        "train_perplexity": perplexity(train_nll, train_tokens),
+        "valid_perplexity": valid_perplexity,
+        "best": improved,
+        "seconds": round(seconds, 3),
+        "tokens_per_second": round(streams.train.numel() / seconds, 1),
+        "embedding_row_norm_max": round(row_norm, 4),
+        "embedding_row_norm_max_word": streams.itos[row],
+    }
 
 
 def after_epoch(job: loop.Job, run: loop.Run, streams: Streams, model: LSTMLanguageModel) -> None:
@@ -260,14 +295,18 @@ def after_epoch(job: loop.Job, run: loop.Run, streams: Streams, model: LSTMLangu
     spec, history, record = job.spec, run.history, run.history[-1]
     if how := diverged(history):
         row_norm, row = largest_embedding_row(model)
-        log(f"WARNING: {spec.experiment} has diverged: {how}; the largest embedding row is now "
-            f"{streams.itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, \"REAL diverges in the demo\")")
+        log(
+            f"WARNING: {spec.experiment} has diverged: {how}; the largest embedding row is now "
+            f'{streams.itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, "REAL diverges in the demo")'
+        )
     if kept(spec, history) is record:
         save_language_model(job.kept, model, job.document, streams.itos, record["epoch"], {"precision": job.precision})
     if spec.convergence is not None:
         improvement = training_loss_improvement(history, spec.convergence.window)
-        record |= {"train_loss_improvement": improvement,
-                   "converged": improvement is not None and improvement < spec.convergence.tolerance}
+        record |= {
+            "train_loss_improvement": improvement,
+            "converged": improvement is not None and improvement < spec.convergence.tolerance,
+        }
 
 
 def scores(job: loop.Job, run: loop.Run, streams: Streams) -> dict:
@@ -276,19 +315,30 @@ def scores(job: loop.Job, run: loop.Run, streams: Streams) -> dict:
     spec = job.spec
     model, _ = load_language_model(job.kept, job.device)
     (valid_perplexity, valid_blocks), (test_perplexity, test_blocks) = (
-        scored(model, data, spec.bptt, job.precision) for data in (streams.valid, streams.test))
+        scored(model, data, spec.bptt, job.precision) for data in (streams.valid, streams.test)
+    )
     return {
-        "experiment": spec.experiment, "kept_epoch": kept(spec, run.history)["epoch"], "keep": spec.keep,
-        "sessions": spec.sessions, "valid_perplexity": valid_perplexity, "test_perplexity": test_perplexity,
+        "experiment": spec.experiment,
+        "kept_epoch": kept(spec, run.history)["epoch"],
+        "keep": spec.keep,
+        "sessions": spec.sessions,
+        "valid_perplexity": valid_perplexity,
+        "test_perplexity": test_perplexity,
         "subspace_distance": embedding_output_distance(model.embedding.weight, model.output_weight).item(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "units": model.size,
         "stopped": stopped(spec, run.history),
         "train_tokens": len(streams.train_stream),
-        "evaluation": {"batch_size": spec.eval_batch_size, "bptt": spec.bptt, "vocabulary": len(streams.itos),
-                       "valid_tokens": predicted_tokens(streams.valid), "test_tokens": predicted_tokens(streams.test),
-                       "block_tokens": BLOCK_TOKENS},
-        "valid_blocks": valid_blocks, "test_blocks": test_blocks,
+        "evaluation": {
+            "batch_size": spec.eval_batch_size,
+            "bptt": spec.bptt,
+            "vocabulary": len(streams.itos),
+            "valid_tokens": predicted_tokens(streams.valid),
+            "test_tokens": predicted_tokens(streams.test),
+            "block_tokens": BLOCK_TOKENS,
+        },
+        "valid_blocks": valid_blocks,
+        "test_blocks": test_blocks,
     }
 
 
@@ -318,19 +368,25 @@ def stops(history: list[dict]) -> bool:
 def given_up(history: list[dict]) -> bool:
     """A run whose last `DIVERGED_EPOCHS` epochs have each ended diverged (`divergence.diverged`)
     trains no further: the kept epoch is its best already, and more epochs only cost time."""
-    return len(history) >= DIVERGED_EPOCHS and all(diverged(history[:len(history) - i]) for i in range(DIVERGED_EPOCHS))
+    return len(history) >= DIVERGED_EPOCHS and all(
+        diverged(history[: len(history) - i]) for i in range(DIVERGED_EPOCHS)
+    )
 
 
 def stopped(spec: LMSpec, history: list[dict]) -> str:
     """Why training ended, in words."""
     if given_up(history):
-        return (f"diverged: {diverged(history)} (its last {DIVERGED_EPOCHS} epochs each above "
-                f"{DIVERGED_RATIO} times the best); stopped after epoch {history[-1]['epoch']}")
+        return (
+            f"diverged: {diverged(history)} (its last {DIVERGED_EPOCHS} epochs each above "
+            f"{DIVERGED_RATIO} times the best); stopped after epoch {history[-1]['epoch']}"
+        )
     if history and history[-1].get("converged"):
         rule = spec.convergence
-        return (f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
-                f"{history[-1]['train_loss_improvement']:.2%} over the last {rule.window} epochs "
-                f"(tolerance {rule.tolerance:.2%})")
+        return (
+            f"converged after epoch {history[-1]['epoch']}: the training loss improved by "
+            f"{history[-1]['train_loss_improvement']:.2%} over the last {rule.window} epochs "
+            f"(tolerance {rule.tolerance:.2%})"
+        )
     suffix = " without converging" if spec.convergence is not None else ""
     return f"the epoch cap: {spec.sessions} x {spec.max_epochs} epochs{suffix}"
 
@@ -338,12 +394,17 @@ def stopped(spec: LMSpec, history: list[dict]) -> str:
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.LMSpec)")
+    parser.add_argument(
+        "--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.LMSpec)"
+    )
     for name in ("train", "valid", "test"):
         parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
-    parser.add_argument("--vocabulary-text", type=Path,
-                        help="the text whose tokens are the vocabulary (default --train; a partition of a "
-                             "corpus keeps the whole corpus's)")
+    parser.add_argument(
+        "--vocabulary-text",
+        type=Path,
+        help="the text whose tokens are the vocabulary (default --train; a partition of a "
+        "corpus keeps the whole corpus's)",
+    )
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
