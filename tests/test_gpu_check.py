@@ -26,7 +26,7 @@ from workflow_src import gpu_check, layout
 from workflow_src.gpu_check import compile_check, decoding, device as measured, references
 from workflow_src.gpu_check.__main__ import main
 from workflow_src.gpu_check.references import CHECK_BATCH, InProcess, decoding_reference
-from workflow_src.plan.jobs import LM_PATH, PlannedJob
+from workflow_src.plan.jobs import PlannedJob
 from workflow_src.train import graph_check
 
 check_families = importlib.import_module("workflow_src.gpu_check.families")  # the package's `families` is the function
@@ -233,14 +233,11 @@ def test_the_checks_families_are_every_training_family_of_the_dry_run(full_confi
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     trained = set()
     for path in full_config_outputs:
-        if m := layout.MODEL_FILE.match(path):
-            dataset, pair, experiment, seed, name = m.groups()
-            job = PlannedJob("nmt", dataset, pair, experiment, int(seed))
-        elif m := LM_PATH.match(path):
-            dataset, experiment, seed, name = m.groups()
-            job = PlannedJob("lm", dataset, "lm", experiment, int(seed))
-        else:
+        if not (found := layout.trained_job(path)):
             continue
+        model, name = found
+        kind = "lm" if model.pair == "lm" else "nmt"
+        job = PlannedJob(kind, model.dataset, model.pair, model.experiment, model.seed)
         if name == "model.pt":
             trained.add(check_families.family_of(config, job))
     found = check_families.families(config)

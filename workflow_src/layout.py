@@ -196,8 +196,20 @@ def timed_training_jobs(config: dict) -> frozenset[Job]:
     return frozenset(jobs)
 
 
-# A file of a translation model's folder (`model_dir`): dataset, pair, experiment, seed, file name.
-MODEL_FILE = re.compile(r"^results/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+# A file of a translation model's folder (`model_dir`): dataset, pair, experiment, seed, file name;
+# of a language model's (`lm_dir`): dataset, experiment, seed, file name.
+MODEL_FILE = re.compile(rf"^{RESULTS}/models/([^/]+)/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+LM_FILE = re.compile(rf"^{RESULTS}/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
+
+
+def trained_job(path: str) -> tuple[Job, str] | None:
+    """The model whose folder holds the file `path` (a language model's pair is "lm"), and the
+    file's name; None for a path outside every model's folder."""
+    if m := MODEL_FILE.match(path):
+        return Job(m[1], m[2], m[3], int(m[4])), m[5]
+    if m := LM_FILE.match(path):
+        return Job(m[1], "lm", m[2], int(m[3])), m[4]
+    return None
 
 
 def translation_models(config: dict) -> list[Job]:
@@ -205,9 +217,8 @@ def translation_models(config: dict) -> list[Job]:
     jobs = {}
     for paper, artefact_id in configured_artefacts(config):
         for path in inputs(artefact(paper, artefact_id), context(config, paper, artefact_id), paper, artefact_id):
-            if m := MODEL_FILE.match(path):
-                dataset, pair, experiment, seed, _ = m.groups()
-                jobs.setdefault(Job(dataset, pair, experiment, int(seed)), None)
+            if (found := trained_job(path)) and found[0].pair != "lm":
+                jobs.setdefault(found[0], None)
     return list(jobs)
 
 

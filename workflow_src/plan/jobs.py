@@ -12,7 +12,6 @@ from pathlib import Path
 from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data.statistics import STATED
 
-LM_PATH = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/([^/]+)$")
 SEARCH = re.compile(r"\.(greedy|beam(\d+))\.")
 
 
@@ -50,15 +49,13 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
     for paper, artefact_id in layout.configured_artefacts(config):
         ctx = layout.context(config, paper, artefact_id)
         for path in layout.inputs(registry.artefact(paper, artefact_id), ctx, paper, artefact_id):
-            if m := layout.MODEL_FILE.match(path):
-                dataset, pair, experiment, seed, name = m.groups()
-                kind = "nmt"
-            elif m := LM_PATH.match(path):
-                (dataset, experiment, seed, name), pair, kind = m.groups(), "lm", "lm"
-            else:
+            if not (found := layout.trained_job(path)):
                 continue
+            model, name = found
+            kind = "lm" if model.pair == "lm" else "nmt"
             job = jobs.setdefault(
-                (kind, dataset, pair, experiment, int(seed)), PlannedJob(kind, dataset, pair, experiment, int(seed))
+                (kind, model.dataset, model.pair, model.experiment, model.seed),
+                PlannedJob(kind, model.dataset, model.pair, model.experiment, model.seed),
             )
             job.artefacts.add((paper, artefact_id))
             if kind == "nmt" and (s := SEARCH.search(name)):

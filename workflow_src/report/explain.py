@@ -22,7 +22,6 @@ import argparse
 import functools
 import inspect
 import json
-import re
 from pathlib import Path
 
 import yaml
@@ -34,7 +33,6 @@ from workflow_src.model.joint import JointOutput
 from workflow_src.papers import continuous_setup
 
 ROOT = Path(__file__).resolve().parents[2]
-LM_FILE = re.compile(r"^results/lm/([^/]+)/([^/]+)/seed(\d+)/")
 TRAINING_RULES = {"translation": ("train", "rules/train.smk"), "language model": ("train_lm", "rules/lm.smk")}
 
 
@@ -87,10 +85,8 @@ def every_configured_job(config_json: str) -> tuple[artefacts.Job, ...]:
     for paper, artefact_id in layout.configured_artefacts(config):
         table, ctx = registry.artefact(paper, artefact_id), layout.context(config, paper, artefact_id)
         for path in layout.inputs(table, ctx, paper, artefact_id):
-            if m := layout.MODEL_FILE.match(path):
-                jobs.setdefault(artefacts.Job(m[1], m[2], m[3], int(m[4])), None)
-            elif m := LM_FILE.match(path):
-                jobs.setdefault(artefacts.Job(m[1], "lm", m[2], int(m[3])), None)
+            if found := layout.trained_job(path):
+                jobs.setdefault(found[0], None)
     return tuple(jobs)
 
 
