@@ -13,15 +13,20 @@ dir=${SLURM_TEST_DIR:-/tmp/softmax-bottleneck-slurm}
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf
 
+# Ends the daemons this script started, by the process ids they wrote, and waits for each to exit
+# (its port free for the next `up`); never by name, which could end another cluster's daemons.
 stop() {
   for daemon in slurmd slurmctld munged; do
     if [ -f "$dir/$daemon.pid" ]; then
-      kill "$(cat "$dir/$daemon.pid")" 2>/dev/null || true
+      pid=$(cat "$dir/$daemon.pid")
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+      done
       rm -f "$dir/$daemon.pid"
     fi
   done
-  pkill -f "slurmd --conf-server 127.0.0.1:16817" 2>/dev/null || true
-  pkill -f "slurmctld -f $conf" 2>/dev/null || true
 }
 
 case "${1:-}" in
