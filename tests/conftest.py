@@ -26,10 +26,9 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("SLURM_CONF", str(REPO / "tests" / "cluster" / "no_controller.conf"))
 # On scripts/test.sh's two workers, two test processes (one of them the demo's Snakemake with its
 # two one-thread jobs) share the cores: torch's default of one OpenMP thread per core would put
-# spinning threads on cores already busy (the real-text learning tests took over 20 minutes, not 4). One thread each,
-# set
-# before torch is first imported here and inherited by every subprocess; a test that needs another
-# count sets its own (torch.set_num_threads, --threads).
+# spinning threads on cores already busy (the real-text learning tests took over 20 minutes, not 4).
+# One thread each, set before torch is first imported here and inherited by every subprocess; a test
+# that needs another count sets its own (torch.set_num_threads, --threads).
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 

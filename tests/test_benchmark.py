@@ -1,7 +1,6 @@
 """workflow_src/plan/benchmark.py on the CPU at tiny sizes: training steps run in config
-`train.precision` and decoding in fp32 (as decode jobs), every result is stamped with where, in what and when it ran,
-and vMF Table 4's
-rows carry target tokens per second."""
+`train.precision` and decoding in fp32 (as decode jobs), every result is stamped with where, in what
+and when it ran, and vMF Table 4's rows carry target tokens per second."""
 
 import json
 from datetime import datetime, timedelta, timezone

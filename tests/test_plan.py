@@ -456,10 +456,10 @@ def hand_step_flops(config: dict, job: plan.PlannedJob, family: tuple, batch: in
 
 
 def test_every_familys_counted_flops_match_the_hand_formula():
-    """A translation family of every kind in the demo (the full configuration's output layers,
-    forms, losses, negatives and tyings at small sizes), counted as --model-only counts it (two batches, extrapolated
-    to train.batch_size),
-    within 5% of `hand_step_flops`; the joint layer's per-batch g_out(E) is counted once."""
+    """A translation family of every kind in the demo (the full configuration's output layers, forms,
+    losses, negatives and tyings at small sizes), counted as --model-only counts it (two batches,
+    extrapolated to train.batch_size), within 5% of `hand_step_flops`; the joint layer's per-batch
+    g_out(E) is counted once."""
     import torch
 
     config = load("config.demo.yaml")

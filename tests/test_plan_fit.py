@@ -87,9 +87,8 @@ def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
 
 def test_the_stored_counts_are_the_plans_counts_of_the_measured_steps():
     """docs/gpu_check/h200_2026-11-27_counts.json holds `fit.count_measured`'s counts of the families
-    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the fastest to count), it
-    counts that
-    one again and gives the stored counts."""
+    the check timed (all but 4, named with why); resumed with all but one (LM 200x2 ce RE: the
+    fastest to count), it counts that one again and gives the stored counts."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     check, counts = fit.read(fit.MEASURED[0]), fit.read_counts(fit.COUNTED)
     not_counted = fit.read(fit.COUNTED)["not_counted"]

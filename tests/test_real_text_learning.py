@@ -148,9 +148,9 @@ def write(path: Path, lines: list[str]) -> Path:
 def pairs(tmp_path_factory) -> Path:
     """Training pairs (the first TRAIN_PAIRS of the 10,000, of 1..MAX_WORDS words a side), held-out
     pairs (the other 1,000, likewise), the vocabulary counts of the training text, and the target
-    table of the continuous and pretrained models: fastText vectors (config.demo.yaml's, EMBEDDING_EPOCHS and
-    EMBEDDING_DIM)
-    trained on the German side of all the training pairs, capped at VOCABULARY words."""
+    table of the continuous and pretrained models: fastText vectors (config.demo.yaml's,
+    EMBEDDING_EPOCHS and EMBEDDING_DIM) trained on the German side of all the training pairs, capped
+    at VOCABULARY words."""
     folder = real_fixture("wmt-toy-ende")
     root = tmp_path_factory.mktemp("pairs")
     src = (folder / "src-train.txt").read_text(encoding="utf-8").splitlines()

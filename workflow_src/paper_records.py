@@ -15,11 +15,11 @@ class Check:
     figure's curve), or than `threshold` (a number the paper prints).
 
     With d = ours(row) - ours(than) (negated when `lower_is_better`), the claim is d + margin > 0
-    ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares ratios: ours(row)
-    / ours(than)
-    below `factor` (lower is better) or above it. With `parity`, the claim is that the two are the
-    same within a relative `parity` (|log ratio| < log(1 + parity)). `x` picks a figure's point.
-    How it is decided depends on the evidence's kind (`workflow_src/report/claims.py`).
+    ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares
+    ratios: ours(row) / ours(than) below `factor` (lower is better) or above it. With `parity`, the
+    claim is that the two are the same within a relative `parity` (|log ratio| < log(1 + parity)).
+    `x` picks a figure's point. How it is decided depends on the evidence's kind
+    (`workflow_src/report/claims.py`).
     """
 
     artefact: str  # table1, figure2, ... of the claim's paper

@@ -5,11 +5,11 @@
 
 Decoding is batched greedy search: the argmax of the output layer's scores at every step (for a
 continuous layer, the nearest neighbour of e_hat by vMF density, a matrix product over the unit
-table); with `--beam K > 1`, batched beam search over log-probabilities (softmax models). Each `<unk>` in the output
-is replaced through the source word with the highest
-attention at that step: its dictionary translation, or the word itself when the dictionary has
-none (Denkowski & Neubig 2017, as in vMF paper §4.1). Subword outputs are joined; the result is
-detruecased and detokenized with sacremoses.
+table); with `--beam K > 1`, batched beam search over log-probabilities (softmax models). Each
+`<unk>` in the output is replaced through the source word with the highest attention at that step:
+its dictionary translation, or the word itself when the dictionary has none (Denkowski & Neubig
+2017, as in vMF paper §4.1). Subword outputs are joined; the result is detruecased and detokenized
+with sacremoses.
 """
 
 from __future__ import annotations

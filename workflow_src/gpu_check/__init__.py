@@ -26,11 +26,11 @@ In this order, each item reported as it ends (`report.Report`: a console line `p
     compile      train.compile's configured mode (every mode with --compile all), per architecture in
                  a fresh dynamo state, training and evaluation as a job runs them (`compile_check`).
 
-The CPU's work (references, decoding references, the plan's counts) runs in worker processes
-beside the device's (`references`), stopped while the device is timed (a family's step, sharing,
-compile items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not end before
-it is not
-started: the report names it and everything after it, and the check exits 1 (as on a failure).
+The CPU's work (references, decoding references, the plan's counts) runs in worker processes beside
+the device's (`references`), stopped while the device is timed (a family's step, sharing, compile
+items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not
+end before it is not started: the report names it and everything after it, and the check exits 1 (as
+on a failure).
 
 Imports: torch, numpy and this package only (no Snakemake, gensim, fastText, eflomal, tqdm,
 sacremoses, PyYAML), so that it runs as plain Python on a bare GPU machine. The JSON's

@@ -4,12 +4,11 @@ layer (`output_layers.py`).
 
     a_t = softmax_s((W_a h_s)^T h_t)     c_t = sum_s a_ts h_s     h~_t = tanh(W_c [c_t; h_t])
 
-The decoder input at step t is [emb(y_{t-1}); h~_{t-1}] (input feeding; `model.input_feed:
-false` drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are either
-learned
-(untied) or, tied, the output layer's word vectors through a learned projection to the decoder
-input size: the frozen target table of the continuous layer (vMF paper §4.4), or the trained
-word vectors of a softmax over pretrained embeddings (syn-margin paper §4).
+The decoder input at step t is [emb(y_{t-1}); h~_{t-1}] (input feeding; `model.input_feed: false`
+drops h~_{t-1}, which lets teacher forcing run the whole sequence at once). Its word embeddings are
+either learned (untied) or, tied, the output layer's word vectors through a learned projection to
+the decoder input size: the frozen target table of the continuous layer (vMF paper §4.4), or the
+trained word vectors of a softmax over pretrained embeddings (syn-margin paper §4).
 """
 
 from __future__ import annotations

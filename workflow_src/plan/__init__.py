@@ -48,9 +48,8 @@ Modules, imported one way (cost -> report -> tables -> fit, steps -> timing -> c
     the plan's counts of the steps a GPU check timed (`fit.count_measured`), for the fit: each family
     at full size on the CPU (seconds to minutes each), written as it goes.
 
-`python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual` (.csv, .md,
-.html)
-    beside each trained job's predicted seconds, the seconds its metrics.jsonl records
+`python -m workflow_src.plan compare --jobs results/plan.jobs.csv --out-prefix results/plan_vs_actual`
+    (.csv, .md, .html) beside each trained job's predicted seconds, the seconds its metrics.jsonl records
     (translation: train_seconds + validation_seconds per epoch; language models: seconds).
 """
 

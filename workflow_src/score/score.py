@@ -3,10 +3,10 @@
 `python -m workflow_src.score.score bleu --hyp test.hyp --ref test.en [--tokenize none] --out test.bleu.json`
 `python -m workflow_src.score.score meteor --hyp ... --ref ... --lang en [--nltk-data DIR | --jar JAR] --out ...`
 
-`--tokenize none` scores text that is tokenized already, as multi-bleu.perl does (the joint
-paper's BLEU); the signature says `tok:none`. The JSON keeps the metric's signature (sacrebleu's for BLEU, the
-implementation and modules for
-METEOR, see `meteor.py`), so every number in a table says how it was computed.
+`--tokenize none` scores text that is tokenized already, as multi-bleu.perl does (the joint paper's
+BLEU); the signature says `tok:none`. The JSON keeps the metric's signature (sacrebleu's for BLEU,
+the implementation and modules for METEOR, see `meteor.py`), so every number in a table says how it
+was computed.
 """
 
 from __future__ import annotations
