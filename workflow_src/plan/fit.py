@@ -188,11 +188,13 @@ def count_measured(
 def write_counts(counts: dict[str, Counts], measured: Path, path: Path) -> None:
     from workflow_src.atomic import write_text
 
+    where = measured.resolve()
+    where = where.relative_to(REPO) if where.is_relative_to(REPO) else where
     write_text(
         path,
         json.dumps(
             {
-                "about": f"the plan's counts of the steps {measured.name} times, at its shapes, "
+                "about": f"the plan's counts of the steps {where} times, at its shapes, "
                 "counted on the CPU as CUDA runs them (python -m workflow_src.plan "
                 "count-measured) with the config the check ran",
                 "counts": {name: dataclasses.asdict(c) for name, c in counts.items()},
