@@ -218,7 +218,7 @@ class Check:
         self.jobs_per_device = config.get("gpu", {}).get("jobs_per_device", 1)
         self.sharing_jobs = sharing_jobs or (self.jobs_per_device if self.jobs_per_device > 1 else SHARING_WHEN_ALONE)
         self.compile_modes = compile_check.modes(config["train"].get(compilation.KEY, "off"), compile_modes, device)
-        self.pool = executor(0, 1)  # run's own, with its workers
+        self.pool = executor(0, 1)  # no workers until `run` starts them: an item called alone pauses nothing
         self.workers = (min(12, max(1, (os.cpu_count() or 2) - 2)) if self.cuda else 0) if workers is None else workers
         environment = measured.environment(device)
         self.report = Report(
