@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_src.specs import LengthLimit, LMSpec, ModelShape, TrainSettings, TrainSpec, VocabSizes, document
+from workflow_src.specs import LengthLimit, LMSpec, ModelShape, TrainSettings, TrainSpec, VocabSizes, document, load
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_FIXTURES = REPO.parent / "shared" / "fixtures" / "real"
@@ -262,6 +262,18 @@ TRANSLATION_SPEC = document(
         ),
     )
 )
+
+
+def translation_spec(entries: dict) -> TrainSpec:
+    """The TrainSpec of `entries`, a spec document in part: what it leaves out, at the top or in a
+    nested part (model, vocab, data, train), is TRANSLATION_SPEC's."""
+    nested = ("model", "vocab", "data", "train")
+    merged = {
+        **TRANSLATION_SPEC,
+        **entries,
+        **{part: {**TRANSLATION_SPEC[part], **entries.get(part, {})} for part in nested},
+    }
+    return load(TrainSpec, merged, "a test's translation spec")
 
 
 @pytest.fixture(scope="module")

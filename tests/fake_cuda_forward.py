@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -389,13 +390,12 @@ def families(cfg: dict | None = None) -> dict[str, dict]:
     """label -> a resolved spec, one per family of the configured jobs (`workflow_src.plan`'s
     planned jobs: every model of every configured table and figure), sizes made small."""
     from workflow_src import layout, lm_specs, plan
-    from workflow_src.train import train_lm
 
     cfg = cfg or config()
     found: dict[tuple, tuple[str, dict]] = {}
     for job in plan.planned_jobs(cfg):
         if job.kind == "lm":
-            spec = train_lm.resolve(lm_specs.resolve_lm_spec(cfg, job.dataset, job.experiment, job.seed))
+            spec = lm_specs.resolve_lm_spec(cfg, job.dataset, job.experiment, job.seed)
             key, label = ("lm", *lm_key(spec)), lm_label(spec)
         else:
             spec = layout.resolve_spec(cfg, job.dataset, job.pair, job.experiment, job.seed)
@@ -433,11 +433,11 @@ def vocabularies():
     )
 
 
-def build_nmt(spec: dict):
+def build_nmt(spec):
     from workflow_src.model.seq2seq import Seq2Seq
 
     src_vocab, tgt_vocab = vocabularies()
-    needs_table = spec["output_layer"] == "continuous" or spec.get("tied") or spec.get("embeddings")
+    needs_table = spec.output_layer == "continuous" or spec.tied or spec.embeddings
     table = F.normalize(torch.randn(TGT_VOCAB, TABLE_DIM), dim=-1) if needs_table else None
     return Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table), src_vocab, tgt_vocab
 
@@ -451,18 +451,19 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
     from workflow_src.model import nmt_data, precision as precisions
     from workflow_src.train import static_step, train
     from workflow_src.model import joint, losses, seq2seq
+    from workflow_src.specs import TrainSpec, load
 
-    spec = small_nmt(spec)
+    spec = load(TrainSpec, small_nmt(spec), label)
     model, src_vocab, tgt_vocab = build_nmt(spec)
     result = {
         "case": label,
         "family": {
-            k: spec.get(k)
+            k: getattr(spec, k)
             for k in ("experiment", "output_layer", "output_form", "loss", "negative", "tied", "sample_share")
         },
     }
-    precision = precisions.resolve(spec.get("precision", "auto"), CUDA)
-    multiple = nmt_data.length_multiple(spec)
+    precision = precisions.resolve(spec.precision, CUDA)
+    multiple = nmt_data.length_multiple(spec.compile)
     counts, undo = call_counts(
         {
             "Decoder.embedding_gates": (seq2seq.Decoder, "embedding_gates"),
@@ -506,8 +507,8 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
                 "reads": harness.reads[start:],
                 "fused_lstm_cells": step_ops["aten._thnn_fused_lstm_cell"],
                 "cpu_lstm_cells": step_ops["repro.lstm_cell"],
-                "decoder_layers": spec["model"]["decoder_layers"],
-                "input_feed": spec["model"].get("input_feed", True),
+                "decoder_layers": spec.model.decoder_layers,
+                "input_feed": spec.model.input_feed,
                 "calls": dict(counts),
             }
             counts.clear()
@@ -523,7 +524,7 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
             runs = [("greedy", DECODE_STEPS_BELOW_CHECK)]
             if searches:
                 runs += [("greedy", DECODE_STEPS_TWO_CHECKS)]
-                if spec["output_layer"] == "softmax":
+                if spec.output_layer == "softmax":
                     runs += [("beam", DECODE_STEPS_BELOW_CHECK), ("beam", DECODE_STEPS_TWO_CHECKS)]
             for search, max_len in runs:
                 start = len(harness.reads)
@@ -553,12 +554,12 @@ def run_nmt(label: str, spec: dict, searches: bool = False, translate: bool = Fa
             # bucketed to 4), backward a no-op; then validation on static batches
             model.train()
             model.encoder.packed = False
-            graphs_spec = {
-                **spec,
-                "compile": "graphs",
-                "length_buckets": STATIC_BUCKETS,
-                "train": {**spec["train"], "batch_size": len(SOURCES) + 1},
-            }
+            graphs_spec = dataclasses.replace(
+                spec,
+                compile="graphs",
+                length_buckets=tuple(STATIC_BUCKETS),
+                train=dataclasses.replace(spec.train, batch_size=len(SOURCES) + 1),
+            )
             optimiser = static_step.adam([t for t in state.values() if t.is_floating_point()], 1e-3, CUDA)
             steps = static_step.TranslationSteps(model, optimiser, graphs_spec, CUDA, precision, src_vocab, tgt_vocab)
             counts.clear()
@@ -589,22 +590,23 @@ def run_lm(label: str, spec: dict) -> dict:
     from workflow_src.model import precision as precisions
     from workflow_src.train import static_step, train_lm
 
-    spec = small_lm(spec)
+    spec = train_lm.resolve(small_lm(spec))
     model = train_lm.build_model(spec, LM_VOCAB)
     objective = train_lm.build_objective(spec)
-    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
-    precision = precisions.resolve(spec["precision"], CUDA)
-    result = {"case": label, "family": {k: spec.get(k) for k in ("experiment", "loss", "reuse_embedding", "dropout")}}
+    optimiser = torch.optim.SGD(model.parameters(), lr=spec.lr)
+    precision = precisions.resolve(spec.precision, CUDA)
+    result = {
+        "case": label,
+        "family": {k: getattr(spec, k) for k in ("experiment", "loss", "reuse_embedding", "dropout")},
+    }
     counts, undo = call_counts({"unrolled_lstm": (model, "unrolled")} if hasattr(model, "unrolled") else {})
     undo.enter_context(_no_backward())
     with undo, fake_cuda() as (mode, harness):
         state = fake_state(model)
         with on_fake_cuda(model, state):
             for segments in (1, 3):
-                stream = torch.randint(
-                    0, LM_VOCAB, (segments * spec["bptt"] * spec["batch_size"] + spec["batch_size"],)
-                )
-                data = train_lm.batchify(stream, spec["batch_size"]).to(CUDA)  # an upload, once per job
+                stream = torch.randint(0, LM_VOCAB, (segments * spec.bptt * spec.batch_size + spec.batch_size,))
+                data = train_lm.batchify(stream, spec.batch_size).to(CUDA)  # an upload, once per job
                 start = len(harness.reads)
                 totals = train_lm.train_epoch(model, data, spec, optimiser, objective, precision)
                 result[f"train_epoch_{segments}"] = {
@@ -613,10 +615,10 @@ def run_lm(label: str, spec: dict) -> dict:
                 }
             # one segment's forward and objective, for devices, dtypes and shapes
             model.train()
-            tokens = torch.randint(0, LM_VOCAB, (spec["bptt"], spec["batch_size"]), device=CUDA)
+            tokens = torch.randint(0, LM_VOCAB, (spec.bptt, spec.batch_size), device=CUDA)
             start = len(harness.reads)
             with precisions.autocast(precision, CUDA):
-                logits, h, hidden = model(tokens, model.init_hidden(spec["batch_size"]))
+                logits, h, hidden = model(tokens, model.init_hidden(spec.batch_size))
             per_token = objective(
                 logits.flatten(0, 1).float(), tokens.flatten(), model.embedding.weight, model.output_bias
             )
@@ -628,17 +630,17 @@ def run_lm(label: str, spec: dict) -> dict:
                 "reads": harness.reads[start:],
                 "calls": dict(counts),
             }
-            held_out = train_lm.batchify(torch.randint(0, LM_VOCAB, (20,)), spec["eval_batch_size"]).to(CUDA)
+            held_out = train_lm.batchify(torch.randint(0, LM_VOCAB, (20,)), spec.eval_batch_size).to(CUDA)
             start = len(harness.reads)
-            train_lm.evaluate(model, held_out, spec["bptt"], precision)
+            train_lm.evaluate(model, held_out, spec.bptt, precision)
             result["evaluate"] = {"reads": harness.reads[start:]}
             # train.compile graphs: the graph-safe segment, one step short of bptt (padded), backward a no-op
             optimiser = static_step.sgd([t for t in state.values() if t.is_floating_point()], 1.0, CUDA)
             steps = static_step.LanguageModelSteps(model, optimiser, objective, spec, CUDA, precision)
             model.train()
-            tokens = torch.randint(0, LM_VOCAB, (spec["bptt"] - 1, spec["batch_size"]), device=CUDA)
+            tokens = torch.randint(0, LM_VOCAB, (spec.bptt - 1, spec.batch_size), device=CUDA)
             start = len(harness.reads)
-            total, nll, hidden = steps.step(tokens, tokens, model.init_hidden(spec["batch_size"]))
+            total, nll, hidden = steps.step(tokens, tokens, model.init_hidden(spec.batch_size))
             result["static_segment"] = {
                 "total": describe(total),
                 "nll": describe(nll),

@@ -7,6 +7,7 @@ import torch
 
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.losses import cross_entropy
+from tests.conftest import translation_spec
 from workflow_src.model.seq2seq import Seq2Seq
 
 BASE = {
@@ -70,7 +71,7 @@ def seq2seq_losses(kind: str, step=None, steps: int = 3, repeat: int = 1) -> lis
     torch.manual_seed(11)
     table = torch.nn.functional.normalize(torch.randn(VOCAB, DIM), dim=-1)
     table[0] = 0
-    model = Seq2Seq({**BASE, **KINDS[kind]}, VOCAB, VOCAB, 0, table)
+    model = Seq2Seq(translation_spec({**BASE, **KINDS[kind]}), VOCAB, VOCAB, 0, table)
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=0.01)
     model.train()
     losses = []

@@ -9,7 +9,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, TRANSLATION_SPEC, random_corpus_arguments
+from tests.conftest import LM_SPEC, REPO, TRANSLATION_SPEC, random_corpus_arguments, translation_spec
 from workflow_src.layout import resolve_spec
 from workflow_src.lm_specs import resolve_lm_spec
 from workflow_src.model import compilation
@@ -38,7 +38,8 @@ PAD, BOS, EOS = 0, 2, 3
 CPU = torch.device("cpu")
 
 
-def eager_and_compiled(spec: dict) -> tuple[Seq2Seq, Seq2Seq]:
+def eager_and_compiled(entries: dict) -> tuple[Seq2Seq, Seq2Seq]:
+    spec = translation_spec(entries)
     torch.manual_seed(0)
     eager = Seq2Seq(spec, 20, 30, PAD)
     compiled = copy.deepcopy(eager)
@@ -90,7 +91,7 @@ def test_compiled_step_without_input_feeding_decodes_the_eager_words():
 def test_fused_unrolled_lstm_gives_eager_outputs_and_gradients():
     torch.manual_seed(2)
     model = LSTMLanguageModel(13, 8, dropout=0.5)
-    compilation.apply(model, {"compile": "fuse"}, CPU)
+    compilation.apply(model, train_lm.resolve({**LM_SPEC, "compile": "fuse"}), CPU)
     x = torch.randn(35, 4, 8)
     state = tuple(torch.randn(2, 4, 8) for _ in range(2))
     masks = model.sample_masks(4, x)[1:]
@@ -116,7 +117,9 @@ def test_fused_unrolled_lstm_gives_eager_outputs_and_gradients():
 )
 def test_graphs_off_cuda_and_unknown_settings_name_the_key(setting, message):
     with pytest.raises(ValueError, match=message):
-        compilation.apply(Seq2Seq(SPEC, 20, 30, PAD), {"compile": setting}, CPU)
+        compilation.apply(
+            Seq2Seq(translation_spec(SPEC), 20, 30, PAD), translation_spec({**SPEC, "compile": setting}), CPU
+        )
 
 
 def test_off_is_the_default_and_fuse_joins_the_specs():
@@ -141,10 +144,10 @@ def test_off_is_the_default_and_fuse_joins_the_specs():
     assert all(spec.get("length_buckets") is None for spec in specs("off") + specs("fuse"))
     translation, language_model = specs("fuse")
     assert translation["compile"] == language_model["compile"] == "fuse"
-    assert train_lm.resolve(language_model)["compile"] == "fuse"
+    assert train_lm.resolve(language_model).compile == "fuse"
     translation, language_model = specs("graphs")
     assert translation["length_buckets"] == CONFIG["train"]["length_buckets"] and "length_buckets" not in language_model
-    assert train_lm.resolve(language_model)["compile"] == "graphs"
+    assert train_lm.resolve(language_model).compile == "graphs"
     with pytest.raises(ValueError, match=r"train.length_buckets: \[8, 4\] is not a rising list"):
         specs("graphs", length_buckets=[8, 4])
 

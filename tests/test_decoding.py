@@ -1,28 +1,32 @@
 """Decoding: beam search with beam 1 is greedy search; with a wide beam it is exact."""
 
+import dataclasses
 import itertools
 
 import pytest
 import torch
 
+from tests.conftest import translation_spec
 from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import translate
 from workflow_src.model.seq2seq import Seq2Seq
 
-SPEC = {
-    "experiment": "t",
-    "output_layer": "softmax",
-    "loss": "ce",
-    "tied": False,
-    "model": {
-        "encoder_layers": 1,
-        "decoder_layers": 2,
-        "hidden": 16,
-        "src_embedding": 8,
-        "tgt_embedding": 8,
-        "dropout": 0.0,
-    },
-}
+SPEC = translation_spec(
+    {
+        "experiment": "t",
+        "output_layer": "softmax",
+        "loss": "ce",
+        "tied": False,
+        "model": {
+            "encoder_layers": 1,
+            "decoder_layers": 2,
+            "hidden": 16,
+            "src_embedding": 8,
+            "tgt_embedding": 8,
+            "dropout": 0.0,
+        },
+    }
+)
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 
@@ -83,7 +87,7 @@ def test_a_beam_as_wide_as_the_search_space_finds_the_best_sequence():
 
 def test_teacher_forcing_matches_step_by_step_decoding():
     for input_feed in (True, False):
-        spec = {**SPEC, "model": {**SPEC["model"], "decoder_layers": 2, "input_feed": input_feed}}
+        spec = dataclasses.replace(SPEC, model=dataclasses.replace(SPEC.model, decoder_layers=2, input_feed=input_feed))
         torch.manual_seed(5)
         m = Seq2Seq(spec, 20, 30, PAD).eval()
         src, lengths = sources(4, seed=6)

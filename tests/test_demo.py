@@ -267,12 +267,12 @@ def test_demo_writes_every_models_training_diagnostics(demo):
     }
     assert set(rows) == {(j.dataset, j.pair, j.experiment, j.seed) for j in jobs}
     for job in jobs:
-        spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+        spec = layout.train_spec(config, job.dataset, job.pair, job.experiment, job.seed)
         row = rows[job.dataset, job.pair, job.experiment, job.seed]
-        softmax, margin = spec["output_layer"] == "softmax", spec["loss"] == "margin"
+        softmax, margin = spec.output_layer == "softmax", spec.loss == "margin"
         assert bool(row["bigram dev ppl"]) == softmax and bool(row["table NN cosine (median)"]) == (not softmax), row
         assert bool(row["of which wrong word %"]) == margin, row
-        assert bool(row["mean |g_out(E)|"]) == (spec.get("output_form") in ("joint", "output")), row
+        assert bool(row["mean |g_out(E)|"]) == (spec.output_form in ("joint", "output")), row
     page = (demo / "results/training_diagnostics.md").read_text()
     assert "problem(s) in" in page or "No problem flagged" in page
 

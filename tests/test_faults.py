@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import LM_SPEC, TRANSLATION_SPEC
+from tests.conftest import LM_SPEC, translation_spec
 from workflow_src.atomic import FileFault, read_metrics
 from workflow_src.data.embeddings import read_vec, write_vec
 from workflow_src.data.vocab import Vocab
@@ -38,7 +38,8 @@ def write_torch(path, value):
 
 def write_translation_model(path):
     vocab = Vocab([f"w{i}" for i in range(30)])
-    save_model(path, Seq2Seq(TRANSLATION_SPEC, len(vocab), len(vocab), vocab.pad), TRANSLATION_SPEC, vocab, vocab)
+    spec = translation_spec({})
+    save_model(path, Seq2Seq(spec, len(vocab), len(vocab), vocab.pad), spec, vocab, vocab)
 
 
 def write_language_model(path):

@@ -21,7 +21,7 @@ import pytest
 import torch
 import yaml
 
-from conftest import REPO, real_fixture
+from conftest import REPO, real_fixture, translation_spec
 from workflow_src import gpu_check, layout
 from workflow_src.gpu_check import compile_check, decoding, device as measured, references
 from workflow_src.gpu_check.__main__ import main
@@ -96,9 +96,9 @@ def test_a_bare_machine_run_says_passed_or_failed_on_every_line(json_config, dem
     family and a language model with dropout, each at the demo's sizes, their CPU references made
     in a worker process as on a GPU machine (gradients through a scratch file)."""
     chosen = [
-        next(f for f in demo_families if f.spec.get("sample_share")),
+        next(f for f in demo_families if f.kind == "nmt" and f.spec.sample_share),
         next(f for f in demo_families if f.kind == "nmt" and f.beam > 1 and f.output_layer == "softmax nmt"),
-        next(f for f in demo_families if f.kind == "lm" and f.spec["dropout"] > 0),
+        next(f for f in demo_families if f.kind == "lm" and f.spec.dropout > 0),
     ]
     result = run_bare(
         [
@@ -283,10 +283,12 @@ def test_the_compile_check_compiles_each_architecture_from_a_fresh_dynamo_state(
     monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(compile_check.graphs()) or reset())
     targets = compile_check.targets(demo_families)
     assert len({t.architecture for t in targets}) == len(targets) and all(
-        t.kind == "nmt" or t.spec["dropout"] for t in targets
+        t.kind == "nmt" or t.spec.dropout for t in targets
     )
-    lm = min((t for t in targets if t.kind == "lm"), key=lambda t: t.spec["size"])
-    lm = check_families.dataclasses.replace(lm, length=4, spec={**lm.spec, "bptt": 4})  # a short segment to trace
+    lm = min((t for t in targets if t.kind == "lm"), key=lambda t: t.spec.size)
+    lm = check_families.dataclasses.replace(
+        lm, length=4, spec=check_families.dataclasses.replace(lm.spec, bptt=4)
+    )  # a short segment to trace
     nmt = next(t for t in targets if t.kind == "nmt")
     graphs = {}
     for family in (lm, nmt):
@@ -299,7 +301,7 @@ def test_the_compile_check_compiles_each_architecture_from_a_fresh_dynamo_state(
         graphs[family.kind] = [phases[name]["graphs"] for name in ("training", "evaluation", "agreement")]
     # the language model compiles its dropout segment in training (evaluation runs nn.LSTM); the demo's
     # translation models, without input feeding, run nn.LSTM in teacher forcing and the step in greedy search
-    assert not nmt.spec["model"]["input_feed"]
+    assert not nmt.spec.model.input_feed
     assert graphs["lm"][0] >= 1 and graphs["lm"][1] == 0 and graphs["lm"][2] >= 1 and graphs["nmt"] == [0, 1, 0]
     assert compile_check.modes("off", "configured", CPU) == [] and compile_check.modes("fuse", "all", CPU) == ["fuse"]
     cuda = torch.device("cuda")
@@ -315,9 +317,7 @@ def test_graphs_are_checked_against_eager_per_output_layer_with_the_training_ste
     captured step against the eager one (train/graph_check.check; on the CPU uncaptured, as its own
     tests run it): agreeing, timed, reported with its speed-up; a disagreement is one FAILED line."""
     targets = compile_check.targets(demo_families, "graphs")
-    keys = {
-        (t.architecture, t.output_layer, t.kind == "nmt" and t.spec.get("sample_share") is not None) for t in targets
-    }
+    keys = {(t.architecture, t.output_layer, t.kind == "nmt" and t.spec.sample_share is not None) for t in targets}
     assert len(keys) == len(targets) > len(compile_check.targets(demo_families))
     assert {f.output_layer for f in demo_families} == {t.output_layer for t in targets}
     monkeypatch.setattr(compile_check, "GRAPH_STEPS", 3)
@@ -347,12 +347,14 @@ def test_a_disagreement_in_fp32_is_retried_in_fp64_where_rounding_shrinks_and_a_
     from tests import fixed_step
     from workflow_src.train import static_step
 
-    spec = {
-        **fixed_step.BASE,
-        **fixed_step.KINDS["softmax"],
-        "precision": "fp32",
-        "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"},
-    }
+    spec = translation_spec(
+        {
+            **fixed_step.BASE,
+            **fixed_step.KINDS["softmax"],
+            "precision": "fp32",
+            "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"},
+        }
+    )
     sizes = {"src": 40, "tgt": 60, "dim": None}
     monkeypatch.setattr(graph_check, "LENGTHS", (5, 7, 9))
     monkeypatch.setattr(graph_check, "UPDATE_COSINE", 1.5)  # fp32 misses: fp64 decides
@@ -549,7 +551,7 @@ def test_the_checks_lm_step_is_train_lms(demo_families):
     from workflow_src.train import train_lm
 
     family = first(demo_families, kind="lm")
-    spec = train_lm.resolve({**family.spec, "unit_norm_embeddings": True, "dropout": 0.3})
+    spec = check_families.dataclasses.replace(family.spec, unit_norm_embeddings=True, dropout=0.3)
     family = check_families.dataclasses.replace(family, spec=spec)
     data = check_families.batch(family, 4, False, CPU)
     models = [check_families.build(family) for _ in range(2)]
@@ -558,7 +560,7 @@ def test_the_checks_lm_step_is_train_lms(demo_families):
     torch.manual_seed(5)
     segment = torch.cat([data["inputs"], data["targets"][-1:]])
     train_lm.train_epoch(
-        models[1], segment, spec, torch.optim.SGD(models[1].parameters(), lr=spec["lr"]), build_objective(spec)
+        models[1], segment, spec, torch.optim.SGD(models[1].parameters(), lr=spec.lr), build_objective(spec)
     )
     for (name, a), b in zip(models[0].named_parameters(), models[1].parameters()):
         assert torch.equal(a, b), name
@@ -672,7 +674,7 @@ def test_yaml_config_without_pyyaml_names_the_json_export(tmp_path):
 def test_every_lm_objective_of_the_demo_is_a_family(demo_families):
     from workflow_src.model.lm_losses import OBJECTIVES
 
-    assert {f.spec["loss"] for f in demo_families if f.kind == "lm"} == set(OBJECTIVES)
+    assert {f.spec.loss for f in demo_families if f.kind == "lm"} == set(OBJECTIVES)
 
 
 def test_device_script_trains_on_real_pairs(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests import fixed_step
-from tests.conftest import LM_SPEC
+from tests.conftest import LM_SPEC, translation_spec
 from workflow_src.train import graph_check, train_lm
 
 CPU = torch.device("cpu")
@@ -20,12 +20,14 @@ def test_a_translation_family_agrees_and_is_timed_without_capture(monkeypatch):
     from workflow_src.model import joint
 
     monkeypatch.setattr(joint, "sample_vocabulary", joint.sample_vocabulary_topk)
-    spec = {
-        **fixed_step.BASE,
-        **fixed_step.KINDS["joint_sampled"],
-        "precision": "fp32",
-        "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"},
-    }
+    spec = translation_spec(
+        {
+            **fixed_step.BASE,
+            **fixed_step.KINDS["joint_sampled"],
+            "precision": "fp32",
+            "train": {"lr": 0.01, "batch_size": 3, "clip": 1.0, "init_scale": 0.1, "loss_normalisation": "sentence"},
+        }
+    )
     result = graph_check.check("nmt", spec, {"src": 40, "tgt": 200, "dim": None}, CPU, steps=4, timed=1)
     assert result["passed"], result
     assert result["loss_max_relative"] < 1e-5 and result["update_cosine_min"] > 0.999

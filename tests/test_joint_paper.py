@@ -8,7 +8,16 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import REPO, TRANSLATION_SPEC, read_csv, run_training, snakemake, training_metrics, unpinned
+from tests.conftest import (
+    REPO,
+    TRANSLATION_SPEC,
+    read_csv,
+    run_training,
+    snakemake,
+    training_metrics,
+    translation_spec,
+    unpinned,
+)
 from workflow_src import artefacts, layout, registry
 from workflow_src.data import demo_language, demo_world
 from workflow_src.data.sources import local_path
@@ -105,12 +114,15 @@ def test_each_form_shares_the_decoders_input_embedding(form):
         "sample_share": None,
         "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16},
     }
-    model = Seq2Seq(spec, 30, 40, pad=1)
+    model = Seq2Seq(translation_spec(spec), 30, 40, pad=1)
     assert isinstance(model.output, JointOutput) and model.output.variant == form
     assert (model.output.word_vectors is model.decoder.embed.weight) == (form != "nmt")
     trainable = sum(p.numel() for p in model.parameters())
     untied = sum(
-        p.numel() for p in Seq2Seq({**spec, "output_form": "nmt", "joint_dim": None}, 30, 40, pad=1).parameters()
+        p.numel()
+        for p in Seq2Seq(
+            translation_spec({**spec, "output_form": "nmt", "joint_dim": None}), 30, 40, pad=1
+        ).parameters()
     )
     # a shared E counts once: the form replaces NMT's V x d_h + V output layer by its own parameters
     own = model.output.own_parameter_count()
@@ -199,7 +211,7 @@ def test_nearest_representations_by_cosine_leave_out_the_query_and_specials():
         "model": {**TRANSLATION_SPEC["model"], "hidden": 16, "tgt_embedding": 16},
     }
     torch.manual_seed(0)
-    model = Seq2Seq(spec, 30, 12, pad=0)
+    model = Seq2Seq(translation_spec(spec), 30, 12, pad=0)
     itos = ["<pad>", "<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(7)] + ["▁w7"]
     result = representations(model, itos, ["w0", "w5", "w7", "zebra"], top=3)
     assert result["missing"] == ["zebra"] and len(result["queries"]["w7"]["input"]) == 3  # w7 is the word-initial ▁w7

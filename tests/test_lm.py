@@ -9,10 +9,11 @@ import pytest
 import torch
 from scipy.special import log_softmax, rel_entr
 
-from tests.conftest import hand_set_model
+from tests.conftest import LM_SPEC, hand_set_model
 from workflow_src.model.lm import LSTMLanguageModel, perplexity, unrolled_lstm
 from workflow_src.model.lm_losses import augmented_loss, augmented_total_loss, beta_mixed_loss, build_objective
 from workflow_src.model.losses import cross_entropy
+from workflow_src.train.lm_spec import resolve
 
 V, D, T, B = 13, 8, 6, 5
 
@@ -217,7 +218,7 @@ def test_with_target_gradient_the_embedding_also_learns_through_y_tilde():
         lambda e: augmented_loss(LOGITS, TARGET, e, tau, target_gradient=True), EMBEDDING.clone().requires_grad_()
     )
     objective = build_objective(
-        {"loss": "augmented", "loss_params": {"gamma": 0.5, "tau": tau}, "target_gradient": True}
+        resolve({**LM_SPEC, "loss": "augmented", "loss_params": {"gamma": 0.5, "tau": tau}, "target_gradient": True})
     )
     embedding = EMBEDDING.clone().requires_grad_()
     assert objective(LOGITS, TARGET, embedding, None).sum().requires_grad  # the trainer's objective carries it

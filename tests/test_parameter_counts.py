@@ -16,7 +16,7 @@ import torch
 import yaml
 
 from tests.conftest import REPO
-from workflow_src.layout import resolve_spec
+from workflow_src.layout import train_spec
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.papers import joint, tying, vmf
@@ -36,10 +36,10 @@ def trainable(module: torch.nn.Module) -> int:
 
 def translation_model(name: str, dataset: str, pair: str, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
     """Experiment `name` as config.yaml trains it on `dataset`, with the given vocabularies, on `meta`."""
-    spec = resolve_spec(CONFIG, dataset, pair, name, seed=1)
+    spec = train_spec(CONFIG, dataset, pair, name, seed=1)
     dim = CONFIG["embeddings"]["fasttext"]["dim"]
     with torch.device("meta"):
-        table = torch.empty(tgt_vocab, dim) if spec["embeddings"] else None
+        table = torch.empty(tgt_vocab, dim) if spec.embeddings else None
         return Seq2Seq(spec, src_vocab, tgt_vocab, PAD, table)
 
 
@@ -61,8 +61,8 @@ def test_vmf_table4_input_and_output_layers(row):
 
 
 def test_vmf_encoder_is_bidirectional_as_table7_says():
-    spec = resolve_spec(CONFIG, "iwslt16", "fr-en", "word2word-ce", seed=1)
-    assert spec["model"]["encoder_bidirectional"] is True and spec["model"]["encoder_layers"] == 1
+    spec = train_spec(CONFIG, "iwslt16", "fr-en", "word2word-ce", seed=1)
+    assert spec.model.encoder_bidirectional is True and spec.model.encoder_layers == 1
     model = translation_model("word2word-ce", "iwslt16", "fr-en", 50000, 50000)
     assert model.encoder.rnn.bidirectional and model.encoder.rnn.hidden_size == 512
 
@@ -231,8 +231,8 @@ def test_a_known_mismatch_is_measured_not_excused(monkeypatch):
 
 
 def test_joint_encoder_is_unidirectional():
-    spec = resolve_spec(CONFIG, "wmt17", "de-en", joint.name("32k", "nmt"), seed=1)
-    assert spec["model"]["encoder_bidirectional"] is False
+    spec = train_spec(CONFIG, "wmt17", "de-en", joint.name("32k", "nmt"), seed=1)
+    assert spec.model.encoder_bidirectional is False
 
 
 # --- The tying paper, Table 3: PTB (|V| = 10K), 2-layer LSTMs whose width equals the embedding's

@@ -410,37 +410,37 @@ def hand_step_flops(config: dict, job: plan.PlannedJob, family: tuple, batch: in
                    V' (the sample, once per batch): output 2 V' d H + 2 N H V', joint 2 V' d d_j
                    + 2 N H d_j + 2 N d_j V', bilinear/context 2 N H d + 2 N d V'
     """
-    spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
-    m = spec["model"]
+    spec = layout.train_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+    m = spec.model
     _, _, _, vocab, dim, n = family
     B, N = batch, batch * n
-    H, E = m["hidden"], m["tgt_embedding"]
-    bidirectional = m.get("encoder_bidirectional", True)
+    H, E = m.hidden, m.tgt_embedding
+    bidirectional = m.encoder_bidirectional
     h, directions = (H // 2, 2) if bidirectional else (H, 1)
     flops = 0.0
-    width = m["src_embedding"]
-    for _ in range(m["encoder_layers"]):
+    width = m.src_embedding
+    for _ in range(m.encoder_layers):
         flops += 3 * directions * 2 * B * n * (4 * h * width + 4 * h * h)
         width = h * directions
-    feed = H if m.get("input_feed", True) else 0  # input feeding: layer 0 also reads the previous h~
-    layers = 2 * N * 4 * H * (E + feed + H) + (m["decoder_layers"] - 1) * 2 * N * 4 * H * 2 * H
+    feed = H if m.input_feed else 0  # input feeding: layer 0 also reads the previous h~
+    layers = 2 * N * 4 * H * (E + feed + H) + (m.decoder_layers - 1) * 2 * N * 4 * H * 2 * H
     attention = 2 * N * n * H * 2 + 2 * N * 2 * H * H
     flops += 3 * (layers + attention + 2 * B * n * H * H + 2 * 2 * B * H * H)
-    form = spec.get("output_form")
-    if spec["output_layer"] == "continuous":
+    form = spec.output_form
+    if spec.output_layer == "continuous":
         flops += 3 * 2 * N * H * dim
-        if spec.get("tied"):
+        if spec.tied:
             flops += 2 * 2 * N * dim * E  # the projection of the frozen table: no gradient for the table
-        if spec.get("negative") == "most_informative":
+        if spec.negative == "most_informative":
             flops += 2 * N * dim * vocab
-    elif form is None and spec.get("embeddings"):  # a softmax over pretrained, trained word vectors
-        flops += 3 * (2 * N * H * dim + 2 * N * dim * vocab + (2 * N * dim * E if spec.get("tied") else 0))
+    elif form is None and spec.embeddings:  # a softmax over pretrained, trained word vectors
+        flops += 3 * (2 * N * H * dim + 2 * N * dim * vocab + (2 * N * dim * E if spec.tied else 0))
     elif form is None:
         flops += 3 * 2 * N * H * vocab
     else:
         d = E
-        sampled = int(spec["sample_share"] * vocab) if spec.get("sample_share") else vocab
-        dj = spec.get("joint_dim")
+        sampled = int(spec.sample_share * vocab) if spec.sample_share else vocab
+        dj = spec.joint_dim
         flops += (
             3
             * {

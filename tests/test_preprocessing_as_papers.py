@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, translation_spec
 from workflow_src import layout, registry
 from workflow_src.data.vocab import SPECIALS
 from workflow_src.model.nmt_data import load_vocabularies, training_pairs_within
@@ -76,9 +76,9 @@ def test_a_bpe_vocabulary_larger_than_the_word_cap_loads_whole(tmp_path):
     counts = tmp_path / "vocab.tsv"
     counts.write_text("".join(f"p{i}\t{100 - i}\n" for i in range(80)))
     config = tiny_config()
-    src, tgt, _ = load_vocabularies(layout.resolve_spec(config, "toy", "de-en", "bpe2bpe-ce", 1), counts, counts, None)
+    src, tgt, _ = load_vocabularies(layout.train_spec(config, "toy", "de-en", "bpe2bpe-ce", 1), counts, counts, None)
     assert len(src) == len(tgt) == 80 + len(SPECIALS)
-    src, tgt, _ = load_vocabularies(layout.resolve_spec(config, "toy", "de-en", "word2bpe-ce", 1), counts, counts, None)
+    src, tgt, _ = load_vocabularies(layout.train_spec(config, "toy", "de-en", "word2bpe-ce", 1), counts, counts, None)
     assert (len(src), len(tgt)) == (50 + len(SPECIALS), 80 + len(SPECIALS))
 
 
@@ -97,9 +97,9 @@ def test_a_piece_limit_counts_units_without_sentence_marks():
     """OpenNMT's preprocess keeps 0 < len <= max_len on each side; targets here end in </s> (id 3)."""
     src = [[5, 6, 7], [5, 6, 7, 8], [5], [], [5, 6]]
     tgt = [[5, 6, 7, 3], [5, 3], [5, 6, 7, 8, 3], [5, 3], [3]]
-    piece = {"data": {"max_len": 3, "max_len_unit": "piece"}}
+    piece = translation_spec({"data": {"max_len": 3, "max_len_unit": "piece"}})
     assert training_pairs_within(piece, src, tgt) == [0]
-    word = {"data": {"max_len": 3, "max_len_unit": "word"}}  # tokenisation has already filtered words
+    word = translation_spec({"data": {"max_len": 3, "max_len_unit": "word"}})  # tokenisation has already filtered words
     assert training_pairs_within(word, src, tgt) == [0, 1, 2, 3, 4]
 
 

@@ -272,15 +272,16 @@ def test_translation_models_learn_on_real_pairs(pairs, tmp_path, case):
         threads=torch.get_num_threads(),
     )
 
-    src_vocab, tgt_vocab, vectors = load_vocabularies(spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
+    typed = load(TrainSpec, spec, "spec")
+    src_vocab, tgt_vocab, vectors = load_vocabularies(typed, args.src_vocab, args.tgt_vocab, args.tgt_table)
     dev_src = encode_file(args.dev_src, src_vocab, eos=False)
     dev_tgt = encode_file(args.dev_tgt, tgt_vocab, eos=True)
-    torch.manual_seed(spec["train"]["seed"])  # the model `train` starts from
-    initial = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, vectors)
-    initialise(initial, spec["train"]["init_scale"])
+    torch.manual_seed(typed.train.seed)  # the model `train` starts from
+    initial = Seq2Seq(typed, len(src_vocab), len(tgt_vocab), src_vocab.pad, vectors)
+    initialise(initial, typed.train.init_scale)
     initial_loss = train.mean_loss(initial, dev_src, dev_tgt, src_vocab, tgt_vocab, 64, CPU)
 
-    train.train(load(TrainSpec, spec, "spec"), args, CPU)
+    train.train(typed, args, CPU)
     model, _, src_vocab, tgt_vocab = load_model(tmp_path / "model.pt", CPU)
     history = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     trained_loss = train.mean_loss(model, dev_src, dev_tgt, src_vocab, tgt_vocab, 64, CPU)

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from tests import fixed_step
+from tests.conftest import translation_spec
 from workflow_src.model.lm import LSTMLanguageModel
 from workflow_src.model.seq2seq import Seq2Seq
 
@@ -36,7 +37,7 @@ def test_translation_models_recur_in_fp32_under_bf16_autocast(kind, split, input
     torch.manual_seed(0)
     spec = {**fixed_step.BASE, **fixed_step.KINDS[kind]}
     spec["model"] = {**spec["model"], "input_feed": input_feed}
-    model = Seq2Seq(spec, 40, 40, 0, nn.functional.normalize(torch.randn(40, 6), dim=-1))
+    model = Seq2Seq(translation_spec(spec), 40, 40, 0, nn.functional.normalize(torch.randn(40, 6), dim=-1))
     model.decoder.split_input_projection = split  # True: every cell as CUDA runs it (lstm_cell)
     recurrent = recurrent_output_dtypes(model)
     states = []

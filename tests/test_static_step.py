@@ -18,7 +18,7 @@ import torch
 from scipy import stats
 
 from tests import fixed_step
-from tests.conftest import LM_SPEC, TRANSLATION_SPEC, random_corpus_arguments
+from tests.conftest import LM_SPEC, TRANSLATION_SPEC, random_corpus_arguments, translation_spec
 from workflow_src.data.vocab import Vocab
 from workflow_src.model import joint
 from workflow_src.model.graphs import Captured
@@ -133,7 +133,7 @@ def tiny_model(kind: str, dropout: float = 0.0) -> Seq2Seq:
     table[0] = 0
     spec = {**fixed_step.BASE, **fixed_step.KINDS[kind]}
     spec["model"] = {**spec["model"], "dropout": dropout}
-    return Seq2Seq(spec, fixed_step.VOCAB, fixed_step.VOCAB, PAD, table).train()
+    return Seq2Seq(translation_spec(spec), fixed_step.VOCAB, fixed_step.VOCAB, PAD, table).train()
 
 
 BUCKETS = [4, 8]
@@ -312,11 +312,13 @@ def test_the_training_step_is_captured_once_per_bucket_and_replays_the_uncapture
     parameters are those of the same steps uncaptured, and a replay's output is the graph's one
     static tensor."""
     cpu, vocab = torch.device("cpu"), vocabulary()
-    spec = {
-        **fixed_step.BASE,
-        "length_buckets": [4, 8],
-        "train": {"batch_size": 4, "clip": 1.0, "loss_normalisation": "sentence"},
-    }
+    spec = translation_spec(
+        {
+            **fixed_step.BASE,
+            "length_buckets": [4, 8],
+            "train": {"batch_size": 4, "clip": 1.0, "loss_normalisation": "sentence"},
+        }
+    )
     rng = random.Random(3)
     pairs = [
         ([rng.randrange(4, 40) for _ in range(n - 1)], [rng.randrange(4, 40) for _ in range(n - 2)] + [vocab.eos])
@@ -373,7 +375,7 @@ def test_validation_on_static_batches_is_todays_mean_loss():
 
     cpu, vocab = torch.device("cpu"), vocabulary()
     model = tiny_model("joint_sampled", dropout=0.3)
-    spec = {**fixed_step.BASE, "length_buckets": [4, 8], "train": {"batch_size": 3, "clip": 1.0}}
+    spec = translation_spec({**fixed_step.BASE, "length_buckets": [4, 8], "train": {"batch_size": 3, "clip": 1.0}})
     steps = static_step.TranslationSteps(model, None, spec, cpu, "fp32", vocab, vocab)
     steps.evaluation = Captured(steps.evaluation.function, cpu, module=model, graphs=ReplayOnCpu())
     src, tgt = [], []

@@ -16,6 +16,7 @@ from tests.conftest import (
     run_training,
     training_command,
     training_metrics,
+    translation_spec,
 )
 
 
@@ -171,8 +172,7 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
     from workflow_src.train.train import initialise
 
     table = torch.nn.functional.normalize(torch.randn(30, 12), dim=-1)
-    spec = {**TRANSLATION_SPEC, "embeddings": "fasttext", "tied": tied}
-    model = Seq2Seq(spec, 40, 30, 0, table)
+    model = Seq2Seq(translation_spec({"embeddings": "fasttext", "tied": tied}), 40, 30, 0, table)
     initialise(model, 0.1)
     assert torch.equal(model.output.word_vectors.detach(), table)
     assert model.output.word_vectors is model.word_vectors
@@ -261,7 +261,7 @@ def test_the_split_input_projection_is_the_fused_cell(kind):
 
     torch.manual_seed(0)
     model = Seq2Seq(
-        {**fixed_step.BASE, **fixed_step.KINDS[kind]},
+        translation_spec({**fixed_step.BASE, **fixed_step.KINDS[kind]}),
         40,
         40,
         0,
@@ -301,13 +301,14 @@ def test_a_tied_model_keeps_one_target_table_after_to_and_in_its_checkpoint(tmp_
 
     vocab = Vocab([f"w{i}" for i in range(3000)])
     table = torch.nn.functional.normalize(torch.randn(len(vocab), 64), dim=-1)
-    model = Seq2Seq({**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, len(vocab), len(vocab), 0, table)
+    spec = translation_spec({**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]})
+    model = Seq2Seq(spec, len(vocab), len(vocab), 0, table)
     assert model.decoder.embed.table is model.output.table
     model.to(torch.float64)  # a conversion makes new tensors, as a move to the GPU does
     assert model.output.table.dtype == torch.float64
     assert model.decoder.embed.table.untyped_storage().data_ptr() == model.output.table.untyped_storage().data_ptr()
     model.to(torch.float32)
-    save_model(tmp_path / "model.pt", model, {**fixed_step.BASE, **fixed_step.KINDS["tied_nllvmf"]}, vocab, vocab)
+    save_model(tmp_path / "model.pt", model, spec, vocab, vocab)
     table_bytes = table.numel() * 4
     others = sum(p.numel() * 4 for p in model.parameters())
     assert (tmp_path / "model.pt").stat().st_size < table_bytes * 1.5 + others
@@ -371,8 +372,8 @@ def test_padding_to_multiples_only_where_the_step_is_compiled():
 
     vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", "a", "b"])
     src, tgt = [[4, 5, 4], [5]], [[4, 3], [5, 4, 5, 3]]
-    assert length_multiple({"compile": "fuse"}) == length_multiple({"compile": "graphs"}) == 8
-    eager = length_multiple({})
+    assert length_multiple("fuse") == length_multiple("graphs") == 8
+    eager = length_multiple("off")
     assert eager == 1
     batch = training_batch(src, tgt, [0, 1], vocab, vocab, torch.device("cpu"), eager)
     assert batch.src.shape == (2, 3) and batch.tgt_out.shape == (2, 4)

@@ -123,16 +123,16 @@ def test_training_with_al_feeds_the_augmented_loss_w_h_without_the_output_bias()
     model = build_model(spec, VOCABULARY)
     with torch.no_grad():
         model.decoder.bias.copy_(torch.randn(VOCABULARY) * 5)
-    data = batchify(torch.randint(VOCABULARY, (200,)), spec["batch_size"])
+    data = batchify(torch.randint(VOCABULARY, (200,)), spec.batch_size)
     total, _, tokens = train_lm.train_epoch(
         model, data, spec, torch.optim.SGD(model.parameters(), lr=0.0), build_objective(spec)
     )
     model.eval()
     with torch.no_grad():
-        logits, _, _ = model(data[:-1], model.init_hidden(spec["batch_size"]))
+        logits, _, _ = model(data[:-1], model.init_hidden(spec.batch_size))
         logits, targets = logits.flatten(0, 1), data[1:].flatten()
         w_h = logits - model.decoder.bias
-        gamma, tau = spec["loss_params"]["gamma"], spec["loss_params"]["tau"]
+        gamma, tau = spec.loss_params["gamma"], spec.loss_params["tau"]
         expected = cross_entropy(logits, targets) + gamma * tau * augmented_loss(
             w_h, targets, model.embedding.weight, tau
         )

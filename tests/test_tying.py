@@ -147,10 +147,10 @@ def test_figure2_and_the_specs_follow_the_appendix(tying_run):
     ]
     assert [r["lr"] for r in history] == [1.0, 0.97]  # large: decay 0.97 after epoch 1
     config = yaml.safe_load((tying_run / "config.yaml").read_text())
-    spec = lm_specs.resolve_lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
-    assert spec["dropout"] == 0.4 and spec["loss"] == "augmented"  # WikiText-2 medium keeps 0.6
-    assert spec["loss_params"] == {"gamma": config["lm"]["gamma"]["wikitext2"], "tau": 20.0}
-    assert spec["reuse_embedding"] and spec["clip"] == 5.0 and spec["decay_after"] == 10
+    spec = lm_specs.lm_spec(config, "wikitext2part1", "lm-medium-real", 1)
+    assert spec.dropout == 0.4 and spec.loss == "augmented"  # WikiText-2 medium keeps 0.6
+    assert spec.loss_params == {"gamma": config["lm"]["gamma"]["wikitext2"], "tau": 20.0}
+    assert spec.reuse_embedding and spec.clip == 5.0 and spec.decay_after == 10
 
 
 def test_table4_shows_each_models_top_predictions_and_the_next_words_probability(tying_run):
@@ -240,8 +240,8 @@ def test_al_gamma_is_chosen_on_validation_perplexity_within_each_corpus_range(tm
     assert [(j.experiment, j.seed) for j in jobs] == [("lm-small-al@gamma=0.8", 1), ("lm-small-al@gamma=0.8", 2)]
     assert note == "PTB: gamma = 0.8, chosen on validation perplexity among 0.5, 0.8"
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    spec = lm_specs.resolve_lm_spec(config, "ptb", "lm-small-al@gamma=0.8", 1)
-    assert spec["loss"] == "augmented" and spec["loss_params"] == {"gamma": 0.8, "tau": tying.TAU}
+    spec = lm_specs.lm_spec(config, "ptb", "lm-small-al@gamma=0.8", 1)
+    assert spec.loss == "augmented" and spec.loss_params == {"gamma": 0.8, "tau": tying.TAU}
     # every AL row and system of the paper is tuned, and the configs tune within appendix A's ranges
     table1 = registry.artefact("tying", "table1")
     assert all((row.tune == "gamma") == row.experiment.endswith(("-al", "-real")) for row in table1.rows)
@@ -260,11 +260,9 @@ def test_toy_widths_can_keep_the_papers_initial_output_scale():
     assert tying.init_range("small", 50, scaled=False) == 0.1
     full = yaml.safe_load((REPO / "config.yaml").read_text())
     demo = yaml.safe_load((REPO / "config.demo.yaml").read_text())
-    assert lm_specs.resolve_lm_spec(full, "ptb", "lm-medium-vd", 1)["init_range"] == 0.05
+    assert lm_specs.lm_spec(full, "ptb", "lm-medium-vd", 1).init_range == 0.05
     width = demo["lm"]["sizes"]["medium"]
-    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-medium-vd", 1)["init_range"] == pytest.approx(
-        0.05 * (650 / width) ** 0.5
-    )
+    assert lm_specs.lm_spec(demo, "ptb", "lm-medium-vd", 1).init_range == pytest.approx(0.05 * (650 / width) ** 0.5)
 
 
 def test_toy_widths_can_drop_less_than_the_paper():
@@ -275,9 +273,9 @@ def test_toy_widths_can_drop_less_than_the_paper():
     assert "dropout" not in full["lm"]
     for corpus, size in (("ptb", "large"), ("wikitext2", "small"), ("wikitext2part1", "medium")):
         base = "wikitext2" if corpus.startswith("wikitext2") else corpus
-        assert lm_specs.resolve_lm_spec(full, corpus, f"lm-{size}-re", 1)["dropout"] == tying.DROPOUT[base][size]
-        assert lm_specs.resolve_lm_spec(demo, corpus, f"lm-{size}-re", 1)["dropout"] == demo["lm"]["dropout"][size]
-    assert lm_specs.resolve_lm_spec(demo, "ptb", "lm-subspace@beta=0.5", 1)["dropout"] == 0.0  # Figure 1: none
+        assert lm_specs.lm_spec(full, corpus, f"lm-{size}-re", 1).dropout == tying.DROPOUT[base][size]
+        assert lm_specs.lm_spec(demo, corpus, f"lm-{size}-re", 1).dropout == demo["lm"]["dropout"][size]
+    assert lm_specs.lm_spec(demo, "ptb", "lm-subspace@beta=0.5", 1).dropout == 0.0  # Figure 1: none
 
 
 def test_the_gradient_through_als_target_is_a_setting_absent_from_the_papers_reading():
@@ -285,10 +283,10 @@ def test_the_gradient_through_als_target_is_a_setting_absent_from_the_papers_rea
     by default (the paper's reading); a spec without AL refuses it."""
     full = yaml.safe_load((REPO / "config.yaml").read_text())
     assert full["lm"]["augmented_target_gradient"] is False
-    assert lm_specs.resolve_lm_spec(full, "ptb", "lm-small-real@gamma=0.5", 1)["target_gradient"] is False
+    assert lm_specs.lm_spec(full, "ptb", "lm-small-real@gamma=0.5", 1).target_gradient is False
     asked = {**full, "lm": {**full["lm"], "augmented_target_gradient": True}}
-    assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-real@gamma=0.5", 1)["target_gradient"] is True
-    assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)["target_gradient"] is False
+    assert lm_specs.lm_spec(asked, "ptb", "lm-small-real@gamma=0.5", 1).target_gradient is True
+    assert lm_specs.lm_spec(asked, "ptb", "lm-small-re", 1).target_gradient is False
     spec = lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-re", 1)
     with pytest.raises(ValueError, match="target_gradient needs loss augmented, not ce"):
         train_lm.resolve({**spec, "target_gradient": True})
@@ -303,8 +301,8 @@ def test_a_language_model_can_train_on_its_own_schedule_for_every_variant():
         "lm": {**demo["lm"], "overrides": {"lm-small-real": {"max_epochs": 9, "lr_decay": 0.6, "decay_after": 4}}},
     }
     for gamma in (0.5, 0.8):
-        spec = lm_specs.resolve_lm_spec(asked, "ptb", f"lm-small-real@gamma={gamma}", 1)
-        assert (spec["max_epochs"], spec["lr_decay"], spec["decay_after"], spec["lr"]) == (9, 0.6, 4, 1.0)
+        spec = lm_specs.lm_spec(asked, "ptb", f"lm-small-real@gamma={gamma}", 1)
+        assert (spec.max_epochs, spec.lr_decay, spec.decay_after, spec.lr) == (9, 0.6, 4, 1.0)
     assert lm_specs.resolve_lm_spec(asked, "ptb", "lm-small-vd", 1) == lm_specs.resolve_lm_spec(
         {**demo, "lm": {**demo["lm"], "overrides": {}}}, "ptb", "lm-small-vd", 1
     )

@@ -526,8 +526,8 @@ def train_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> T
 
 
 def resolve_spec(config: dict, dataset: str, pair: str, name: str, seed: int) -> dict:
-    """`train_spec`'s JSON document (`specs.document`): the rule's --spec, and what the readers of
-    a spec as a dict (gpu_check, train/graph_check, plan, report/explain) take."""
+    """`train_spec`'s JSON document (`specs.document`): the train rule's --spec, `explain`'s
+    print-out and the plan's family key; code that builds or trains a model takes `train_spec`."""
     return document(train_spec(config, dataset, pair, name, seed))
 
 

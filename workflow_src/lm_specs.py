@@ -90,6 +90,6 @@ def lm_spec(config: dict, dataset: str, name: str, seed: int) -> LMSpec:
 
 
 def resolve_lm_spec(config: dict, dataset: str, name: str, seed: int) -> dict:
-    """`lm_spec`'s JSON document (`specs.document`): the rule's --spec, and what the readers of a
-    spec as a dict (gpu_check, train/graph_check, plan, report/explain) take."""
+    """`lm_spec`'s JSON document (`specs.document`): the train_lm rule's --spec, `explain`'s
+    print-out and the plan's family key; code that builds or trains a model takes `lm_spec`."""
     return document(lm_spec(config, dataset, name, seed))

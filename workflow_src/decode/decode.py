@@ -26,6 +26,7 @@ from workflow_src.data.vocab import UNK, Vocab
 from workflow_src.model import compilation
 from workflow_src.model.gpu import job_device
 from workflow_src.model.nmt_data import batch_indices, length_multiple, load_model, source_batch
+from workflow_src.specs import TrainSpec
 
 
 def read_dictionary(path: Path) -> dict[str, str]:
@@ -68,7 +69,7 @@ def replace_unknowns(
 
 def translate(
     model,
-    spec: dict,
+    spec: TrainSpec,
     src_vocab: Vocab,
     tgt_vocab: Vocab,
     sources: list[str],
@@ -80,16 +81,16 @@ def translate(
 ):
     """Translations (target units) and, per output unit, the most-attended source position:
     greedy when beam is 1, else beam search (softmax models only)."""
-    if beam > 1 and spec["output_layer"] != "softmax":
+    if beam > 1 and spec.output_layer != "softmax":
         raise ValueError(
-            f"beam search needs log-probabilities; experiment {spec['experiment']} has a "
-            f"{spec['output_layer']} output layer (vMF paper §8.3 leaves its beam search open)"
+            f"beam search needs log-probabilities; experiment {spec.experiment} has a "
+            f"{spec.output_layer} output layer (vMF paper §8.3 leaves its beam search open)"
         )
     encoded = [src_vocab.encode(line, eos=False) for line in sources]
     hypotheses: list = [None] * len(sources)
     banned = [tgt_vocab.pad, tgt_vocab.bos]
     for idx in batch_indices([len(s) for s in encoded], batch_size, rng=None):
-        src, lengths = source_batch(encoded, idx, src_vocab, device, length_multiple(spec))
+        src, lengths = source_batch(encoded, idx, src_vocab, device, length_multiple(spec.compile))
         max_len = int(max_len_ratio * int(lengths.max()) + max_len_extra)
         if beam == 1:
             words, attended = model.greedy(src, lengths, tgt_vocab.bos, tgt_vocab.eos, banned, max_len)
@@ -107,13 +108,13 @@ def finish(
     attended: list[int],
     source_units: list[str],
     source_words: list[str],
-    spec: dict,
+    spec: TrainSpec,
     dictionary: dict[str, str],
 ) -> str:
     """Model output units -> one tokenized target sentence (unk replaced, subwords joined)."""
-    word_of_position = piece_to_word(source_units) if spec["source_unit"] == "bpe" else list(range(len(source_units)))
+    word_of_position = piece_to_word(source_units) if spec.source_unit == "bpe" else list(range(len(source_units)))
     units = replace_unknowns(units, attended, source_words, word_of_position, dictionary)
-    return bpe.decode(units) if spec["target_unit"] == "bpe" else " ".join(units)
+    return bpe.decode(units) if spec.target_unit == "bpe" else " ".join(units)
 
 
 @one_line_faults

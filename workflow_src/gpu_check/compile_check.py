@@ -58,12 +58,12 @@ def targets(found: list[Family], mode: str = "fuse") -> list[Family]:
         return (
             family.architecture,
             family.output_layer,
-            family.kind == "nmt" and family.spec.get("sample_share") is not None,
+            family.kind == "nmt" and family.spec.sample_share is not None,
         )
 
     chosen: dict = {}
     for family in found:
-        if mode == "graphs" or family.kind == "nmt" or family.spec["dropout"] > 0:
+        if mode == "graphs" or family.kind == "nmt" or family.spec.dropout > 0:
             best = chosen.get(key(family))
             if best is None or (family.tgt_vocab, family.src_vocab) < (best.tgt_vocab, best.src_vocab):
                 chosen[key(family)] = family
@@ -75,7 +75,7 @@ def subject(family: Family, mode: str) -> str:
     if mode != "graphs":
         return f"train.compile {mode} of {family.architecture}"
     return f"train.compile graphs of {family.architecture}, {family.output_layer}" + (
-        " sampled" if family.kind == "nmt" and family.spec.get("sample_share") is not None else ""
+        " sampled" if family.kind == "nmt" and family.spec.sample_share is not None else ""
     )
 
 
@@ -134,9 +134,9 @@ def shapes(family: Family, device: torch.device) -> tuple[list[dict], list[dict]
         short = dataclasses.replace(family, length=max(1, family.length // 2))
         return (
             [batch(family, rows, False, device), batch(short, rows, False, device)],
-            [batch(family, family.spec.get("eval_batch_size", 10), False, device)],
+            [batch(family, family.spec.eval_batch_size, False, device)],
         )
-    multiple = length_multiple(family.spec)
+    multiple = length_multiple(family.spec.compile)
     lengths = sorted({-(-max(1, round(family.length * f)) // multiple) * multiple for f in BUCKETS})
     sized = [batch(dataclasses.replace(family, length=n), rows, False, device) for n in lengths]
     return sized + [batch(family, max(1, rows // 3), False, device)], [batch(family, rows, False, device)]
@@ -173,7 +173,7 @@ def check(family: Family, mode: str, precision: str, device: torch.device) -> tu
             },
             problems,
         )
-    target = dataclasses.replace(family, spec={**family.spec, compilation.KEY: mode})
+    target = dataclasses.replace(family, spec=dataclasses.replace(family.spec, **{compilation.KEY: mode}))
     training_batches, evaluation_batches = shapes(target, device)
     torch._dynamo.reset()
     with torch.device(device):

@@ -132,7 +132,7 @@ def full_size_step(family: Family, precision: str, device: torch.device):
     as the config's train.compile says (in a fresh dynamo state), with its training step, in
     `precision` with the job's TF32 switches."""
     precisions.configure(precision)
-    if family.spec.get(compilation.KEY, "off") != "off":
+    if family.spec.compile != "off":
         torch._dynamo.reset()  # each compiled family from a cold start, as its own job has
     with torch.device(device):
         model = build(family).to(device)

@@ -12,7 +12,6 @@ every measured step has the plan's modelled step beside it, under the same name.
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +34,7 @@ from workflow_src.plan.jobs import (
     planned_jobs,
 )
 from workflow_src.plan.timing import beam_width
+from workflow_src.specs import LMSpec, TrainSpec
 
 REDUCED_WIDTH = 64  # hidden and embedding units of the models whose loss alone is compared
 
@@ -47,7 +47,7 @@ class Family:
     kind: str  # nmt | lm
     key: tuple  # the plan's family
     job: PlannedJob  # its first planned job
-    spec: dict
+    spec: TrainSpec | LMSpec
     src_vocab: int
     tgt_vocab: int
     dim: int | None  # target embedding size of continuous and pretrained-vector models
@@ -58,35 +58,33 @@ class Family:
     @property
     def architecture(self) -> str:
         if self.kind == "lm":
-            return f"LM {self.spec['size']}x{self.spec['layers']}" + (" dropout" if self.spec["dropout"] else "")
-        m = self.spec["model"]
-        return f"NMT enc {m['encoder_layers']}x{m['hidden']} dec {m['decoder_layers']}x{m['hidden']}" + (
-            "" if m.get("input_feed", True) else " no input feed"
+            return f"LM {self.spec.size}x{self.spec.layers}" + (" dropout" if self.spec.dropout else "")
+        m = self.spec.model
+        return f"NMT enc {m.encoder_layers}x{m.hidden} dec {m.decoder_layers}x{m.hidden}" + (
+            "" if m.input_feed else " no input feed"
         )
 
     @property
     def output_layer(self) -> str:
         """What decodes alike: the output layer, its form, and the decoder's tied input embedding."""
         if self.kind == "lm":
-            return "LM " + ("RE" if self.spec["reuse_embedding"] else "untied")
+            return "LM " + ("RE" if self.spec.reuse_embedding else "untied")
         s = self.spec
-        if s["output_layer"] == "continuous":
-            return "continuous" + (" tied" if s.get("tied") else "")
-        form = s.get("output_form") or ("pretrained vectors" if s.get("embeddings") else "nmt")
-        return f"softmax {form}" + (" tied" if s.get("tied") else "")
+        if s.output_layer == "continuous":
+            return "continuous" + (" tied" if s.tied else "")
+        form = s.output_form or ("pretrained vectors" if s.embeddings else "nmt")
+        return f"softmax {form}" + (" tied" if s.tied else "")
 
     @property
     def loss(self) -> str:
         s = self.spec
-        return (
-            s["loss"]
-            + (f" {s['negative']}" if s.get("negative") else "")
-            + (" sampled" if s.get("sample_share") else "")
-        )
+        if self.kind == "lm":
+            return s.loss
+        return s.loss + (f" {s.negative}" if s.negative else "") + (" sampled" if s.sample_share else "")
 
     @property
     def batch_size(self) -> int:
-        return self.spec["batch_size"] if self.kind == "lm" else self.spec["train"]["batch_size"]
+        return self.spec.batch_size if self.kind == "lm" else self.spec.train.batch_size
 
     @property
     def tokens_per_step(self) -> int:
@@ -115,10 +113,10 @@ def families(config: dict) -> list[Family]:
         if key not in found:
             kind, _, src, tgt, dim, length = key
             if kind == "lm":
-                spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
-                found[key] = Family(family_label(key), kind, key, job, spec, src, src, None, spec["bptt"])
+                spec = lm_specs.lm_spec(config, job.dataset, job.experiment, job.seed)
+                found[key] = Family(family_label(key), kind, key, job, spec, src, src, None, spec.bptt)
             else:
-                spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+                spec = layout.train_spec(config, job.dataset, job.pair, job.experiment, job.seed)
                 found[key] = Family(family_label(key), kind, key, job, spec, src, tgt, dim, length)
         family = found[key]
         family.jobs += 1
@@ -127,7 +125,7 @@ def families(config: dict) -> list[Family]:
 
 
 def smallest(members: list[Family]) -> Family:
-    return min(members, key=lambda f: (f.tgt_vocab, f.src_vocab, f.spec.get("joint_dim") or 0))
+    return min(members, key=lambda f: (f.tgt_vocab, f.src_vocab, getattr(f.spec, "joint_dim", None) or 0))
 
 
 def grouped(found: list[Family], key) -> dict[str, list[Family]]:
@@ -168,12 +166,12 @@ def representative(found: list[Family], count: int = 3) -> list[Family]:
 def at_width(family: Family, width: int = REDUCED_WIDTH) -> Family:
     """The family with at most `width` hidden and embedding units (vocabularies, joint dimension,
     target embedding size and layers kept): its loss is compared at this width."""
-    spec = json.loads(json.dumps(family.spec))
+    spec = family.spec
     if family.kind == "lm":
-        spec["size"] = min(spec["size"], width)
+        spec = dataclasses.replace(spec, size=min(spec.size, width))
     else:
-        for key in ("hidden", "src_embedding", "tgt_embedding"):
-            spec["model"][key] = min(spec["model"][key], width)
+        narrower = {key: min(getattr(spec.model, key), width) for key in ("hidden", "src_embedding", "tgt_embedding")}
+        spec = dataclasses.replace(spec, model=dataclasses.replace(spec.model, **narrower))
     return dataclasses.replace(family, spec=spec)
 
 
@@ -187,7 +185,7 @@ def build(family: Family, seed: int = 0) -> nn.Module:
         return build_model(spec, family.tgt_vocab)
     table = F.normalize(torch.randn(family.tgt_vocab, family.dim), dim=-1) if family.dim else None
     model = Seq2Seq(spec, family.src_vocab, family.tgt_vocab, PAD, table)
-    initialise(model, spec["train"]["init_scale"])
+    initialise(model, spec.train.init_scale)
     return model
 
 
@@ -248,7 +246,7 @@ def forward_loss(family: Family, model: nn.Module, batch: dict, precision: str, 
         return per_token.sum(), batch["inputs"].shape[1]
     with precisions.autocast(precision, device):
         loss, tokens = model.loss(batch["src"], batch["lengths"], batch["tgt"], batch["tgt"], PAD, batch["positions"])
-    sentences = family.spec["train"].get("loss_normalisation", "token") == "sentence"
+    sentences = family.spec.train.loss_normalisation == "sentence"
     return loss, batch["src"].shape[0] if sentences else tokens
 
 
@@ -259,12 +257,12 @@ def training_step(family: Family, model: nn.Module, precision: str, device: torc
     step from: its speed, memory, sharing, profile and compile measurements all call it."""
     parameters = [p for p in model.parameters() if p.requires_grad]
     if family.kind == "lm":
-        optimiser = torch.optim.SGD(parameters, lr=family.spec["lr"])
-        clip = family.spec["clip"]
+        optimiser = torch.optim.SGD(parameters, lr=family.spec.lr)
+        clip = family.spec.clip
     else:
-        optimiser = torch.optim.Adam(parameters, lr=family.spec["train"]["lr"], fused=True)
-        clip = family.spec["train"]["clip"]
-    unit_norm = family.kind == "lm" and family.spec.get("unit_norm_embeddings")
+        optimiser = torch.optim.Adam(parameters, lr=family.spec.train.lr, fused=True)
+        clip = family.spec.train.clip
+    unit_norm = family.kind == "lm" and family.spec.unit_norm_embeddings
 
     def step(batch: dict) -> None:
         model.train()

@@ -56,25 +56,25 @@ def train_for(
     device: torch.device,
     precision: str,
 ) -> dict:
-    spec = layout.resolve_spec(config, DATASET, PAIR, experiment, 1)
+    spec = layout.train_spec(config, DATASET, PAIR, experiment, 1)
     data = config["datasets"][DATASET]
     src_vocab = vocabulary(src_lines, data["src_vocab_size"])
-    target_size = data["emb_vocab_size"] if spec["output_layer"] == "continuous" else data["tgt_vocab_size"]
+    target_size = data["emb_vocab_size"] if spec.output_layer == "continuous" else data["tgt_vocab_size"]
     tgt_vocab = vocabulary(tgt_lines, target_size)
     table = None
-    if spec.get("embeddings"):
+    if spec.embeddings:
         generator = torch.Generator().manual_seed(1)
         table = F.normalize(
-            torch.randn(len(tgt_vocab), config["embeddings"][spec["embeddings"]]["dim"], generator=generator), dim=-1
+            torch.randn(len(tgt_vocab), config["embeddings"][spec.embeddings]["dim"], generator=generator), dim=-1
         )
         table[tgt_vocab.pad] = 0.0  # the <pad> row is zero, as in a real table
     torch.manual_seed(1)
     model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
-    initialise(model, spec["train"]["init_scale"])
+    initialise(model, spec.train.init_scale)
     model.to(device)
     compilation.apply(model, spec, device)
     optimiser = torch.optim.Adam(
-        [p for p in model.parameters() if p.requires_grad], lr=spec["train"]["lr"], fused=device.type in ("cuda", "cpu")
+        [p for p in model.parameters() if p.requires_grad], lr=spec.train.lr, fused=device.type in ("cuda", "cpu")
     )
     src = [src_vocab.encode(line, eos=False) for line in src_lines]
     tgt = [tgt_vocab.encode(line, eos=True) for line in tgt_lines]
@@ -85,15 +85,17 @@ def train_for(
     started = time.perf_counter()
     model.train()
     while time.perf_counter() - started < seconds:
-        for idx in batch_indices([len(s) for s in src], spec["train"]["batch_size"], rng, [len(t) for t in tgt]):
-            batch = training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, length_multiple(spec)).to(device)
+        for idx in batch_indices([len(s) for s in src], spec.train.batch_size, rng, [len(t) for t in tgt]):
+            batch = training_batch(src, tgt, idx, src_vocab, tgt_vocab, device, length_multiple(spec.compile)).to(
+                device
+            )
             with precisions.autocast(precision, device):
                 loss, n = model.loss(
                     batch.src, batch.lengths, batch.tgt_in, batch.tgt_out, tgt_vocab.pad, batch.positions
                 )
             optimiser.zero_grad(set_to_none=True)
             (loss / n).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), spec["train"]["clip"])
+            torch.nn.utils.clip_grad_norm_(model.parameters(), spec.train.clip)
             optimiser.step()
             step, tokens, sentences = step + 1, tokens + n, sentences + batch.sentences
             window_loss, window_tokens = window_loss + loss.detach().double(), window_tokens + n
@@ -117,10 +119,10 @@ def train_for(
         "target_tokens": tokens,
         "target_tokens_per_second": tokens / elapsed,
         "sizes": {
-            "hidden": spec["model"]["hidden"],
+            "hidden": spec.model.hidden,
             "src_vocabulary": len(src_vocab),
             "tgt_vocabulary": len(tgt_vocab),
-            "batch_size": spec["train"]["batch_size"],
+            "batch_size": spec.train.batch_size,
         },
         "target_embeddings": STAND_IN if table is not None else None,
         "loss_curve": curve,

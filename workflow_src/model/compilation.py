@@ -42,6 +42,8 @@ from workflow_src.step_mode import COMPILE_KEY as KEY  # config train.compile; t
 if TYPE_CHECKING:
     import torch
 
+    from workflow_src.specs import LMSpec, TrainSpec
+
 MODES = ("off", "fuse", "graphs")  # the settings
 FUSE_MODE = "default"  # torch.compile's mode for `fuse`
 BACKEND = "inductor"  # torch.compile's backend for `fuse`; the tests use "eager" (inductor takes minutes on a CPU)
@@ -100,13 +102,13 @@ def unaliased(args):
     return tree_map(once, args)
 
 
-def apply(model: torch.nn.Module, spec: dict, device: torch.device) -> str:
+def apply(model: torch.nn.Module, spec: TrainSpec | LMSpec, device: torch.device) -> str:
     """Set up `model` (a Seq2Seq or an LSTMLanguageModel) for the spec's setting; returns it, for
     the job's log. `fuse`: its recurrent loop compiled. `graphs`: a translation model's encoder
     unpacked and its decoding step captured (`graphs.Captured`); the training loops capture their
     steps (`static_step`). (Told apart by what they can compile, so that this module, which the
     models import, imports no model.)"""
-    setting = mode(spec.get(KEY, "off"), device)
+    setting = mode(spec.compile, device)
     language_model = hasattr(model, "compile_unrolled")
     if setting == "fuse":
         if language_model:

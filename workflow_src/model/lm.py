@@ -33,6 +33,7 @@ from torch import nn
 from workflow_src.atomic import atomic_output, load_saved
 from workflow_src.model.compilation import compiled
 from workflow_src.model.precision import full_precision
+from workflow_src.specs import LMSpec, document, load
 
 EOS = "<eos>"  # the end of a line, a word of the language-modelling corpora
 
@@ -138,16 +139,10 @@ def normalise_embedding_rows(model: LSTMLanguageModel) -> None:
         model.embedding.weight.copy_(F.normalize(model.embedding.weight, dim=1))
 
 
-def build_model(spec: dict, vocab_size: int) -> LSTMLanguageModel:
-    """The language model of a (resolved) training spec, `train_lm.resolve`'s."""
+def build_model(spec: LMSpec, vocab_size: int) -> LSTMLanguageModel:
+    """The language model of a training spec."""
     return LSTMLanguageModel(
-        vocab_size,
-        spec["size"],
-        spec["layers"],
-        spec["dropout"],
-        spec["reuse_embedding"],
-        spec["init_range"] or 0.1,
-        spec.get("output_bias", True),
+        vocab_size, spec.size, spec.layers, spec.dropout, spec.reuse_embedding, spec.init_range or 0.1, spec.output_bias
     )
 
 
@@ -161,10 +156,13 @@ def perplexity(nll_sum: float, tokens: int) -> float:
 
 
 def save_language_model(
-    path: Path, model: LSTMLanguageModel, spec: dict, itos: list[str], epoch: int, extra: dict | None = None
+    path: Path, model: LSTMLanguageModel, spec: LMSpec, itos: list[str], epoch: int, extra: dict | None = None
 ) -> None:
     with atomic_output(path) as tmp:
-        torch.save({"spec": spec, "state_dict": model.state_dict(), "itos": itos, "epoch": epoch, **(extra or {})}, tmp)
+        torch.save(
+            {"spec": document(spec), "state_dict": model.state_dict(), "itos": itos, "epoch": epoch, **(extra or {})},
+            tmp,
+        )
 
 
 LANGUAGE_MODEL_KEYS = ("spec", "state_dict", "itos", "epoch")
@@ -179,6 +177,6 @@ def load_language_model(path: Path, device: torch.device) -> tuple[LSTMLanguageM
         LANGUAGE_MODEL_KEYS,
         device,
     )
-    model = build_model(saved["spec"], len(saved["itos"]))
+    model = build_model(load(LMSpec, saved["spec"], f"{path}: its spec"), len(saved["itos"]))
     model.load_state_dict(saved["state_dict"])
     return model.to(device).eval(), saved["itos"]

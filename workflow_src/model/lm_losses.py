@@ -13,6 +13,7 @@ import functools
 import torch
 
 from workflow_src.model.losses import cross_entropy
+from workflow_src.specs import LMSpec
 
 
 def augmented_loss(
@@ -84,10 +85,10 @@ OBJECTIVES = {  # a spec's `loss` -> (the loss_params it takes, ℓ(logits, targ
 }
 
 
-def build_objective(spec: dict):
+def build_objective(spec: LMSpec):
     """ℓ(logits, target, embedding, output_bias), one value per token: the spec's loss with its
     parameters (and, for AL, the spec's `target_gradient`)."""
-    names, loss = OBJECTIVES[spec["loss"]]
-    if spec.get("target_gradient"):
-        return functools.partial(loss, **spec["loss_params"], target_gradient=True)
-    return functools.partial(loss, **spec["loss_params"]) if names else loss
+    names, loss = OBJECTIVES[spec.loss]
+    if spec.target_gradient:
+        return functools.partial(loss, **spec.loss_params, target_gradient=True)
+    return functools.partial(loss, **spec.loss_params) if names else loss

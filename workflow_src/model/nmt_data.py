@@ -14,11 +14,12 @@ import torch
 from workflow_src.atomic import atomic_output, load_saved, read_lines
 from workflow_src.data.embeddings import read_vec
 from workflow_src.data.vocab import Vocab
+from workflow_src.specs import TrainSpec, document, load
 
 
-def load_vocabularies(spec: dict, src_counts: Path, tgt_counts: Path | None, tgt_table: Path | None):
+def load_vocabularies(spec: TrainSpec, src_counts: Path, tgt_counts: Path | None, tgt_table: Path | None):
     """(source vocab, target vocab, target table or None) for an experiment spec."""
-    src_vocab = Vocab.load(src_counts, spec["vocab"]["src_size"])
+    src_vocab = Vocab.load(src_counts, spec.vocab.src_size)
     table = None
     if tgt_table is not None:
         words, vectors = read_vec(tgt_table)
@@ -27,7 +28,7 @@ def load_vocabularies(spec: dict, src_counts: Path, tgt_counts: Path | None, tgt
             raise ValueError(f"{tgt_table}: the special tokens must come first, in the order {tgt_vocab.itos[:4]}")
         table = torch.from_numpy(vectors)
     else:
-        tgt_vocab = Vocab.load(tgt_counts, spec["vocab"]["tgt_size"])
+        tgt_vocab = Vocab.load(tgt_counts, spec.vocab.tgt_size)
     return src_vocab, tgt_vocab, table
 
 
@@ -35,15 +36,14 @@ def encode_file(path: Path, vocab: Vocab, eos: bool) -> list[list[int]]:
     return [vocab.encode(line, eos=eos) for line in read_lines(path)]
 
 
-def training_pairs_within(spec: dict, src: list[list[int]], tgt: list[list[int]]) -> list[int]:
+def training_pairs_within(spec: TrainSpec, src: list[list[int]], tgt: list[list[int]]) -> list[int]:
     """Indices of the training pairs a spec's length limit keeps. With `max_len_unit: piece`,
     OpenNMT's preprocess -src_seq_length/-tgt_seq_length max_len: 0 < |src|, |tgt| <= max_len in
     the model's own units (BPE pieces or words), <s> and </s> not counted (`tgt` ends in </s>).
     With `word`, every pair: tokenisation already kept those of 1..max_len words."""
-    limit = spec["data"]
-    if limit["max_len_unit"] == "word":
+    if spec.data.max_len_unit == "word":
         return list(range(len(src)))
-    n = limit["max_len"]
+    n = spec.data.max_len
     return [i for i, (s, t) in enumerate(zip(src, tgt)) if 0 < len(s) <= n and 0 < len(t) - 1 <= n]
 
 
@@ -71,12 +71,12 @@ def batch_indices(
     return batches
 
 
-def length_multiple(spec: dict) -> int:
-    """Padding granule of a batch's time axes: 8 where the spec compiles the decoder step
-    (`train.compile` on: fewer distinct shapes to compile and capture), 1 otherwise. Eager, a
-    padded step is a whole decoder step more of work (about 3.5 per batch at granule 8) for
-    nothing, on any device."""
-    return 8 if spec.get("compile", "off") != "off" else 1
+def length_multiple(compile_setting: str) -> int:
+    """Padding granule of a batch's time axes under `train.compile` (a spec's `compile`): 8 where
+    the decoder step is compiled (fuse, graphs: fewer distinct shapes to compile and capture), 1
+    off. Eager, a padded step is a whole decoder step more of work (about 3.5 per batch at
+    granule 8) for nothing, on any device."""
+    return 8 if compile_setting != "off" else 1
 
 
 def _source_ids(src: list[list[int]], idx: list[int], vocab: Vocab, multiple: int):
@@ -182,13 +182,13 @@ def prefetched(
 
 
 def save_model(
-    path: Path, model: torch.nn.Module, spec: dict, src_vocab: Vocab, tgt_vocab: Vocab, extra: dict | None = None
+    path: Path, model: torch.nn.Module, spec: TrainSpec, src_vocab: Vocab, tgt_vocab: Vocab, extra: dict | None = None
 ) -> None:
-    """A self-contained model file: weights (with the target table), spec and vocabularies."""
+    """A self-contained model file: weights (with the target table), the spec's document and vocabularies."""
     with atomic_output(path) as tmp:
         torch.save(
             {
-                "spec": spec,
+                "spec": document(spec),
                 "state_dict": model.state_dict(),
                 "src_itos": src_vocab.itos,
                 "tgt_itos": tgt_vocab.itos,
@@ -212,6 +212,7 @@ def load_model(path: Path, device: torch.device):
     src_vocab, tgt_vocab = Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"])
     state = saved["state_dict"]
     table = next((state[key] for key in ("output.table", "decoder.embed.table", "word_vectors") if key in state), None)
-    model = Seq2Seq(saved["spec"], len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
+    spec = load(TrainSpec, saved["spec"], f"{path}: its spec")
+    model = Seq2Seq(spec, len(src_vocab), len(tgt_vocab), src_vocab.pad, table)
     model.load_state_dict(state)
-    return model.to(device).eval(), saved["spec"], src_vocab, tgt_vocab
+    return model.to(device).eval(), spec, src_vocab, tgt_vocab

@@ -24,6 +24,7 @@ from torch import nn
 
 from workflow_src.model import losses
 from workflow_src.model.joint import JointOutput
+from workflow_src.specs import TrainSpec
 
 
 class ContinuousOutput(nn.Module):
@@ -66,7 +67,7 @@ class ContinuousOutput(nn.Module):
 
 
 def build_output_layer(
-    spec: dict,
+    spec: TrainSpec,
     hidden: int,
     vocab_size: int,
     table: torch.Tensor | None,
@@ -75,19 +76,19 @@ def build_output_layer(
 ) -> nn.Module:
     """The experiment's output layer. `word_vectors` is E of a softmax: pretrained vectors, or the
     decoder's input embedding for the joint paper's forms but `nmt`."""
-    if spec["output_layer"] == "softmax":
-        form = spec.get("output_form") or ("nmt" if word_vectors is None else "tied")
+    if spec.output_layer == "softmax":
+        form = spec.output_form or ("nmt" if word_vectors is None else "tied")
         return JointOutput(
             form,
             hidden,
             vocab_size,
             word_vectors,
-            joint_dim=spec.get("joint_dim"),
-            sample_share=spec.get("sample_share"),
+            joint_dim=spec.joint_dim,
+            sample_share=spec.sample_share,
             banned=banned,
         )
-    if spec["output_layer"] == "continuous":
+    if spec.output_layer == "continuous":
         if table is None:
-            raise ValueError(f"experiment {spec['experiment']}: a continuous output layer needs target embeddings")
-        return ContinuousOutput(hidden, table, spec["loss"], spec.get("loss_params", {}), spec.get("negative"), banned)
-    raise ValueError(f"experiment {spec['experiment']}: unknown output_layer {spec['output_layer']!r}")
+            raise ValueError(f"experiment {spec.experiment}: a continuous output layer needs target embeddings")
+        return ContinuousOutput(hidden, table, spec.loss, spec.loss_params, spec.negative, banned)
+    raise ValueError(f"experiment {spec.experiment}: unknown output_layer {spec.output_layer!r}")

@@ -24,6 +24,7 @@ from workflow_src.model.lstm_cell import lstm_cell
 from workflow_src.model.output_layers import build_output_layer
 from workflow_src.model.precision import at_least_fp32, full_precision
 from workflow_src.model.unpacked_encoder import unpacked
+from workflow_src.specs import TrainSpec
 
 BOS_ID = SPECIALS.index(BOS)
 # Asking whether every sentence has finished copies a flag to the host, which waits for the
@@ -246,36 +247,26 @@ class Decoder(nn.Module):
 
 class Seq2Seq(nn.Module):
     def __init__(
-        self, spec: dict, src_vocab_size: int, tgt_vocab_size: int, pad: int, table: torch.Tensor | None = None
+        self, spec: TrainSpec, src_vocab_size: int, tgt_vocab_size: int, pad: int, table: torch.Tensor | None = None
     ):
         super().__init__()
-        m = spec["model"]
-        hidden, dropout = m["hidden"], m["dropout"]
+        m = spec.model
+        hidden, dropout = m.hidden, m.dropout
         self.encoder = Encoder(
-            src_vocab_size,
-            m["src_embedding"],
-            hidden,
-            m["encoder_layers"],
-            dropout,
-            pad,
-            m.get("encoder_bidirectional", True),
+            src_vocab_size, m.src_embedding, hidden, m.encoder_layers, dropout, pad, m.encoder_bidirectional
         )
-        if (spec.get("tied") or spec.get("embeddings")) and table is None:
-            raise ValueError(f"experiment {spec['experiment']}: its {spec['embeddings']} target vectors are missing")
+        if (spec.tied or spec.embeddings) and table is None:
+            raise ValueError(f"experiment {spec.experiment}: its {spec.embeddings} target vectors are missing")
         # A softmax over pretrained word vectors trains them (syn-margin paper §4): they start as
         # `table`, and `initialise` must leave them so.
-        self.word_vectors = (
-            nn.Parameter(table.clone()) if spec["output_layer"] == "softmax" and spec.get("embeddings") else None
-        )
-        if spec.get("tied"):
-            embed = ProjectedEmbedding(table if self.word_vectors is None else self.word_vectors, m["tgt_embedding"])
+        self.word_vectors = nn.Parameter(table.clone()) if spec.output_layer == "softmax" and spec.embeddings else None
+        if spec.tied:
+            embed = ProjectedEmbedding(table if self.word_vectors is None else self.word_vectors, m.tgt_embedding)
         else:
-            embed = nn.Embedding(tgt_vocab_size, m["tgt_embedding"], padding_idx=pad)
-        self.decoder = Decoder(
-            embed, m["tgt_embedding"], hidden, m["decoder_layers"], dropout, m.get("input_feed", True)
-        )
+            embed = nn.Embedding(tgt_vocab_size, m.tgt_embedding, padding_idx=pad)
+        self.decoder = Decoder(embed, m.tgt_embedding, hidden, m.decoder_layers, dropout, m.input_feed)
         # the joint paper's forms share E, the decoder's input embedding, with the output layer
-        shares_embedding = spec.get("output_form") not in (None, "nmt")
+        shares_embedding = spec.output_form not in (None, "nmt")
         self.output = build_output_layer(
             spec,
             hidden,

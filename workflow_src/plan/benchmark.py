@@ -28,6 +28,7 @@ every result's "settings" say where, in what and when it ran (`stamp`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import platform
@@ -40,7 +41,7 @@ import numpy as np
 import torch
 
 from workflow_src.atomic import write_text
-from workflow_src.layout import resolve_spec
+from workflow_src.layout import train_spec
 from workflow_src.step_mode import compile_spec_entry
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -93,7 +94,7 @@ def build(experiment: str, settings: dict, device: torch.device, **spec_changes)
         if e.architecture
         else {},
     }
-    spec = {**resolve_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes}
+    spec = dataclasses.replace(train_spec(config, "benchmark", "xx-yy", experiment, seed=1), **spec_changes)
     size = lambda unit: settings["bpe_vocab"] if unit == "bpe" else settings["vocab"]  # noqa: E731
     table = None
     if e.embeddings:

@@ -44,7 +44,9 @@ def as_graphs(config: dict, family: tuple, timing: Timing) -> Timing:
     width = bucket_width(length, buckets) if buckets else length + (GRAPH_GRANULE - 1) / 2
     from workflow_src.model import nmt_data
 
-    counted = counting.padded_width(length, nmt_data.length_multiple(config["train"]))  # as the eager count
+    counted = counting.padded_width(
+        length, nmt_data.length_multiple(config["train"].get("compile", "off"))
+    )  # as the eager count
     return dataclasses.replace(timing, width_ratio=width / counted, decode_steps=length)
 
 
@@ -81,7 +83,7 @@ def time_nmt(
     from workflow_src.model.seq2seq import finished_check_interval, Seq2Seq
 
     _, _, src_size, tgt_size, dim, length = family
-    spec = layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)
+    spec = layout.train_spec(config, job.dataset, job.pair, job.experiment, job.seed)
     table = torch.nn.functional.normalize(torch.randn(tgt_size, dim), dim=-1) if dim else None
     model = Seq2Seq(spec, src_size, tgt_size, PAD, table).to(device)
     # the decoder's path on CUDA (its default there), on any device: one cell operator per layer
@@ -90,9 +92,9 @@ def time_nmt(
     compilation.apply(model, spec, device)
     trained = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.Adam(trained, lr=1e-4, fused=device.type in ("cuda", "cpu"))
-    batch = batch or spec["train"]["batch_size"]
+    batch = batch or spec.train.batch_size
     on = torch.device("cuda") if model_only else device
-    multiple = nmt_data.length_multiple(spec)
+    multiple = nmt_data.length_multiple(spec.compile)
     # (width, real units per row): counted at the mean length (padded as its mean batch is), timed
     # at the spread of lengths (each padded up to the granule)
     shapes = shapes or (
@@ -156,7 +158,7 @@ def count_nmt(
     """A translation family counted (not timed) at COUNTING_BATCH and twice it, its FLOPs
     extrapolated to `batch` (default the job's `train.batch_size`; every part, as the plan's
     decodes are counted at it too). `shapes`: as `time_nmt`'s."""
-    batch = batch or layout.resolve_spec(config, job.dataset, job.pair, job.experiment, job.seed)["train"]["batch_size"]
+    batch = batch or layout.train_spec(config, job.dataset, job.pair, job.experiment, job.seed).train.batch_size
     small, large = (
         time_nmt(config, job, family, device, model_only=True, batch=b, shapes=shapes)
         for b in (COUNTING_BATCH, 2 * COUNTING_BATCH)
@@ -179,18 +181,18 @@ def time_lm(config: dict, job: PlannedJob, family: tuple, device, model_only: bo
     from workflow_src.train import lm_spec, steps as training
 
     vocabulary = family[2]
-    spec = lm_spec.resolve(lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed))
+    spec = lm_spec.checked(lm_specs.lm_spec(config, job.dataset, job.experiment, job.seed))
     model = build_model(spec, vocabulary).to(device)
     compilation.apply(model, spec, device)
-    optimiser = torch.optim.SGD(model.parameters(), lr=spec["lr"])
+    optimiser = torch.optim.SGD(model.parameters(), lr=spec.lr)
     objective = build_objective(spec)
-    segment = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["batch_size"]), device=device)
-    held_out = torch.randint(0, vocabulary, (spec["bptt"] + 1, spec["eval_batch_size"]), device=device)
-    precision = precisions.resolve(spec["precision"], device)
+    segment = torch.randint(0, vocabulary, (spec.bptt + 1, spec.batch_size), device=device)
+    held_out = torch.randint(0, vocabulary, (spec.bptt + 1, spec.eval_batch_size), device=device)
+    precision = precisions.resolve(spec.precision, device)
     precisions.configure(precision)
     functions = {
         "step": lambda: training.train_epoch(model, segment, spec, optimiser, objective, precision),
-        "forward": lambda: training.evaluate(model, held_out, spec["bptt"], precision),
+        "forward": lambda: training.evaluate(model, held_out, spec.bptt, precision),
         "decode": lambda: None,
     }
     return timings(functions, repeats(model_only), device, counting.optimiser_bytes(optimiser, model.parameters()))

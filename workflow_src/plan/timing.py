@@ -132,12 +132,12 @@ def job_seconds(config: dict, job: PlannedJob, corpus: Corpus, timing: Timing, p
 
     seconds = part or (lambda name: getattr(timing, name))
     if job.kind == "lm":
-        spec = lm_specs.resolve_lm_spec(config, job.dataset, job.experiment, job.seed)
+        spec = lm_specs.lm_spec(config, job.dataset, job.experiment, job.seed)
         model = registry.language_model(job.experiment)
         tokens = config["lm"]["train_words"][model.size] if model.sliced else corpus.train
-        epochs = spec["max_epochs"] * spec.get("sessions", 1)
-        segments = tokens / (spec["batch_size"] * spec["bptt"])
-        held_out = lambda n: n / (10 * spec["bptt"])  # noqa: E731  (train_lm's eval_batch_size 10)
+        epochs = spec.max_epochs * spec.sessions
+        segments = tokens / (spec.batch_size * spec.bptt)
+        held_out = lambda n: n / (spec.eval_batch_size * spec.bptt)  # noqa: E731
         return {
             "epochs": epochs,
             "steps_per_epoch": math.ceil(segments),

@@ -85,11 +85,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{args.src} has {len(sources)} lines but {args.tgt} has {len(targets)}")
     with job_device(args.device) as device:
         model, spec, src_vocab, tgt_vocab = load_model(args.model, device)
-        if spec["output_layer"] != "continuous":
-            raise SystemExit(f"{args.model}: experiment {spec['experiment']} has no continuous output layer")
+        if spec.output_layer != "continuous":
+            raise SystemExit(f"{args.model}: experiment {spec.experiment} has no continuous output layer")
         result = neighbour_statistics(model, src_vocab, tgt_vocab, sources, targets, device, args.batch_size)
     print(json.dumps(result, indent=2))
-    write_text(args.out, json.dumps({"experiment": spec["experiment"], **result}, indent=2) + "\n")
+    write_text(args.out, json.dumps({"experiment": spec.experiment, **result}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         result = representations(model, tgt_vocab.itos, args.queries, args.top)
     except ValueError as error:
         parser.exit(1, f"representations: error: {args.model}: {error}\n")
-    write_text(args.out, json.dumps({"experiment": spec["experiment"], **result}, indent=2) + "\n")
+    write_text(args.out, json.dumps({"experiment": spec.experiment, **result}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

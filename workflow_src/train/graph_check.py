@@ -30,6 +30,7 @@ not). Eager against itself is reported beside it. The GPU check (`workflow_src/g
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import random
@@ -48,8 +49,9 @@ from workflow_src.model.nmt_data import training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.model.timing import median_seconds
 from workflow_src.atomic import read_config, write_text
+from workflow_src.specs import LMSpec, TrainSpec
 from workflow_src.train import static_step
-from workflow_src.train.lm_spec import resolve as resolve_lm
+from workflow_src.train.lm_spec import checked
 from workflow_src.train.steps import train_epoch, training_step
 
 LOSS_RELATIVE = 1e-3  # the largest relative difference of a step's loss, eager against graphs (fp32)
@@ -103,17 +105,17 @@ def relative(a: float, b: float) -> float:
 
 
 # -- translation ------------------------------------------------------------------------------------
-def translation_model(spec: dict, src_size: int, tgt_size: int, dim: int | None) -> Seq2Seq:
+def translation_model(spec: TrainSpec, src_size: int, tgt_size: int, dim: int | None) -> Seq2Seq:
     torch.manual_seed(0)
     table = F.normalize(torch.randn(tgt_size, dim), dim=-1) if dim else None
     model = Seq2Seq(spec, src_size, tgt_size, SPECIALS.index("<pad>"), table)
-    initialise(model, spec["train"]["init_scale"])
+    initialise(model, spec.train.init_scale)
     return model
 
 
-def random_pairs(spec: dict, src_size: int, tgt_size: int, lengths, seed: int = 1):
+def random_pairs(spec: TrainSpec, src_size: int, tgt_size: int, lengths, seed: int = 1):
     """`batch_size` random pairs per length (words from 4 up; targets end in </s>, 3)."""
-    rng, size = random.Random(seed), spec["train"]["batch_size"]
+    rng, size = random.Random(seed), spec.train.batch_size
     pairs = [
         (
             [rng.randrange(4, src_size) for _ in range(n - 1 - i % 3)],
@@ -130,7 +132,7 @@ def random_pairs(spec: dict, src_size: int, tgt_size: int, lengths, seed: int = 
 
 
 def translation_runs(
-    spec: dict,
+    spec: TrainSpec,
     src_size: int,
     tgt_size: int,
     dim: int | None,
@@ -150,26 +152,23 @@ def translation_runs(
     model = (base if dropout else without_dropout(base)).to(device=device, dtype=dtype).train()
     vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(max(src_size, tgt_size) - len(SPECIALS))])
     src, tgt, batches = random_pairs(spec, src_size, tgt_size, lengths)
-    t, trained = spec["train"], [p for p in model.parameters() if p.requires_grad]
+    t, trained = spec.train, [p for p in model.parameters() if p.requires_grad]
     before = [p.detach().clone() for p in trained]
     if graphs:
         model.encoder.packed = False
-        optimiser = static_step.adam(trained, t["lr"], device)
-        captured = static_step.TranslationSteps(
-            model, optimiser, {**spec, "length_buckets": sorted(set(lengths))}, device, precision, vocab, vocab
-        )
+        optimiser = static_step.adam(trained, t.lr, device)
+        bucketed = dataclasses.replace(spec, length_buckets=tuple(sorted(set(lengths))))
+        captured = static_step.TranslationSteps(model, optimiser, bucketed, device, precision, vocab, vocab)
         prepared = [captured.batch(src, tgt, idx).to(device) for idx in batches]
 
         def step(batch):
             return captured.step(batch)[0]
     else:
-        optimiser = torch.optim.Adam(trained, lr=as_device_rate(t["lr"]), fused=True)
+        optimiser = torch.optim.Adam(trained, lr=as_device_rate(t.lr), fused=True)
         prepared = [training_batch(src, tgt, idx, vocab, vocab, device).to(device) for idx in batches]
 
         def step(batch):
-            return training_step(
-                model, optimiser, batch, vocab.pad, precision, t["clip"], t.get("loss_normalisation", "token")
-            )[0]
+            return training_step(model, optimiser, batch, vocab.pad, precision, t.clip, t.loss_normalisation)[0]
 
     torch.manual_seed(2)
     losses = [float(step(prepared[i % len(prepared)]).detach()) for i in range(steps)]
@@ -180,7 +179,7 @@ def translation_runs(
 
 # -- language models --------------------------------------------------------------------------------
 def language_model_runs(
-    spec: dict,
+    spec: LMSpec,
     vocabulary: int,
     device: torch.device,
     steps: int,
@@ -194,24 +193,24 @@ def language_model_runs(
     captured: its mean objective is the one loss compared; then `measure` epochs of a single
     segment, timed (their two reads at the end included, on both sides)."""
     torch.manual_seed(0)
-    model = build_model(spec if dropout else {**spec, "dropout": 0.0}, vocabulary).to(device=device, dtype=dtype)
+    model = build_model(spec if dropout else dataclasses.replace(spec, dropout=0.0), vocabulary).to(
+        device=device, dtype=dtype
+    )
     objective = build_objective(spec)
     generator = torch.Generator().manual_seed(1)
-    data = torch.randint(
-        0, vocabulary, (steps * spec["bptt"] - spec["bptt"] // 2, spec["batch_size"]), generator=generator
-    )
+    data = torch.randint(0, vocabulary, (steps * spec.bptt - spec.bptt // 2, spec.batch_size), generator=generator)
     data = data.to(device)
     before = [p.detach().clone() for p in model.parameters()]
     optimiser = (
-        static_step.sgd(model.parameters(), spec["lr"], device)
+        static_step.sgd(model.parameters(), spec.lr, device)
         if graphs
-        else torch.optim.SGD(model.parameters(), lr=as_device_rate(spec["lr"]))
+        else torch.optim.SGD(model.parameters(), lr=as_device_rate(spec.lr))
     )
     static = static_step.LanguageModelSteps(model, optimiser, objective, spec, device, precision) if graphs else None
     torch.manual_seed(2)
     total, _, tokens = train_epoch(model, data, spec, optimiser, objective, precision, static)
     after = [p.detach().clone() for p in model.parameters()]
-    segment = data[: spec["bptt"] + 1]
+    segment = data[: spec.bptt + 1]
     seconds = (
         median_seconds(
             lambda: train_epoch(model, segment, spec, optimiser, objective, precision, static), device, measure
@@ -233,7 +232,7 @@ def agreement(eager: dict, other: dict) -> tuple[float, float]:
 
 def family_runs(
     kind: str,
-    spec: dict,
+    spec: TrainSpec | LMSpec,
     sizes: dict,
     device: torch.device,
     precision: str,
@@ -265,7 +264,9 @@ def family_runs(
     )
 
 
-def check(kind: str, spec: dict, sizes: dict, device: torch.device, steps: int = 50, timed: int = 20) -> dict:
+def check(
+    kind: str, spec: TrainSpec | LMSpec, sizes: dict, device: torch.device, steps: int = 50, timed: int = 20
+) -> dict:
     """Agreement and speed of `graphs` against eager for one family (module docstring). `sizes`:
     {"src", "tgt", "dim"} for translation, {"vocabulary"} for a language model.
 
@@ -276,7 +277,7 @@ def check(kind: str, spec: dict, sizes: dict, device: torch.device, steps: int =
     a visible one, and in fp64 it shrinks by about 2^-29, while a difference in what the captured
     step computes does not. Passed: fp32 within the bars, or fp64 within FP64_LOSS_RELATIVE and
     FP64_UPDATE_COSINE (then `agreement` says so)."""
-    configured = precisions.resolve(spec.get("precision", "auto"), device)
+    configured = precisions.resolve(spec.precision, device)
     runs = functools.partial(family_runs, kind, spec, sizes, device)
     eager = runs("fp32", False, False, steps, 0)
     loss_relative, cosine = agreement(eager, runs("fp32", False, True, steps, 0))
@@ -310,15 +311,15 @@ def check(kind: str, spec: dict, sizes: dict, device: torch.device, steps: int =
     }
 
 
-def family(config: dict, experiment: str) -> tuple[str, str, dict, dict]:
-    """(name, kind, resolved spec, sizes) of `dataset:pair:name` or `dataset:name`."""
+def family(config: dict, experiment: str) -> tuple[str, str, TrainSpec | LMSpec, dict]:
+    """(name, kind, spec, sizes) of `dataset:pair:name` or `dataset:name`."""
     parts = experiment.split(":")
     if len(parts) == 2:
-        spec = resolve_lm(lm_specs.resolve_lm_spec(config, parts[0], parts[1], 1))
+        spec = checked(lm_specs.lm_spec(config, parts[0], parts[1], 1))
         return experiment, "lm", spec, {"vocabulary": LM_VOCABULARY}
     dataset, pair, name = parts
     e = registry.experiment(name)
-    spec = layout.resolve_spec(config, dataset, pair, name, 1)
+    spec = layout.train_spec(config, dataset, pair, name, 1)
     vocab = layout.vocab_sizes(config["datasets"][dataset], e)
     sizes = {
         "src": vocab["src_size"] or layout.bpe_merges(config, dataset, "src", e.bpe),

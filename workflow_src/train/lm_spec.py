@@ -5,7 +5,7 @@ check and graph_check resolve a spec on a bare GPU machine."""
 from __future__ import annotations
 
 from workflow_src.model.lm_losses import OBJECTIVES
-from workflow_src.specs import LMSpec, SpecError, document, load
+from workflow_src.specs import LMSpec, SpecError, load
 
 KEEP = {  # the epoch model.pt holds: the one that minimises
     "best": lambda record: record["valid_perplexity"],
@@ -41,7 +41,6 @@ def read(fields: dict, source: str) -> LMSpec:
     return checked(load(LMSpec, fields, source), source)
 
 
-def resolve(fields: dict) -> dict:
-    """The document `fields` once read and checked (`read`): what the readers of a spec as a dict
-    (train/graph_check, plan/steps) take."""
-    return document(read(fields, "language-model spec"))
+def resolve(fields: dict) -> LMSpec:
+    """The checked spec of document `fields` (`read`), named "language-model spec" in its errors."""
+    return read(fields, "language-model spec")

@@ -38,6 +38,7 @@ from workflow_src.model.losses import cross_entropy
 from workflow_src.model.nmt_data import batch_indices, prefetched
 from workflow_src.model.precision import at_least_fp32
 from workflow_src.model.static_batches import StaticBatch, bucket, padding_record, static_batch
+from workflow_src.specs import LMSpec, TrainSpec
 from workflow_src.step_mode import LENGTH_BUCKETS_KEY as KEY
 
 
@@ -127,13 +128,15 @@ class TranslationSteps:
     """train.py's training step and validation loss under `train.compile: graphs`: static
     batches, and the steps captured per (S, T) bucket."""
 
-    def __init__(self, model, optimiser, spec: dict, device: torch.device, precision: str, src_vocab, tgt_vocab):
-        t = spec["train"]
+    def __init__(self, model, optimiser, spec: TrainSpec, device: torch.device, precision: str, src_vocab, tgt_vocab):
+        t = spec.train
         self.model, self.device, self.src_vocab, self.tgt_vocab = model, device, src_vocab, tgt_vocab
-        self.batch_size, self.buckets = t["batch_size"], check_length_buckets(spec.get(KEY))
-        normalisation = t.get("loss_normalisation", "token")
+        self.batch_size, self.buckets = (
+            t.batch_size,
+            check_length_buckets(None if spec.length_buckets is None else list(spec.length_buckets)),
+        )
         self.training = Captured(
-            functools.partial(nmt_training_step, model, optimiser, t["clip"], normalisation, precision),
+            functools.partial(nmt_training_step, model, optimiser, t.clip, t.loss_normalisation, precision),
             device,
             module=model,
         )
@@ -210,9 +213,9 @@ class LanguageModelSteps:
     reads, is the padding's). L's rows are renormalised after each update where the spec says
     `unit_norm_embeddings`, as the eager step (`steps.train_epoch`) does."""
 
-    def __init__(self, model, optimiser, objective: Callable, spec: dict, device: torch.device, precision: str):
-        after_update = normalise_embedding_rows if spec["unit_norm_embeddings"] else None
-        self.bptt = spec["bptt"]
+    def __init__(self, model, optimiser, objective: Callable, spec: LMSpec, device: torch.device, precision: str):
+        after_update = normalise_embedding_rows if spec.unit_norm_embeddings else None
+        self.bptt = spec.bptt
         self.weights: dict[tuple[int, int], torch.Tensor] = {}
         self.training = Captured(
             functools.partial(
@@ -220,8 +223,8 @@ class LanguageModelSteps:
                 model,
                 optimiser,
                 objective,
-                spec["clip"],
-                spec["loss"] == "ce",
+                spec.clip,
+                spec.loss == "ce",
                 after_update,
                 precision,
             ),

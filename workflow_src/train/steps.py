@@ -10,7 +10,7 @@ these on a bare GPU machine (no tqdm, sacremoses or PyYAML there).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import torch
 
@@ -19,6 +19,9 @@ from workflow_src.model.lm import normalise_embedding_rows, perplexity
 from workflow_src.model.losses import cross_entropy
 from workflow_src.model.precision import at_least_fp32
 from workflow_src.train import static_step
+
+if TYPE_CHECKING:
+    from workflow_src.specs import LMSpec
 
 
 def loss_divisor(normalisation: str, tokens: int, sentences: int) -> int:
@@ -56,7 +59,7 @@ def predicted_tokens(data: torch.Tensor) -> int:
 def train_epoch(
     model,
     data,
-    spec,
+    spec: LMSpec,
     optimiser,
     objective,
     precision: str = "fp32",
@@ -70,7 +73,7 @@ def train_epoch(
     model.train()
     hidden = model.init_hidden(data.shape[1])
     total = nll = torch.zeros((), dtype=torch.float64, device=data.device)
-    for inputs, targets in progress(list(segments(data, spec["bptt"]))):
+    for inputs, targets in progress(list(segments(data, spec.bptt))):
         if static is not None:
             segment_total, segment_nll, hidden = static.step(inputs, targets, hidden)
             total, nll = total + segment_total, nll + segment_nll
@@ -81,12 +84,12 @@ def train_epoch(
         per_token = objective(logits, targets, model.embedding.weight, model.output_bias)
         optimiser.zero_grad(set_to_none=True)
         (per_token.sum() / data.shape[1]).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), spec["clip"])
+        torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip)
         optimiser.step()
-        if spec["unit_norm_embeddings"]:
+        if spec.unit_norm_embeddings:
             normalise_embedding_rows(model)
         total = total + per_token.detach().double().sum()
-        nll = nll + (per_token if spec["loss"] == "ce" else cross_entropy(logits, targets)).detach().double().sum()
+        nll = nll + (per_token if spec.loss == "ce" else cross_entropy(logits, targets)).detach().double().sum()
     return total.item(), nll.item(), predicted_tokens(data)
 
 

@@ -153,7 +153,7 @@ def layer_diagnostics(
 
 
 def development_bleu(
-    model, spec: dict, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device
+    model, spec: TrainSpec, src_vocab, tgt_vocab, dev_src, dev_src_words, dev_ref, tgt_lang, device
 ) -> float:
     model.eval()
     hypotheses = translate(model, spec, src_vocab, tgt_vocab, dev_src, device)
@@ -194,12 +194,12 @@ class Steps:
 def load_corpora(job: loop.Job, args) -> Corpora:
     """The vocabularies and the encoded corpora of the command line, the too long pairs dropped."""
     spec = job.spec
-    src_vocab, tgt_vocab, table = load_vocabularies(job.document, args.src_vocab, args.tgt_vocab, args.tgt_table)
+    src_vocab, tgt_vocab, table = load_vocabularies(job.spec, args.src_vocab, args.tgt_vocab, args.tgt_table)
     train_src = encode_file(args.train_src, src_vocab, eos=False)
     train_tgt = encode_file(args.train_tgt, tgt_vocab, eos=True)
     if len(train_src) != len(train_tgt):
         raise ValueError(f"{args.train_src} has {len(train_src)} lines, {args.train_tgt} {len(train_tgt)}")
-    kept = training_pairs_within(job.document, train_src, train_tgt)
+    kept = training_pairs_within(job.spec, train_src, train_tgt)
     pairs = {"train_pairs": len(kept), "train_pairs_too_long": len(train_src) - len(kept)}
     train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
     dev_lines = read_lines(args.dev_src)
@@ -220,23 +220,23 @@ def load_corpora(job: loop.Job, args) -> Corpora:
 def build_steps(job: loop.Job, data: Corpora) -> Steps:
     """The model, initialised from the spec's seed, on the device and compiled as the spec says,
     and its optimiser (Adam)."""
-    fields, device, t = job.document, job.device, job.spec.train
+    spec, device, t = job.spec, job.device, job.spec.train
     torch.manual_seed(t.seed)
-    model = Seq2Seq(fields, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
+    model = Seq2Seq(spec, len(data.src_vocab), len(data.tgt_vocab), data.src_vocab.pad, data.table)
     initialise(model, t.init_scale)
     model.to(device)
-    log(f"train.compile: {compilation.apply(model, fields, device)}")
-    graphs = job.spec.compile == "graphs"  # the whole step captured: static batches, rate on the device
+    log(f"train.compile: {compilation.apply(model, spec, device)}")
+    graphs = spec.compile == "graphs"  # the whole step captured: static batches, rate on the device
     trained = [p for p in model.parameters() if p.requires_grad]
     optimiser = static_step.adam(trained, t.lr, device) if graphs else torch.optim.Adam(trained, lr=t.lr, fused=True)
     static = (
-        static_step.TranslationSteps(model, optimiser, fields, device, job.precision, data.src_vocab, data.tgt_vocab)
+        static_step.TranslationSteps(model, optimiser, spec, device, job.precision, data.src_vocab, data.tgt_vocab)
         if graphs
         else None
     )
     if static:
         static.check_sample(data.train_tgt)
-    return Steps(model, optimiser, static, length_multiple(fields))
+    return Steps(model, optimiser, static, length_multiple(spec.compile))
 
 
 def reference_fields(spec: TrainSpec, data: Corpora, model: Seq2Seq) -> dict:
@@ -324,7 +324,7 @@ def validate(job: loop.Job, data: Corpora, steps: Steps) -> dict:
     )
     dev_bleu = development_bleu(
         model,
-        job.document,
+        job.spec,
         data.src_vocab,
         data.tgt_vocab,
         data.dev_lines,
@@ -388,7 +388,7 @@ def select(job: loop.Job, run: loop.Run, record: dict, data: Corpora, model: Seq
         save_model(
             job.kept,
             model,
-            job.document,
+            job.spec,
             data.src_vocab,
             data.tgt_vocab,
             {"epoch": record["epoch"], "precision": job.precision},

@@ -225,8 +225,8 @@ def build_steps(job: loop.Job, vocabulary: int) -> Steps:
     its optimiser (SGD) and objective."""
     spec, device = job.spec, job.device
     torch.manual_seed(spec.seed)
-    model = build_model(job.document, vocabulary).to(device)
-    log(f"train.compile: {compilation.apply(model, job.document, device)}")
+    model = build_model(job.spec, vocabulary).to(device)
+    log(f"train.compile: {compilation.apply(model, job.spec, device)}")
     if spec.unit_norm_embeddings:
         normalise_embedding_rows(model)
     graphs = spec.compile == "graphs"  # the whole step captured: static segments, rate on the device
@@ -235,11 +235,9 @@ def build_steps(job: loop.Job, vocabulary: int) -> Steps:
         if graphs
         else torch.optim.SGD(model.parameters(), lr=spec.lr)
     )
-    objective = build_objective(job.document)
+    objective = build_objective(job.spec)
     static = (
-        static_step.LanguageModelSteps(model, optimiser, objective, job.document, device, job.precision)
-        if graphs
-        else None
+        static_step.LanguageModelSteps(model, optimiser, objective, job.spec, device, job.precision) if graphs else None
     )
     return Steps(model, optimiser, objective, static)
 
@@ -263,7 +261,7 @@ def train_and_validate(job: loop.Job, run: loop.Run, streams: Streams, steps: St
     train_loss, train_nll, train_tokens = train_epoch(
         model,
         streams.train,
-        job.document,
+        job.spec,
         steps.optimiser,
         steps.objective,
         job.precision,
@@ -300,7 +298,7 @@ def after_epoch(job: loop.Job, run: loop.Run, streams: Streams, model: LSTMLangu
             f'{streams.itos[row]!r} at norm {row_norm:.1f} (docs/tying.md, "REAL diverges in the demo")'
         )
     if kept(spec, history) is record:
-        save_language_model(job.kept, model, job.document, streams.itos, record["epoch"], {"precision": job.precision})
+        save_language_model(job.kept, model, job.spec, streams.itos, record["epoch"], {"precision": job.precision})
     if spec.convergence is not None:
         improvement = training_loss_improvement(history, spec.convergence.window)
         record |= {
