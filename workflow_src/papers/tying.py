@@ -381,8 +381,8 @@ DEVIATIONS = (
         "epochs",
         "not given",
         "each schedule runs until the rate is about 5% of its start: "
-        "33 / 38 / 99 epochs (the demo: 3-4, and 10 for the models its claims compare, their rate halved "
-        "after every epoch from the fifth so that they settle: lm.overrides)",
+        "33 / 38 / 99 epochs (the demo: 3-4, and 8 for the models its claims compare, their rate halved "
+        "after every epoch from the fourth so that they settle: lm.overrides)",
         "the paper is silent",
         "little: the decayed rate barely moves the model",
         "lm.max_epochs",
