@@ -44,9 +44,8 @@ def as_graphs(config: dict, family: tuple, timing: Timing) -> Timing:
     width = bucket_width(length, buckets) if buckets else length + (GRAPH_GRANULE - 1) / 2
     from workflow_src.model import nmt_data
 
-    counted = counting.padded_width(
-        length, nmt_data.length_multiple(config["train"].get("compile", "off"))
-    )  # as the eager count
+    multiple = nmt_data.length_multiple(config["train"].get("compile", "off"))
+    counted = counting.padded_width(length, multiple)  # as the eager count
     return dataclasses.replace(timing, width_ratio=width / counted, decode_steps=length)
 
 
