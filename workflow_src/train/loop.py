@@ -36,9 +36,9 @@ def log(message: str) -> None:
 
 @dataclass(frozen=True)
 class Job:
-    """One training job: its spec and the spec's JSON document (`specs.document`, which the model
-    files hold and the model code reads), folder, kept-model file (`best.pt`, `kept.pt`), device,
-    the precision it runs in and the one its spec asks for."""
+    """One training job: its spec and the spec's JSON document (`specs.document`: spec.json and
+    the checkpoint's hash), folder, kept-model file (`best.pt`, `kept.pt`), device, the precision
+    it runs in and the one its spec asks for."""
 
     spec: TrainSpec | LMSpec
     document: dict

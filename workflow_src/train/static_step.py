@@ -131,10 +131,8 @@ class TranslationSteps:
     def __init__(self, model, optimiser, spec: TrainSpec, device: torch.device, precision: str, src_vocab, tgt_vocab):
         t = spec.train
         self.model, self.device, self.src_vocab, self.tgt_vocab = model, device, src_vocab, tgt_vocab
-        self.batch_size, self.buckets = (
-            t.batch_size,
-            check_length_buckets(None if spec.length_buckets is None else list(spec.length_buckets)),
-        )
+        buckets = None if spec.length_buckets is None else list(spec.length_buckets)
+        self.batch_size, self.buckets = t.batch_size, check_length_buckets(buckets)
         self.training = Captured(
             functools.partial(nmt_training_step, model, optimiser, t.clip, t.loss_normalisation, precision),
             device,
