@@ -9,6 +9,7 @@ import pytest
 import torch
 import yaml
 
+from tests import fixed_step
 from tests.conftest import LM_SPEC, REPO, TRANSLATION_SPEC, random_corpus_arguments, translation_spec
 from workflow_src.layout import resolve_spec
 from workflow_src.lm_specs import resolve_lm_spec
@@ -19,21 +20,8 @@ from workflow_src.specs import TrainSpec, load
 from workflow_src.train import train_lm
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
-SPEC = {
-    "experiment": "t",
-    "output_layer": "softmax",
-    "loss": "ce",
-    "tied": False,
-    "compile": "fuse",
-    "model": {
-        "encoder_layers": 1,
-        "decoder_layers": 2,
-        "hidden": 16,
-        "src_embedding": 8,
-        "tgt_embedding": 8,
-        "dropout": 0.0,
-    },
-}
+# fixed_step's tiny softmax model without dropout, fused (translation_spec fills in the rest)
+SPEC = {"experiment": "t", "compile": "fuse", "model": {**fixed_step.BASE["model"], "dropout": 0.0}}
 PAD, BOS, EOS = 0, 2, 3
 CPU = torch.device("cpu")
 

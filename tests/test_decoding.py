@@ -6,27 +6,14 @@ import itertools
 import pytest
 import torch
 
+from tests import fixed_step
 from tests.conftest import translation_spec
 from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import translate
 from workflow_src.model.seq2seq import Seq2Seq
 
-SPEC = translation_spec(
-    {
-        "experiment": "t",
-        "output_layer": "softmax",
-        "loss": "ce",
-        "tied": False,
-        "model": {
-            "encoder_layers": 1,
-            "decoder_layers": 2,
-            "hidden": 16,
-            "src_embedding": 8,
-            "tgt_embedding": 8,
-            "dropout": 0.0,
-        },
-    }
-)
+# fixed_step's tiny softmax model without dropout
+SPEC = translation_spec({"experiment": "t", "model": {**fixed_step.BASE["model"], "dropout": 0.0}})
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 
