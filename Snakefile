@@ -70,6 +70,8 @@ wildcard_constraints:
 localrules:
     download,
     resolved_config,
+    training_spec,
+    lm_training_spec,
     vmf_shortcut,
     word_counts,
     bpe_counts,

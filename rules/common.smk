@@ -395,6 +395,10 @@ def artefact_inputs(wildcards):
     return layout.inputs(a, layout.context(config, wildcards.paper, wildcards.artefact), wildcards.paper, wildcards.artefact)
 
 
+# A training's spec (params.text) as its file, whole or not at all. A shell command, not a `run:`
+# block, which Snakemake runs in a process of its own that reads the whole workflow again (seconds).
+WRITE_PARAM = "{{ printf '%s\\n' {params.text:q} > {output:q}.tmp && mv {output:q}.tmp {output:q}; }} 2> {log:q}"
+
 RENDER = (
     "python -m workflow_src.report.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "
     "--data-note {params.data:q} --out-prefix results/{wildcards.paper}/{wildcards.artefact} > {log:q} 2>&1"

@@ -19,17 +19,31 @@ rule lm_partition:
         "--out-dir {params.out:q} > {log:q} 2>&1"
 
 
+rule lm_training_spec:
+    """The spec the config asks of one language model's training: as rules/train.smk's training_spec."""
+    output:
+        layout.requested_spec_path(LM_DIR),
+    params:
+        text=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
+    log:
+        "logs/lm/{dataset}/{experiment}/seed{seed}.spec.log",
+    conda:
+        "../envs/text.yaml"
+    shell:
+        WRITE_PARAM
+
+
 rule train_lm:
     """Train one language model of the tying paper on one corpus with one seed (checkpointed)."""
     input:
         ancient("results/gpu_check.json"),  # waits for the GPU check; a newer or rerun check outdates nothing
         unpack(lm_corpus),
+        spec_file=layout.requested_spec_path(LM_DIR),
     output:
         model=f"{LM_DIR}/model.pt",
         metrics=update(f"{LM_DIR}/metrics.jsonl"),  # kept: as in rules/train.smk
         perplexity=f"{LM_DIR}/perplexity.json",
     params:
-        spec=lambda w: json.dumps(lm_specs.resolve_lm_spec(config, w.dataset, w.experiment, int(w.seed))),
         inputs=lambda w, input: cli_args(dict(input.items())),
         out_dir=lambda w, output: os.path.dirname(output.model),
     log:
@@ -41,7 +55,7 @@ rule train_lm:
     conda:
         "../envs/torch.yaml"
     shell:
-        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train.train_lm --spec {params.spec:q} {params.inputs} --out-dir {params.out_dir:q} "
+        "REPRO_GPU_SLOTS={resources.gpu} python -m workflow_src.train.train_lm {params.inputs} --out-dir {params.out_dir:q} "
         "--threads {threads} > {log:q} 2>&1"
 
 

@@ -1,8 +1,10 @@
 """The typed training specs (workflow_src/specs.py): every field in the hash, one version in it,
 a document that reads back as the spec, and a document with a wrong key refused by name."""
 
+import argparse
 import dataclasses
 import json
+import re
 import typing
 
 import pytest
@@ -93,6 +95,27 @@ def test_a_document_with_a_wrong_key_or_version_is_refused_by_name():
         specs.load(TrainSpec, {k: v for k, v in fields.items() if k != "spec_version"}, "--spec")
     with pytest.raises(SpecError, match=r"^--spec: unknown key source_unit in a LMSpec$"):
         specs.load(LMSpec, fields, "--spec")  # a translation spec is not a language model's
+
+
+def test_a_trainer_takes_the_document_or_a_file_and_names_the_file_in_its_errors(tmp_path):
+    """`--spec JSON` or `--spec-file PATH` (the rules' spec.requested.json), one of them; a file
+    that is not a spec's document is named, as --spec is."""
+    parser = argparse.ArgumentParser()
+    specs.add_spec_arguments(parser, TrainSpec)
+    fields = specs.document(examples()[0])
+    given = tmp_path / "spec.requested.json"
+    given.write_text(json.dumps(fields) + "\n")
+    assert specs.spec_argument(parser.parse_args(["--spec", json.dumps(fields)])) == (fields, "--spec")
+    assert specs.spec_argument(parser.parse_args(["--spec-file", str(given)])) == (fields, str(given))
+    assert specs.load(TrainSpec, *specs.spec_argument(parser.parse_args(["--spec-file", str(given)]))) == examples()[0]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--spec", "{}", "--spec-file", str(given)])
+    given.write_text(json.dumps({**fields, "clipping": 5}))
+    with pytest.raises(SpecError, match=rf"^{re.escape(str(given))}: unknown key clipping in a TrainSpec$"):
+        specs.load(TrainSpec, *specs.spec_argument(parser.parse_args(["--spec-file", str(given)])))
+    given.write_text('{"experiment": ')
+    with pytest.raises(SpecError, match=rf"^{re.escape(str(given))}: not a spec's JSON document \(Expecting value"):
+        specs.spec_argument(parser.parse_args(["--spec-file", str(given)]))
 
 
 def test_a_translation_spec_carries_every_field_of_its_experiment():

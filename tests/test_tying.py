@@ -314,3 +314,31 @@ def test_a_language_model_can_train_on_its_own_schedule_for_every_variant():
         lm_specs.resolve_lm_spec(
             {**demo, "lm": {**demo["lm"], "overrides": {"lm-small-vd": {"clip": 1}}}}, "ptb", "lm-small-vd", 1
         )
+
+
+def test_a_changed_config_reruns_the_trainings_whose_spec_it_changes(tying_run):
+    """Only the small models get wider. The change reruns the GPU check (the resolved config is a
+    new file), after which Snakemake 9 reads no training's params; each training's spec is the
+    params of a job of its own before it, so a dry run plans exactly the small models' trainings."""
+    config = yaml.safe_load((tying_run / "config.yaml").read_text())
+    config["lm"]["sizes"]["small"] += 2
+    changed = tying_run / "config.wider.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    dry_run = snakemake(tying_run, "--configfile", str(changed), "--cores", "2", "--dry-run", "all").stdout
+    planned = [
+        (block["rule"], block["wildcards"], block["reason"])
+        for block in re.finditer(
+            r"^(?:local)?rule (?P<rule>\w+):\n(?:    .*\n)*?    reason: (?P<reason>.*)\n(?:    .*\n)*?"
+            r"    wildcards: (?P<wildcards>.*)\n",
+            dry_run,
+            re.M,
+        )
+    ]
+    assert re.search(r"^(local)?rule gpu_check:$", dry_run, re.M)
+    every_small = {
+        f"dataset={path.parts[-3]}, experiment={path.parts[-2]}, seed={path.parts[-1][len('seed') :]}"
+        for path in (tying_run / "results/lm").glob("*/lm-small-*/seed*")
+    }
+    specs = {wildcards: reason for rule, wildcards, reason in planned if rule == "lm_training_spec"}
+    assert set(specs) == every_small and all(reason.startswith("Params have changed") for reason in specs.values())
+    assert {wildcards for rule, wildcards, _ in planned if rule == "train_lm"} == every_small

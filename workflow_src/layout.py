@@ -140,6 +140,13 @@ def parallel_stats_paths(config: dict, dataset: str, pair: str) -> list[str]:
     return [f"{data_dir(dataset, pair_of(split))}/tok/stats.{split}.json" for split in ("train", "dev", "test")]
 
 
+def requested_spec_path(folder: str) -> str:
+    """The spec a config asks of a training (model folder `folder`), written by a job of its own before
+    the training reads it: a changed spec reruns that job, and so the training, however Snakemake
+    treats the jobs between (docs/architecture.md, "A changed config reruns what it changes")."""
+    return f"{folder}/spec.requested.json"
+
+
 def metrics_path(job: Job) -> str:
     return f"{model_dir(job.dataset, job.pair, job.experiment, job.seed)}/metrics.jsonl"
 

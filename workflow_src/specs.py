@@ -17,7 +17,9 @@ import hashlib
 import json
 import types
 import typing
+from argparse import ArgumentParser, Namespace
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, TypeVar
 
 # The specs' schema version, in every document and so in every hash. 1: the untyped dicts before
@@ -223,3 +225,21 @@ def _build(cls: type, entries, source: str, prefix: str):
         part, value = _nested(hints[name]), entries[name]
         values[name] = _build(part, value, source, f"{prefix}{name}.") if part and value is not None else value
     return cls(**values)
+
+
+def add_spec_arguments(parser: ArgumentParser, cls: type[Spec]) -> None:
+    """A trainer's spec: `--spec JSON` (its document) or `--spec-file PATH` (a file holding it, as the
+    workflow's rules give it: `layout.requested_spec_path`)."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--spec", type=json.loads, help=f"the spec's JSON document (workflow_src.specs.{cls.__name__})")
+    source.add_argument("--spec-file", type=Path, help="a file holding that document")
+
+
+def spec_argument(args: Namespace) -> tuple[dict, str]:
+    """The document `add_spec_arguments` took, and where it came from (for errors): --spec or the file."""
+    if args.spec is not None:
+        return args.spec, "--spec"
+    try:
+        return json.loads(args.spec_file.read_text(encoding="utf-8")), str(args.spec_file)
+    except (OSError, json.JSONDecodeError) as err:
+        raise SpecError(f"{args.spec_file}: not a spec's JSON document ({err})") from err

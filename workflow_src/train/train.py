@@ -1,11 +1,12 @@
 """Train one model configuration, checkpointing every epoch and resuming after interruption.
 
-`python -m workflow_src.train.train --spec JSON --train-src ... --train-tgt ... --dev-src ...
- --dev-tgt ... --dev-src-words ... --dev-ref ... --src-vocab ... [--tgt-vocab ... | --tgt-table ...]
+`python -m workflow_src.train.train (--spec JSON | --spec-file FILE) --train-src ... --train-tgt ...
+ --dev-src ... --dev-tgt ... --dev-src-words ... --dev-ref ... --src-vocab ... [--tgt-vocab ... | --tgt-table ...]
  --out-dir DIR`
 
 The spec: `--spec`, the JSON document of a `workflow_src.specs.TrainSpec`, whose fields say what each
-key means (`layout.train_spec` builds it from the config).
+key means (`layout.train_spec` builds it from the config), or `--spec-file`, a file holding it (the
+workflow's rules give the `spec.requested.json` a job of its own writes, `layout.requested_spec_path`).
 
 In DIR: `spec.json` (that document, written as the run begins), `checkpoint.pt` (after every epoch:
 weights, optimiser, history, best score),
@@ -34,7 +35,6 @@ With the spec's `data.max_len_unit: piece`, training pairs with a side of more t
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -66,7 +66,7 @@ from workflow_src.score.score import bleu
 from workflow_src.train import loop, static_step
 from workflow_src.train.bigram import bigram_loss
 from workflow_src.train.steps import training_step
-from workflow_src.specs import SpecError, TrainSpec, load, spec_hash  # noqa: F401 (spec_hash: tests read it here)
+from workflow_src.specs import SpecError, TrainSpec, add_spec_arguments, load, spec_argument, spec_hash  # noqa: F401 (spec_hash: tests read it here)
 from workflow_src.train.loop import log
 
 
@@ -431,9 +431,7 @@ def train(spec: TrainSpec, args, device: torch.device) -> None:
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.TrainSpec)"
-    )
+    add_spec_arguments(parser, TrainSpec)
     for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words", "dev-ref", "src-vocab"):
         parser.add_argument(f"--{name}", type=Path, required=True)
     parser.add_argument("--tgt-vocab", type=Path, help="target word counts (softmax models)")
@@ -444,7 +442,7 @@ def main(argv: list[str] | None = None) -> None:
     if (args.tgt_vocab is None) == (args.tgt_table is None):
         parser.error("give exactly one of --tgt-vocab and --tgt-table")
     try:
-        spec = load(TrainSpec, args.spec, "--spec")
+        spec = load(TrainSpec, *spec_argument(args))
     except SpecError as err:
         parser.exit(1, f"train: error: {err}\n")
     with job_device(spec.device, key="train.device") as device:

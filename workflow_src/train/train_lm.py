@@ -1,7 +1,7 @@
 """Train one VD-LSTM language model of the tying paper (§6, appendix A), checkpointing every epoch.
 
-`python -m workflow_src.train.train_lm --spec JSON --train train.txt --valid valid.txt --test test.txt
- [--vocabulary-text whole-train.txt] --out-dir DIR [--threads N]`
+`python -m workflow_src.train.train_lm (--spec JSON | --spec-file FILE) --train train.txt --valid valid.txt
+ --test test.txt [--vocabulary-text whole-train.txt] --out-dir DIR [--threads N]`
 
 Text: one sentence per line; the token stream is every line's words followed by `<eos>`; the
 vocabulary is every token of the training file (valid and test must not leave it: PTB and
@@ -26,7 +26,8 @@ epochs each ended above 1.5 times its best validation perplexity has diverged an
 (`given_up`; docs/tying.md, "REAL diverges in the demo").
 
 The spec: `--spec`, the JSON document of a `workflow_src.specs.LMSpec`, whose fields say what each
-key means (`lm_specs.lm_spec` builds it from the config).
+key means (`lm_specs.lm_spec` builds it from the config), or `--spec-file`, a file holding it (the
+workflow's rules give the `spec.requested.json` a job of its own writes, `layout.requested_spec_path`).
 
 In DIR: `spec.json` (the spec's document, written as the run begins), `checkpoint.pt` (after every
 epoch, with the spec's hash: a rerun resumes from it, and the
@@ -79,7 +80,7 @@ from workflow_src.model.lm import (
 )
 from workflow_src.model.lm_losses import build_objective
 from workflow_src.train import static_step
-from workflow_src.specs import LMSpec, SpecError
+from workflow_src.specs import LMSpec, SpecError, add_spec_arguments, spec_argument
 from workflow_src.train.lm_spec import KEEP, read, resolve  # noqa: F401 (resolve: tests read it here)
 from workflow_src.train.steps import evaluate, predicted_tokens, token_nll, train_epoch
 from workflow_src.train.divergence import DIVERGED_RATIO, diverged
@@ -392,9 +393,7 @@ def stopped(spec: LMSpec, history: list[dict]) -> str:
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--spec", type=json.loads, required=True, help="the spec's JSON document (workflow_src.specs.LMSpec)"
-    )
+    add_spec_arguments(parser, LMSpec)
     for name in ("train", "valid", "test"):
         parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
     parser.add_argument(
@@ -407,7 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     try:
-        spec = read(args.spec, "--spec")
+        spec = read(*spec_argument(args))
         with job_device(spec.device, key="train.device") as device:
             train(spec, args, device)
     except (CorpusError, SpecError) as err:
