@@ -226,6 +226,18 @@ def matching_cells(paper: str, artefact_id: str, texts: list[str]) -> list[Cell]
 EXPLAIN = "python -m workflow_src.registry explain NAME"
 
 
+def left_out_footer(table, rows: tuple[str, ...] | None, paper: str, artefact_id: str) -> list[str]:
+    """The footer line naming the paper's rows that the config's `papers.<paper>.<artefact>.rows`
+    (`rows`, None for all) leaves out of this run, so that a shorter table says it is shorter."""
+    left_out = [row.experiment for row in getattr(table, "rows", ()) if rows is not None and row.experiment not in rows]
+    if not left_out:
+        return []
+    return [
+        f"Rows of the paper's table not run here (config papers.{paper}.{artefact_id}.rows leaves them out): "
+        f"{', '.join(left_out)}."
+    ]
+
+
 def experiments_footer(table, paper: str, artefact_id: str, rows: list[dict]) -> list[str]:
     """The footer line that names the experiment behind each rendered row (the CSV's `experiment`
     column, which the Markdown and HTML leave out), or behind each system of a table whose rows
