@@ -197,18 +197,31 @@ def test_softmax_over_pretrained_vectors_starts_from_them_and_trains_them(tied):
 
 def test_fp32_cpu_training_steps_are_bit_for_bit_the_recorded_ones():
     """The speed work (host-side token positions, no per-step syncs, shared tables) changes no fp32
-    CPU number: tests/fixed_step_reference.json was recorded before it (tests/fixed_step.py)."""
-    from tests import fixed_step
+    CPU number: tests/fixed_step_reference.json was recorded before it (tests/fixed_step.py), on two
+    threads with ATen's AVX2 kernels. ATen picks its vector kernels by the CPU, and under its AVX512
+    ones (or on one thread) the most informative negative's reductions round differently in the last
+    bit of its third step; so the steps run in a process of their own under ATEN_CPU_CAPABILITY=avx2,
+    the switch ATen's dispatch reads (aten/src/ATen/native/DispatchStub.cpp)."""
+    import subprocess
+    import sys
 
     recorded = json.loads((REPO / "tests" / "fixed_step_reference.json").read_text())
-    # recorded on two threads (this 2-core machine's default); the most informative negative's
-    # reductions split differently over one, in the last bit of its third step
-    threads = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        assert fixed_step.reference() == recorded
-    finally:
-        torch.set_num_threads(threads)
+    script = (
+        "import json, torch; torch.set_num_threads(2); from tests import fixed_step; "
+        "print(torch.backends.cpu.get_cpu_capability()); print(json.dumps(fixed_step.reference()))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env={**os.environ, "ATEN_CPU_CAPABILITY": "avx2"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    capability, values = result.stdout.splitlines()[-2:]
+    if capability != "AVX2":
+        pytest.skip(f"ATen has no AVX2 kernels on this CPU ({capability}), the ones the reference was recorded with")
+    assert json.loads(values) == recorded
 
 
 @pytest.mark.parametrize("kind", ["softmax", "tied_nllvmf"])
