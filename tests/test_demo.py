@@ -48,23 +48,16 @@ def demo_config():
 
 
 def demo_rows(paper: str, artefact_id: str) -> list[str]:
-    """The rows of a paper's table that the demo runs: its `papers.<paper>.<artefact>.rows`, in the
-    paper's order (every row where it selects none)."""
-    selected = demo_config()["papers"][paper][artefact_id].get("rows", "all")
-    return [
-        name
-        for name in registry.artefact(paper, artefact_id).row_experiments()
-        if selected == "all" or name in selected
-    ]
+    """The rows of a paper's table that the demo runs (`layout.selected_rows` of its config), in the
+    paper's order."""
+    table = registry.artefact(paper, artefact_id)
+    return [row.experiment for row in layout.selected_rows(layout.context(demo_config(), paper, artefact_id), table)]
 
 
 def left_out_in_footer(markdown: str, paper: str, artefact_id: str) -> None:
     """The rows the demo leaves out are named under the table, with the setting that leaves them out."""
-    left_out = [
-        name
-        for name in registry.artefact(paper, artefact_id).row_experiments()
-        if name not in demo_rows(paper, artefact_id)
-    ]
+    kept = demo_rows(paper, artefact_id)
+    left_out = [name for name in registry.artefact(paper, artefact_id).row_experiments() if name not in kept]
     assert left_out, (paper, artefact_id)
     assert f"config papers.{paper}.{artefact_id}.rows leaves them out): {', '.join(left_out)}." in markdown
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from workflow_src import artefacts, registry
+from workflow_src import artefacts, layout, registry
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,10 +226,11 @@ def matching_cells(paper: str, artefact_id: str, texts: list[str]) -> list[Cell]
 EXPLAIN = "python -m workflow_src.registry explain NAME"
 
 
-def left_out_footer(table, rows: tuple[str, ...] | None, paper: str, artefact_id: str) -> list[str]:
+def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str) -> list[str]:
     """The footer line naming the paper's rows that the config's `papers.<paper>.<artefact>.rows`
-    (`rows`, None for all) leaves out of this run, so that a shorter table says it is shorter."""
-    left_out = [row.experiment for row in getattr(table, "rows", ()) if rows is not None and row.experiment not in rows]
+    leaves out of this run (`layout.selected_rows`), so that a shorter table says it is shorter."""
+    kept = layout.selected_rows(ctx, table) if hasattr(table, "rows") else []
+    left_out = [row.experiment for row in getattr(table, "rows", ()) if row not in kept]
     if not left_out:
         return []
     return [

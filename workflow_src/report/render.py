@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> None:
         *plateau.footer(rows),
         *deviations.footer(args.paper, args.artefact),
         *artefact_cells.experiments_footer(artefact, args.paper, args.artefact, rows),
-        *artefact_cells.left_out_footer(artefact, ctx.rows, args.paper, args.artefact),
+        *artefact_cells.left_out_footer(artefact, ctx, args.paper, args.artefact),
     ]
     prefix = args.out_prefix
     evidence.write(prefix.with_suffix(".evidence.json"), cells)
