@@ -746,3 +746,33 @@ def test_rerunning_the_check_outdates_no_model(tmp_path):
     assert "Nothing to be done" in dry(model)
     rerun = dry("results/gpu_check.md", model, "--forcerun", "gpu_check")
     assert "rule gpu_check:" in rerun and "rule train:" not in rerun
+
+
+def test_the_owed_graphs_command_times_the_undecided_targets_and_the_largest_family():
+    """docs/cluster.md's command for the next GPU session selects, as the check selects its graphs
+    targets, the four whose agreement the 2026-11-27 fp64 retry left undecided and the family with
+    the most FLOPs a step (the plan's counts of the H200's steps)."""
+    import shlex
+
+    text = (REPO / "docs" / "cluster.md").read_text()
+    command = re.search(r"(python3 -m workflow_src\.gpu_check [^`]*?--families.*?)\n\s*```", text, re.S)
+    assert command, "docs/cluster.md: no gpu_check command with --families"
+    words = shlex.split(command.group(1).replace("\\\n", " "))
+    assert words[words.index("--compile") + 1] == "graphs" and words[words.index("--checks") + 1] == "compile"
+    only = words[words.index("--families") + 1 :]
+    found = [
+        f
+        for f in gpu_check.families(yaml.safe_load((REPO / "config.yaml").read_text()))
+        if any(o in f.name for o in only)
+    ]
+    chosen = {f.name for f in compile_check.targets(found, "graphs")}
+    checked = REPO / "docs" / "gpu_check" / "2026-11-27-h200"
+    undecided = {
+        e["family"]
+        for e in json.loads((checked / "graphs-fp64" / "gpu_check.json").read_text())["compile"]
+        if e["verdict"].startswith("FAILED")
+    }
+    counts = json.loads((REPO / "docs" / "gpu_check" / "h200_2026-11-27_counts.json").read_text())["counts"]
+    largest = max(counts, key=lambda name: counts[name]["flops"])
+    assert len(undecided) == 4 and "joint_dim=4096" in largest
+    assert chosen == undecided | {largest}

@@ -234,6 +234,11 @@ def modelled_hours(rows: list[dict], mode: str = "eager") -> tuple[list[dict], l
     )
 
 
+def paper_member(row: dict, paper: str) -> bool:
+    """Whether a job row serves one of `paper`'s artefacts."""
+    return any(a.startswith(f"{paper}/") for a in row["artefacts"].split())
+
+
 def summary_rows(config: dict, rows: list[dict], slowdown: float | None = None) -> list[dict]:
     """Hours per artefact (table or figure), per paper (each job once) and in total, with the wall hours on N GPUs:
     each job's measured hours times `slowdown` (`timing.sharing_slowdown`; None: not measured, taken as 1)."""
@@ -242,10 +247,9 @@ def summary_rows(config: dict, rows: list[dict], slowdown: float | None = None) 
     groups += [("paper", paper, "") for paper in config["papers"]] + [("total", "", "")]
 
     def member(row, level, paper, artefact_id):
-        artefacts = row["artefacts"].split()
         if level == "artefact":
-            return f"{paper}/{artefact_id}" in artefacts
-        return level == "total" or any(a.startswith(f"{paper}/") for a in artefacts)
+            return f"{paper}/{artefact_id}" in row["artefacts"].split()
+        return level == "total" or paper_member(row, paper)
 
     out = []
     for level, paper, artefact_id in groups:

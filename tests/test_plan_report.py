@@ -1,0 +1,76 @@
+"""The cost plan's sentences on the 5-day goal: which paper keeps a run above it, and how much of it
+rests on the fitted share of the peak carried beyond the steps a GPU timed."""
+
+import pytest
+
+from workflow_src.plan import costmodel, report, tables
+
+
+def job(family: str, paper: str, alone: float, busy: float, flops: float, launch_bound: float = 0.0) -> dict:
+    """A job row as tables.job_rows writes it, the same hours eager and as graphs."""
+    row = {"family": family, "artefacts": f"{paper}/table1", "exclusive": False}
+    for mode in costmodel.MODES:
+        row |= {
+            tables.named("h100_modelled_hours", mode): alone,
+            tables.named("h100_busy_hours", mode): busy,
+            tables.named("h100_flop_hours", mode): flops,
+            tables.named("h100_memory_hours", mode): 0.0,
+            tables.named("h100_latency_hours", mode): busy - flops,
+            tables.named("h100_recurrent_hours", mode): 0.0,
+            tables.named("h100_launch_bound_hours", mode): launch_bound,
+        }
+    return row
+
+
+def test_flops_at_another_share_move_only_the_named_families_and_not_a_host_bound_time():
+    rows = [
+        job("large", "joint", 100.0, 100.0, 80.0),
+        job("host", "joint", 50.0, 30.0, 20.0, 50.0),
+        job("small", "vmf", 10.0, 10.0, 5.0),
+    ]
+    moved = report.with_flop_share(rows, {"large", "host"}, share=0.4, achieved=0.04, mode="graphs")
+    # Δ = FLOP hours · (1 - 0.04 / 0.4) = 0.9 · FLOP hours
+    assert moved[0]["h100_graphs_busy_hours"] == pytest.approx(100 - 72)
+    assert moved[0]["h100_graphs_modelled_hours"] == pytest.approx(100 - 72)
+    assert moved[1]["h100_graphs_busy_hours"] == pytest.approx(30 - 18)
+    assert moved[1]["h100_graphs_modelled_hours"] == 50.0  # its host bounds it
+    assert moved[2] == rows[2] and moved[0]["h100_busy_hours"] == 100.0  # another family; the eager columns
+
+
+def test_the_goal_sentence_names_the_paper_that_keeps_the_run_above_it_and_what_the_rest_take():
+    rows = [job(f"joint-{i}", "joint", 60.0, 60.0, 50.0) for i in range(4)] + [job("vmf", "vmf", 48.0, 48.0, 10.0)]
+    summary = tables.summary_rows({"papers": {"joint": {}, "vmf": {}}}, rows)
+    families = [
+        {"family": r["family"], "jobs": 1, **{k: v for k, v in r.items() if k.startswith("h100_")}} for r in rows
+    ]
+    days = report.days_of(rows, 1, "graphs")
+    assert days == pytest.approx(288 / 24)
+    sentence = report.goal_sentence(rows, families, summary, 1, days, "graphs")
+    assert "The joint paper's 4 models are 240 hours of it" in sentence
+    assert "without them the other papers' jobs would take 2 days" in sentence  # vMF's 48 hours
+    assert "FLOPs, would have to lose 168 of its 210 hours" in sentence  # 288 - 120 hours to lose
+    assert "%" not in sentence
+
+
+def test_the_flop_share_sentence_names_the_families_beyond_the_timed_steps_and_the_days_at_the_floor_share(
+    monkeypatch,
+):
+    rows = [job("large", "joint", 100.0, 100.0, 80.0), job("timed-like", "vmf", 40.0, 40.0, 30.0)]
+    families = [
+        {"family": "large", "jobs": 1, "step_gflop": 2500.0, "h100_graphs_flop_hours": 80.0},
+        {"family": "timed-like", "jobs": 1, "step_gflop": 900.0, "h100_graphs_flop_hours": 30.0},
+    ]
+    model = costmodel.CostModel(costmodel.H100, 2e-5, 4e-6, 2.5e-6, 2.5e-6, 0.05)
+    fitting = report.Fitting([], {}, model, model)
+    monkeypatch.setattr(report, "largest_timed_graph_flops", lambda fitting: 500e9)
+    sentence = report.flop_share_sentence(rows, families, fitting, 1, "graphs")
+    assert "fitted 5.0% of the peak" in sentence and "largest step timed as a graph: 500 GFLOP" in sentence
+    assert "1 family has a step of more than 2 times that" in sentence
+    assert "`large`, 2.5 TFLOP a step" in sentence and "timed-like" not in sentence
+    # 80 FLOP hours at 5% are 10 at 40%: the run loses 70 of its 140 hours
+    assert "80 hours of FLOPs at the fitted share; at the floor's 40% of the peak they would be 10" in sentence
+    assert f"the whole run {70 / 24:.3g} days" in sentence
+    monkeypatch.setattr(report, "largest_timed_graph_flops", lambda fitting: 2000e9)
+    assert "no family's step has more than twice its FLOPs" in report.flop_share_sentence(
+        rows, families, fitting, 1, "graphs"
+    )
