@@ -71,6 +71,6 @@ def test_the_flop_share_sentence_names_the_families_beyond_the_timed_steps_and_t
     assert "80 hours of FLOPs at the fitted share; at the floor's 40% of the peak they would be 10" in sentence
     assert f"the whole run {70 / 24:.3g} days" in sentence
     monkeypatch.setattr(report, "largest_timed_graph_flops", lambda fitting: 2000e9)
-    assert "no family's step has more than twice its FLOPs" in report.flop_share_sentence(
+    assert "no family's step has more than 2 times its FLOPs" in report.flop_share_sentence(
         rows, families, fitting, 1, "graphs"
     )

@@ -113,7 +113,7 @@ def flop_share_sentence(rows: list[dict], families: list[dict], fitting: Fitting
     )
     fitted += f" (the largest step timed as a graph: {timed / 1e9:.0f} GFLOP)"
     if not beyond:
-        return fitted + "; no family's step has more than twice its FLOPs."
+        return fitted + f"; no family's step has more than {BEYOND_TIMED} times its FLOPs."
     names = {f["family"] for f in beyond}
     hours = sum(f[named("h100_flop_hours", mode)] for f in beyond)
     faster = days_of(with_flop_share(modelled_hours(rows)[0], names, FLOOR_FRACTION, achieved, mode), per_device, mode)
