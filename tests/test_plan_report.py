@@ -43,7 +43,7 @@ def test_the_goal_sentence_names_the_paper_that_keeps_the_run_above_it_and_what_
     families = [
         {"family": r["family"], "jobs": 1, **{k: v for k, v in r.items() if k.startswith("h100_")}} for r in rows
     ]
-    days = report.days_of(rows, 1, "graphs")
+    days = tables.h100_days(rows, 1, "graphs")
     assert days == pytest.approx(288 / 24)
     sentence = report.goal_sentence(rows, families, summary, 1, days, "graphs")
     assert "The joint paper's 4 models are 240 hours of it" in sentence

@@ -19,6 +19,7 @@ from workflow_src.plan.tables import (
     SUMMARY_COLUMNS,
     cell,
     family_rows,
+    h100_days,
     h100_days_by_jobs_per_device,
     modelled_hours,
     named,
@@ -33,7 +34,6 @@ from workflow_src.plan.timing import (
     STEPS,
     WARMUP,
     modelled_precision,
-    modelled_wall_hours,
     wall_hours,
 )
 
@@ -65,12 +65,6 @@ def busy_terms(row: dict, mode: str) -> dict[str, float]:
         "small kernels' latency": latency - recurrent,
         "the LSTM layers' time steps": recurrent,
     }
-
-
-def days_of(rows: list[dict], per_device: int, mode: str) -> float:
-    """The modelled days of `rows` on one H100 at `per_device` jobs at a time in `mode`."""
-    _, alone, busy, exclusive = modelled_hours(rows, mode)
-    return modelled_wall_hours(alone, busy, 1, per_device, exclusive) / 24
 
 
 def with_flop_share(rows: list[dict], families: set[str], share: float, achieved: float, mode: str) -> list[dict]:
@@ -116,7 +110,7 @@ def flop_share_sentence(rows: list[dict], families: list[dict], fitting: Fitting
         return fitted + f"; no family's step has more than {BEYOND_TIMED} times its FLOPs."
     names = {f["family"] for f in beyond}
     hours = sum(f[named("h100_flop_hours", mode)] for f in beyond)
-    faster = days_of(with_flop_share(modelled_hours(rows)[0], names, FLOOR_FRACTION, achieved, mode), per_device, mode)
+    faster = h100_days(with_flop_share(rows, names, FLOOR_FRACTION, achieved, mode), per_device, mode)
     return (
         fitted + f". {len(beyond)} {'family has a step' if len(beyond) == 1 else 'families have steps'} of more than "
         f"{BEYOND_TIMED} times that, whose larger products no GPU has timed ("
@@ -175,7 +169,7 @@ def goal_sentence(
         f"The {paper['paper']} paper's {paper['jobs']} models are {paper[named('h100_busy_hours', mode)]:.4g} "
         f"hours of it (its largest family `{top['family']}`, {top['jobs']} jobs, "
         f"{sum(busy_terms(top, mode).values()):.4g} hours); without them the other papers' jobs would take "
-        f"{days_of([r for r in sized if not paper_member(r, paper['paper'])], per_device, mode):.3g} days. "
+        f"{h100_days([r for r in sized if not paper_member(r, paper['paper'])], per_device, mode):.3g} days. "
         f"To reach {GOAL_DAYS} days the modelled time must lose {excess:.4g} hours, {cut}."
     )
 

@@ -291,10 +291,15 @@ def summary_rows(config: dict, rows: list[dict], slowdown: float | None = None) 
     return out
 
 
+def h100_days(rows: list[dict], per_device: int, mode: str = "eager") -> float:
+    """Modelled days of every sized job on one H100 at `per_device` jobs at a time."""
+    _, alone, busy, exclusive = modelled_hours(rows, mode)
+    return modelled_wall_hours(alone, busy, 1, per_device, exclusive) / 24
+
+
 def h100_days_by_jobs_per_device(rows: list[dict], mode: str = "eager") -> dict[int, float]:
     """Modelled days of every sized job on one H100 for each gpu.jobs_per_device choice."""
-    _, alone, busy, exclusive = modelled_hours(rows, mode)
-    return {n: modelled_wall_hours(alone, busy, 1, n, exclusive) / 24 for n in JOBS_PER_DEVICE_CHOICES}
+    return {n: h100_days(rows, n, mode) for n in JOBS_PER_DEVICE_CHOICES}
 
 
 def recommended_jobs_per_device(days: dict[int, float], within: float = 0.02) -> int:
