@@ -7,8 +7,9 @@
 # fits its start-up, this and a rerun):
 # 1. python3 -m workflow_src.gpu_check --deadline: every family of the config's run at its sizes
 #    on the GPU (memory, step time, host syncs, against the CPU fp32 reference), decoding, jobs
-#    sharing the device, the configured train.compile -> OUTDIR/gpu_check.{md,json}, rewritten
-#    after each family; what the deadline leaves out is named there.
+#    sharing the device, the configured train.compile, then each family's step timed again (the
+#    faster kept) -> OUTDIR/gpu_check.{md,json}, rewritten after each item; what the deadline
+#    leaves out is named there.
 # 2. Given PAIRS_DIR (src-train.txt, tgt-train.txt: e.g. the fixtures' 10,000 en-de pairs copied
 #    into gpu_pairs/, which git ignores), a softmax CE and an NLLvMF model trained for
 #    $SECONDS_PER_MODEL seconds each (default 30) at the config's sizes -> OUTDIR/pairs_training.{md,json}

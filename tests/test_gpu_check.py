@@ -127,6 +127,8 @@ def test_a_bare_machine_run_says_passed_or_failed_on_every_line(json_config, dem
     assert report["environment"]["mps"]["on"] is False and "pipe" in report["environment"]["mps"]["how"]
     for name, entry in report["families"].items():
         assert entry["speed"]["memory"] == "not measured on the CPU" and entry["speed"]["step_seconds"] > 0
+        rounds = entry["speed"]["step_seconds_rounds"]
+        assert len(rounds) == 2 and entry["speed"]["step_seconds"] == min(rounds) == report["step_seconds"][name]
         assert entry["speed"]["syncs_per_step"] == "not applicable (CPU)"
         assert list(entry["correctness"]) == ["fp32"] and entry["verdict"] == "passed"
     # the plan's fit (plan/fit.py) reads the report's step times with their precision and length
@@ -155,12 +157,13 @@ def test_a_deadline_leaves_a_valid_partial_report_that_names_what_it_skipped(
     monkeypatch.setitem(gpu_check.ESTIMATES, "decoding", 1e6)
     assert main(["--config", str(DEMO), "--out", str(tmp_path), "--families", family.name, "--deadline", "600"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("GPU check: FAILED: 1 not reached before the deadline (avoid with")
+    assert out[-1].startswith("GPU check: FAILED: 2 not reached before the deadline (avoid with")
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["status"] == "partial: stopped before the deadline" and report["passed"] is False
     assert list(report["families"]) == [family.name] and report["families"][family.name]["verdict"] == "passed"
     assert report["not_reached"] == [
-        f"decoding of {family.name} (not started: it would not end before the --deadline of 600 s)"
+        f"{item} of {family.name} (not started: it would not end before the --deadline of 600 s)"
+        for item in ("decoding", "step timing 2")
     ]
     markdown = (tmp_path / "gpu_check.md").read_text()
     assert "**incomplete** (partial: stopped before the deadline)" in markdown
@@ -194,7 +197,7 @@ def test_a_short_deadline_starts_nothing_and_names_everything(demo_families, tmp
     named = [item.split(" (")[0] for item in report["not_reached"]]
     assert named == [f"family {f.name}" for f in demo_families] + [
         f"decoding of {f.name}" for f in check_families.decoded(demo_families)
-    ]
+    ] + [f"step timing 2 of {f.name}" for f in demo_families]
 
 
 def test_at_the_deadline_a_running_item_is_reported_not_reached_and_the_process_ends(
@@ -433,6 +436,20 @@ def test_the_cpu_workers_are_stopped_while_the_device_is_timed_and_then_finish_t
         workers.stop()
 
 
+class PausingPool(references.InProcess):
+    """The in-process pool, its `paused` recorded in `events` as "pause" and "continue"."""
+
+    def __init__(self, events: list):
+        super().__init__()
+        self.events = events
+
+    @contextlib.contextmanager
+    def paused(self):
+        self.events.append("pause")
+        yield
+        self.events.append("continue")
+
+
 def test_the_check_times_steps_sharing_and_compile_items_with_its_workers_paused(
     monkeypatch, demo_config, demo_families, tmp_path
 ):
@@ -442,20 +459,13 @@ def test_the_check_times_steps_sharing_and_compile_items_with_its_workers_paused
     family = first(demo_families, kind="lm")
     events = []
 
-    class Pool(references.InProcess):
-        @contextlib.contextmanager
-        def paused(self):
-            events.append("pause")
-            yield
-            events.append("continue")
-
     def measure(*args):
         events.append("measure")
         return {"step_seconds": 0.01}, []
 
     monkeypatch.setattr(measured, "measure", measure)
     check = gpu_check.Check(demo_config, CPU, tmp_path, only=[family.name], log=lambda line: None)
-    check.pool = Pool()
+    check.pool = PausingPool(events)
     reference = Future()
     reference.set_exception(RuntimeError("no reference here"))
     check.family(family, reference)
@@ -464,6 +474,41 @@ def test_the_check_times_steps_sharing_and_compile_items_with_its_workers_paused
     check.report.data["compile"] = []
     check.compiled(family, "graphs")
     assert events[3:] == ["pause", "compile", "continue"]
+
+
+def test_each_familys_step_is_timed_again_after_the_other_items_and_the_fastest_median_kept(
+    monkeypatch, demo_config, demo_families, tmp_path
+):
+    """`retime` (model/timing.py's ROUNDS): after every other item, each family's step is built
+    afresh and timed again with the workers paused; the fastest median is its step_seconds (the
+    plan's fit reads it), each round is kept, and the ratio to the modelled step follows."""
+    family = first(demo_families, kind="nmt")
+    medians, events = iter([0.050, 0.020]), []
+    monkeypatch.setattr(measured, "step_seconds", lambda step, device: events.append("timed") or next(medians))
+
+    lines = []
+    check = gpu_check.Check(demo_config, CPU, tmp_path, only=[family.name], log=lines.append)
+    check.pool = PausingPool(events)
+    reference = Future()
+    reference.set_exception(RuntimeError("no reference here"))
+    check.family(family, reference)
+    check.report.data["families"][family.name]["modelled"] = {"alone_seconds": 0.010}
+    check.retime(family, f"step timing 2 of {family.name}")
+    assert events == ["pause", "timed", "continue"] * 2
+    speed = check.report.data["families"][family.name]["speed"]
+    assert speed["step_seconds_rounds"] == [0.050, 0.020] and speed["step_seconds"] == 0.020
+    assert check.report.data["step_seconds"] == {family.name: 0.020}
+    assert speed["tokens_per_second"] == pytest.approx(family.tokens_per_step / 0.020)
+    assert check.report.data["families"][family.name]["measured_over_modelled"] == pytest.approx(2.0)
+    assert lines[-1] == (
+        f"step timing 2 of {family.name}: passed (step 50.0, 20.0 ms in its rounds (2.50 x apart): 20.0 kept)"
+    )
+    assert LINE.match(lines[-1])
+    from workflow_src.plan.fit import measured_steps
+
+    assert [m.seconds for m in measured_steps(check.report.data)] == [0.020]
+    check.write("complete")
+    assert f"| {family.name} | {family.jobs} | 20.0 (50.0, 20.0) |" in (tmp_path / "gpu_check.md").read_text()
 
 
 def test_checks_runs_only_the_kinds_asked_for(demo_config, demo_families, tmp_path):
@@ -642,6 +687,7 @@ def test_cudas_measures_are_reported_and_sharing_is_what_the_plan_reads(
         ),
     )
     monkeypatch.setattr(measured, "full_size_step", lambda family, precision, device: (None, None))
+    monkeypatch.setattr(measured, "step_seconds", lambda step, device: 0.1)
     monkeypatch.setattr(measured, "busy_share", lambda step, device: 0.25)
     monkeypatch.setattr(
         gpu_check.sharing, "shared_seconds", lambda found, precision, jobs, timeout: {f.name: 0.15 for f in found}
@@ -658,6 +704,10 @@ def test_cudas_measures_are_reported_and_sharing_is_what_the_plan_reads(
         line.endswith(": passed (2 jobs: step 150.0 ms (1.50 x alone); 25% busy alone; MPS off)")
         for line in lines[-len(chosen) :]
     )
+    assert sharing_slowdown(json.loads((tmp_path / "gpu_check.json").read_text()), 2) == pytest.approx(1.5)
+    # a later, faster timing of a family alone (`retime`) leaves the slowdown timed beside the shared run
+    check.report.data["step_seconds"] |= {f.name: 0.05 for f in chosen}
+    check.write("complete")
     assert sharing_slowdown(json.loads((tmp_path / "gpu_check.json").read_text()), 2) == pytest.approx(1.5)
     markdown = (tmp_path / "gpu_check.md").read_text()
     assert (

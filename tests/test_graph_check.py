@@ -67,3 +67,24 @@ def test_without_a_gpu_the_command_says_so_in_one_line(monkeypatch):
         SystemExit, match="graph_check: train.compile graphs captures CUDA graphs; torch sees no GPU here"
     ):
         graph_check.main([])
+
+
+def test_eager_and_captured_steps_are_timed_in_turn_and_the_fastest_median_of_each_kept(monkeypatch):
+    """A host-bound step's time varies between moments of a run (model/timing.py's ROUNDS): each
+    side is built and timed ROUNDS times, alternating with the other, and its fastest median kept."""
+    medians = {False: iter([0.050, 0.030]), True: iter([0.012, 0.015])}
+    timed = []
+
+    def runs(kind, spec, sizes, device, precision, dropout, graphs, count, measure, dtype=torch.float32):
+        if not measure:  # the agreement runs: one loss, nothing moved
+            return {"losses": [1.0], "before": [torch.ones(2)], "after": [torch.zeros(2)], "seconds": None}
+        timed.append(graphs)
+        return {"losses": [1.0], "before": [], "after": [], "seconds": next(medians[graphs])}
+
+    monkeypatch.setattr(graph_check, "family_runs", runs)
+    monkeypatch.setattr(graph_check, "ROUNDS", 2)
+    result = graph_check.check("lm", train_lm.resolve({**LM_SPEC, "experiment": "t", "device": "cpu"}), {}, CPU)
+    assert timed == [False, True, False, True]
+    assert result["eager_step_seconds_rounds"] == [0.050, 0.030] and result["eager_step_seconds"] == 0.030
+    assert result["graphs_step_seconds_rounds"] == [0.012, 0.015] and result["graphs_step_seconds"] == 0.012
+    assert result["speedup"] == pytest.approx(2.5)

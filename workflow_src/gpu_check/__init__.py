@@ -22,15 +22,19 @@ In this order, each item reported as it ends (`report.Report`: a console line `p
     decoding     greedy and beam search of one family per output layer against the CPU's words, and
                  the seconds per sentence (`decoding`);
     sharing      (CUDA) the configured gpu.jobs_per_device processes at once on three representative
-                 families, with MPS's state, and the GPU's busy share of a step alone (torch.profiler);
+                 families, with MPS's state, against each step timed alone just before, and the
+                 GPU's busy share of a step alone (torch.profiler);
     compile      train.compile's configured mode (every mode with --compile all), per architecture in
-                 a fresh dynamo state, training and evaluation as a job runs them (`compile_check`).
+                 a fresh dynamo state, training and evaluation as a job runs them (`compile_check`);
+    retime       every family's step timed again (to `model.timing.ROUNDS` timings), built afresh,
+                 minutes after its first: its `step_seconds` is the fastest median, each kept in
+                 `step_seconds_rounds` (a host-bound step's time varies between moments of a run).
 
 The CPU's work (references, decoding references, the plan's counts) runs in worker processes beside
-the device's (`references`), stopped while the device is timed (a family's step, sharing, compile
-items), so that an eager step's host runs on a quiet CPU. With a deadline, an item that would not
-end before it is not started: the report names it and everything after it, and the check exits 1 (as
-on a failure).
+the device's (`references`), stopped while the device is timed (a family's step and its second
+timing, sharing, compile items), so that an eager step's host runs on a quiet CPU. With a deadline,
+an item that would not end before it is not started: the report names it and everything after it,
+and the check exits 1 (as on a failure).
 
 Imports: torch, numpy and this package only (no Snakemake, gensim, fastText, eflomal, tqdm,
 sacremoses, PyYAML), so that it runs as plain Python on a bare GPU machine. The JSON's
@@ -68,6 +72,7 @@ from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, e
 from workflow_src.gpu_check.report import CHECKS, Report, one_line, verdict
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.seq2seq import finished_check_interval
+from workflow_src.model.timing import ROUNDS
 
 # Tolerances against the CPU fp32 reference, per precision of the device run. fp32: the same
 # arithmetic in another order (cuDNN, cuBLAS); tf32: 10-bit mantissas in the products; bf16:
@@ -96,7 +101,7 @@ AVOID = {
 }
 # Seconds an item of each kind takes before one is measured. compile: graphs against eager took
 # 1-17 s a family on the H200 (29 s with its fp64 retry), docs/gpu_check/2026-11-27-h200/.
-ESTIMATES = {"family": 10.0, "decoding": 10.0, "sharing": 60.0, "compile": 30.0}
+ESTIMATES = {"family": 10.0, "decoding": 10.0, "sharing": 60.0, "compile": 30.0, "retime": 5.0}
 MARGIN = 5.0  # seconds kept before the deadline: the last report and the workers' end
 
 
@@ -265,7 +270,9 @@ class Check:
             "families": (
                 f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
                 f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
-                f"of {measured.STEPS} after {measured.WARMUP} warm-up steps"
+                f"of {measured.STEPS} after {measured.WARMUP} warm-up steps, timed again after every other item "
+                "(`retime`) from a fresh build, and the fastest median kept (step ms: the kept one, then each "
+                "timing's): a host-bound step's time varies between moments of a run, and interference only adds time"
                 + (", the CPU workers stopped while it runs (as while sharing and compile items run)" if cuda else "")
                 + ". Peak memory: "
                 + (
@@ -305,8 +312,9 @@ class Check:
             "sharing": (
                 f"{self.sharing_jobs} processes (config gpu.jobs_per_device: {self.jobs_per_device}"
                 + ("" if self.jobs_per_device > 1 else f", so {SHARING_WHEN_ALONE}, what the plan recommends")
-                + ") each running one family's step at once; the busy share is the union of the GPU's kernel times "
-                "over a profiled step alone (torch.profiler)."
+                + ") each running one family's step at once, against its step timed alone just before (step ms "
+                "alone); the busy share is the union of the GPU's kernel times over a profiled step alone "
+                "(torch.profiler)."
                 if cuda
                 else "Not applicable on the CPU."
             ),
@@ -316,7 +324,8 @@ class Check:
                 "`model.compilation`), then after a reset the compiled loss against eager. graphs: per "
                 "architecture, output layer and sampling, the whole training step captured per length bucket "
                 f"against the eager step over {compile_check.GRAPH_STEPS} steps in fp32 without dropout (losses within "
-                "the tolerance, the updates' cosine), then both timed in train.precision (train/graph_check.py)."
+                "the tolerance, the updates' cosine), then both timed in train.precision, in turn, each built afresh "
+                f"{ROUNDS} times, the fastest median kept (train/graph_check.py)."
             ),
         }
 
@@ -381,6 +390,27 @@ class Check:
             ),
         )
 
+    def retime(self, family: Family, name: str) -> None:
+        """The family's step timed again (`measured.timed_again`); the fastest median is kept."""
+        e = self.report.data["families"].get(family.name, {})
+        speed = e.get("speed", {})
+        if "step_seconds" not in speed:
+            self.report.check(name, [], "not timed: its first timing did not end")
+            return
+        with self.pool.paused():
+            speed["step_seconds_rounds"].append(measured.timed_again(family, self.precision, self.device))
+        rounds = speed["step_seconds_rounds"]
+        kept = speed["step_seconds"] = min(rounds)
+        speed["tokens_per_second"] = family.tokens_per_step / kept
+        self.report.data["step_seconds"][family.name] = kept
+        set_ratio(e)
+        self.report.check(
+            name,
+            [],
+            f"step {', '.join(f'{r * 1000:.1f}' for r in rounds)} ms in its rounds ({max(rounds) / kept:.2f} x "
+            f"apart): {kept * 1000:.1f} kept",
+        )
+
     def decoding(self, family: Family, ref) -> None:
         entry, problems = decoding.check(
             family,
@@ -404,14 +434,15 @@ class Check:
             self.shared(chosen)
 
     def shared(self, chosen: list[Family]) -> None:
-        families_entry, alone = {}, self.report.data["step_seconds"]
+        families_entry = {}
         for family in chosen:
             model, step = measured.full_size_step(family, self.precision, self.device)
+            alone = measured.step_seconds(step, self.device)  # beside the shared run: the same moment's host
             try:
                 share = measured.busy_share(step, self.device)
             except Exception as error:  # the profiler's own failure is not the device's
                 share = f"not measured: {one_line(error)}"
-            families_entry[family.name] = {"alone_seconds": alone.get(family.name), "busy_share": share}
+            families_entry[family.name] = {"alone_seconds": alone, "busy_share": share}
             del model, step
             measured.free(self.device)
         left = self.clock.left()
@@ -436,6 +467,7 @@ class Check:
                 s["slowdown"] = s["shared_seconds"] / s["alone_seconds"]
                 self.report.data["jobs_per_device"][str(self.sharing_jobs)][family.name] = {
                     "step_seconds": s["shared_seconds"],
+                    "alone_seconds": s["alone_seconds"],
                     "device_tokens_per_second": self.sharing_jobs * family.tokens_per_step / s["shared_seconds"],
                 }
             busy = f"{s['busy_share']:.0%} busy alone" if isinstance(s["busy_share"], float) else s["busy_share"]
@@ -484,8 +516,7 @@ class Check:
                 modelled = f"not computed: {one_line(error)}"
             del futures[name]
             e["modelled"] = modelled
-            if isinstance(modelled, dict) and "step_seconds" in e["speed"]:
-                e["measured_over_modelled"] = e["speed"]["step_seconds"] / modelled["alone_seconds"]
+            set_ratio(e)
 
     def run(self) -> Report:
         pool = self.pool = executor(self.workers, 1)
@@ -515,6 +546,13 @@ class Check:
             for mode in self.compile_modes
             for f in compile_check.targets(self.found, mode)
             if "compile" in self.checks
+        ]
+        work += [
+            ("retime", name, functools.partial(self.retime, f, name))
+            for k in range(2, ROUNDS + 1)
+            for f in measured_families
+            if "retime" in self.checks
+            for name in [f"step timing {k} of {f.name}"]
         ]
         position = [0]
         self.write("running")  # a valid report from the start
@@ -579,6 +617,12 @@ class Check:
             self.log(self.report.summary())
             pool.stop()
             os._exit(1)
+
+
+def set_ratio(e: dict) -> None:
+    """A family entry's measured / modelled step, where both are there."""
+    if isinstance(e.get("modelled"), dict) and "step_seconds" in e.get("speed", {}):
+        e["measured_over_modelled"] = e["speed"]["step_seconds"] / e["modelled"]["alone_seconds"]
 
 
 def run(config: dict, device: torch.device, out: Path, **options) -> Report:

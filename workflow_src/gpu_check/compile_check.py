@@ -103,6 +103,8 @@ def graphs_against_eager(family: Family, device: torch.device) -> tuple[dict, li
         **{k: result[k] for k in ("fp64_loss_max_relative", "fp64_update_cosine_min") if k in result},
         "step_seconds": result["graphs_step_seconds"],
         "eager_step_seconds": result["eager_step_seconds"],
+        "step_seconds_rounds": result["graphs_step_seconds_rounds"],
+        "eager_step_seconds_rounds": result["eager_step_seconds_rounds"],
         "speedup": result["speedup"],
     }
     fp64 = (

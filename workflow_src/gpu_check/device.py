@@ -142,6 +142,17 @@ def full_size_step(family: Family, precision: str, device: torch.device):
     return model, lambda: step(data)
 
 
+def timed_again(family: Family, precision: str, device: torch.device) -> float:
+    """The median seconds of the family's step, built afresh (`full_size_step`), as `measure` times it."""
+    free(device)
+    model, step = full_size_step(family, precision, device)
+    try:
+        return step_seconds(step, device)
+    finally:
+        del model, step
+        free(device)
+
+
 def memory_problems(reserved: int, total: int, jobs_per_device: int, batch_size: int) -> list[tuple[str, str]]:
     """[(problem, setting that avoids it)] where `jobs_per_device` jobs of `reserved` bytes each
     leave less than HEADROOM of the device's `total`."""
@@ -178,6 +189,7 @@ def measure(family: Family, precision: str, device: torch.device, jobs_per_devic
         )
     entry = {
         "step_seconds": seconds,
+        "step_seconds_rounds": [seconds],
         "precision": precision,
         "length": family.length,
         "target_tokens_per_step": family.tokens_per_step,

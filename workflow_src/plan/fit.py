@@ -11,6 +11,8 @@ each fixes (costmodel.py's equations):
                 max(host, busy) + syncs · (host_operator + kernel),
                 host = operators · host_operator + views · host_view
                        + fused LSTM kernels · host_recurrent_kernel.
+            A step timed in rounds (`step_seconds_rounds`, `model.timing.ROUNDS`) is read as
+            the report keeps it, its fastest round's median.
             Every measured eager step is host-bound (its graphs step is 2.5-7x faster), so these
             fix the host terms `host_operator`, `host_view` and `host_recurrent_kernel` (cuDNN
             launching a fused layer's time steps), and bound the GPU terms from above only.

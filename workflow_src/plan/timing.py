@@ -172,7 +172,9 @@ def sharing_slowdown(gpu_check: dict | None, per_device: int) -> float | None:
 
         step seconds with `per_device` processes on the device / step seconds alone
 
-    1 for one job per device; None where the check did not measure that many (off CUDA, or another count)."""
+    alone: timed beside the shared run (the entry's `alone_seconds`), or, in a report without it,
+    the family's `step_seconds`. 1 for one job per device; None where the check did not measure
+    that many (off CUDA, or another count)."""
     if per_device == 1:
         return 1.0
     shared = (gpu_check or {}).get("jobs_per_device")
@@ -180,7 +182,9 @@ def sharing_slowdown(gpu_check: dict | None, per_device: int) -> float | None:
         return None
     alone = gpu_check["step_seconds"]
     ratios = sorted(
-        entry["step_seconds"] / alone[name] for name, entry in shared[str(per_device)].items() if name in alone
+        entry["step_seconds"] / entry.get("alone_seconds", alone.get(name))
+        for name, entry in shared[str(per_device)].items()
+        if "alone_seconds" in entry or name in alone
     )
     if not ratios:
         return None
