@@ -229,8 +229,10 @@ EXPLAIN = "python -m workflow_src.registry explain NAME"
 def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str) -> list[str]:
     """The footer line naming the paper's rows that the config's `papers.<paper>.<artefact>.rows`
     leaves out of this run (`layout.selected_rows`), so that a shorter table says it is shorter."""
-    kept = layout.selected_rows(ctx, table) if hasattr(table, "rows") else []
-    left_out = [row.experiment for row in getattr(table, "rows", ()) if row not in kept]
+    if not hasattr(table, "rows"):  # a kind of artefact without rows of experiments (a figure, a table of bins)
+        return []
+    kept = layout.selected_rows(ctx, table)
+    left_out = [row.experiment for row in table.rows if row not in kept]
     if not left_out:
         return []
     return [
