@@ -501,7 +501,7 @@ def test_each_familys_step_is_timed_again_after_the_other_items_and_the_fastest_
     assert speed["tokens_per_second"] == pytest.approx(family.tokens_per_step / 0.020)
     assert check.report.data["families"][family.name]["measured_over_modelled"] == pytest.approx(2.0)
     assert lines[-1] == (
-        f"step timing 2 of {family.name}: passed (step 50.0, 20.0 ms in its rounds (2.50 x apart): 20.0 kept)"
+        f"step timing 2 of {family.name}: passed (step 50.0 and 20.0 ms in its rounds, 2.50 x apart: 20.0 ms kept)"
     )
     assert LINE.match(lines[-1])
     from workflow_src.plan.fit import measured_steps

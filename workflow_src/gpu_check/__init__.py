@@ -407,8 +407,8 @@ class Check:
         self.report.check(
             name,
             [],
-            f"step {', '.join(f'{r * 1000:.1f}' for r in rounds)} ms in its rounds ({max(rounds) / kept:.2f} x "
-            f"apart): {kept * 1000:.1f} kept",
+            f"step {' and '.join(f'{r * 1000:.1f}' for r in rounds)} ms in its rounds, {max(rounds) / kept:.2f} x "
+            f"apart: {kept * 1000:.1f} ms kept",
         )
 
     def decoding(self, family: Family, ref) -> None:
