@@ -74,3 +74,46 @@ def test_the_flop_share_sentence_names_the_families_beyond_the_timed_steps_and_t
     assert "no family's step has more than 2 times its FLOPs" in report.flop_share_sentence(
         rows, families, fitting, 1, "graphs"
     )
+
+
+def test_the_fit_says_how_far_apart_one_steps_rounds_lay_and_reads_their_fastest():
+    """A GPU check's steps timed in rounds (model/timing.py's ROUNDS): the fit reads the kept, fastest
+    median with each round beside it, and the plan says how far apart one step's rounds lay; a
+    report of single timings says that spread is not measured."""
+    from workflow_src.plan import fit
+
+    speed = {"precision": "bf16", "length": 26, "target_tokens_per_step": 2496}
+    check = {
+        "families": {
+            "a": {
+                "experiment": "a",
+                "kind": "nmt",
+                "speed": {**speed, "step_seconds": 0.02, "step_seconds_rounds": [0.03, 0.02]},
+            },
+            "b": {
+                "experiment": "b",
+                "kind": "nmt",
+                "speed": {**speed, "step_seconds": 0.04, "step_seconds_rounds": [0.04, 0.05]},
+            },
+            "c": {"experiment": "c", "kind": "nmt", "speed": {**speed, "step_seconds": 0.01}},
+        }
+    }
+    read = {m.name: m for m in fit.measured_steps(check)}
+    assert {n: (m.seconds, m.rounds) for n, m in read.items()} == {
+        "a": (0.02, (0.03, 0.02)),
+        "b": (0.04, (0.04, 0.05)),
+        "c": (0.01, ()),
+    }
+    phase = {"step_seconds": 0.008, "step_seconds_rounds": [0.008, 0.009], "eager_step_seconds": 0.02}
+    graphs = {
+        "precision": {"resolved": "bf16"},
+        "compile": [{"family": "a", "mode": "graphs", "phases": {"graphs against eager": phase}}],
+    }
+    replayed = {m.mode: (m.seconds, m.rounds) for m in fit.graph_steps(graphs, read)}
+    assert replayed == {"graphs": (0.008, (0.008, 0.009)), "eager": (0.02, ())}
+    rows = [{"rounds": m.rounds} for m in read.values()]
+    assert report.rounds_sentence(rows) == (
+        "2 of the 3 steps were timed in rounds, each from a fresh build, and the fastest kept: one step's rounds "
+        "lay up to 1.5x apart (median 1.38x), the spread of its time between moments of a run. "
+    )
+    assert report.rounds_sentence(rows[2:]).startswith("Each step here was timed once")

@@ -79,6 +79,7 @@ class Measured:
     mode: str = "eager"  # eager | graphs (replayed as a CUDA graph)
     width_ratio: float = 1.0  # the timed target positions over the counted `length`
     source: str = "check"  # check | graph check
+    rounds: tuple[float, ...] = ()  # each round's median, where timed in rounds (`seconds`: the fastest)
 
     @property
     def label(self) -> str:
@@ -103,6 +104,7 @@ def measured_steps(report: dict) -> list[Measured]:
             speed["precision"],
             speed.get("length") or report["batch"]["length"],
             family.get("kind") or ("lm" if name.startswith("LM") else "nmt"),
+            rounds=tuple(speed.get("step_seconds_rounds", ())),
         )
         for name, family in report["families"].items()
         if "step_seconds" in (speed := family.get("speed") or {})
@@ -126,7 +128,13 @@ def graph_steps(report: dict, eager: dict[str, Measured]) -> list[Measured]:
         precision = report["precision"]["resolved"]
         out += [
             dataclasses.replace(
-                m, seconds=phase[key], precision=precision, mode=mode, width_ratio=width, source="graph check"
+                m,
+                seconds=phase[key],
+                precision=precision,
+                mode=mode,
+                width_ratio=width,
+                source="graph check",
+                rounds=tuple(phase.get(f"{key}_rounds", ())),
             )
             for key, mode in (("eager_step_seconds", "eager"), ("step_seconds", "graphs"))
         ]
@@ -420,6 +428,7 @@ class Fitting:
                     "views": c.views,
                     "kernels": c.kernels,
                     "recurrent_kernels": c.recurrent_kernels,
+                    "rounds": m.rounds,
                 }
             )
         return out

@@ -4,6 +4,8 @@ families, and how all of it is computed."""
 
 from __future__ import annotations
 
+import statistics
+
 from workflow_src.plan.costmodel import (
     BATCH_OPERATORS,
     FLOOR_FRACTION,
@@ -254,6 +256,7 @@ def fit_section(fitting: Fitting) -> list[str]:
         f"The eager steps fall in {len(groups)} groups of counts within 5% of each other, and the spread of "
         f"measured times within a group (up to {spread:.3g}x) is what the counts do not explain: run-to-run "
         "spread of a host-bound step, which no setting of the terms removes. "
+        + rounds_sentence(rows)
         + (f"Device-bound at the fit, eager: {', '.join(device_bound)}. " if device_bound else "")
         + (
             "A view costs the fit more than an operator: the host's Python work between operators grows with "
@@ -287,6 +290,22 @@ def fit_section(fitting: Fitting) -> list[str]:
         "",
     ]
     return lines
+
+
+def rounds_sentence(rows: list[dict]) -> str:
+    """How far apart the rounds of one step lay, where the GPU check timed steps in rounds
+    (`model.timing.ROUNDS`: built afresh and timed again, the fastest median kept)."""
+    spreads = sorted(max(r["rounds"]) / min(r["rounds"]) for r in rows if len(r["rounds"]) > 1)
+    if not spreads:
+        return (
+            "Each step here was timed once (the reports predate the GPU check's rounds, `model.timing.ROUNDS`), "
+            "so how far one step's time moves between moments of a run shows here only across steps of equal counts. "
+        )
+    return (
+        f"{len(spreads)} of the {len(rows)} steps were timed in rounds, each from a fresh build, and the fastest "
+        f"kept: one step's rounds lay up to {spreads[-1]:.3g}x apart (median {statistics.median(spreads):.3g}x), "
+        "the spread of its time between moments of a run. "
+    )
 
 
 def count_groups(rows: list[dict], within: float = 0.05) -> list[list[dict]]:
