@@ -78,8 +78,8 @@ def test_the_flop_share_sentence_names_the_families_beyond_the_timed_steps_and_t
 
 def test_the_fit_says_how_far_apart_one_steps_rounds_lay_and_reads_their_fastest():
     """A GPU check's steps timed in rounds (model/timing.py's ROUNDS): the fit reads the kept, fastest
-    median with each round beside it, and the plan says how far apart one step's rounds lay; a
-    report of single timings says that spread is not measured."""
+    median with each round beside it, and the plan says how far apart one step's rounds lay; for a
+    report of one round per step it says that spread shows only across steps of equal counts."""
     from workflow_src.plan import fit
 
     speed = {"precision": "bf16", "length": 26, "target_tokens_per_step": 2496}
@@ -116,4 +116,4 @@ def test_the_fit_says_how_far_apart_one_steps_rounds_lay_and_reads_their_fastest
         "2 of the 3 steps were timed in rounds, each from a fresh build, and the fastest kept: one step's rounds "
         "lay up to 1.5x apart (median 1.38x), the spread of its time between moments of a run. "
     )
-    assert report.rounds_sentence(rows[2:]).startswith("Each step here was timed once")
+    assert report.rounds_sentence(rows[2:]).startswith("Each step here is one round's median")

@@ -298,8 +298,9 @@ def rounds_sentence(rows: list[dict]) -> str:
     spreads = sorted(max(r["rounds"]) / min(r["rounds"]) for r in rows if len(r["rounds"]) > 1)
     if not spreads:
         return (
-            "Each step here was timed once (the reports predate the GPU check's rounds, `model.timing.ROUNDS`), "
-            "so how far one step's time moves between moments of a run shows here only across steps of equal counts. "
+            "Each step here is one round's median (the reports predate the GPU check's rounds, "
+            "`model.timing.ROUNDS`), so how far one step's time moves between moments of a run shows here only "
+            "across steps of equal counts. "
         )
     return (
         f"{len(spreads)} of the {len(rows)} steps were timed in rounds, each from a fresh build, and the fastest "
