@@ -270,9 +270,14 @@ class Check:
             "families": (
                 f"One training step (forward, backward, clipping, optimiser) of each family at its configured sizes, "
                 f"train.batch_size x its length (language models: their batch x bptt), in {self.precision}: the median "
-                f"of {measured.STEPS} after {measured.WARMUP} warm-up steps, timed again after every other item "
-                "(`retime`) from a fresh build, and the fastest median kept (step ms: the kept one, then each "
-                "timing's): a host-bound step's time varies between moments of a run, and interference only adds time"
+                f"of {measured.STEPS} after {measured.WARMUP} warm-up steps"
+                + (
+                    ", timed again after every other item (`retime`) from a fresh build, and the fastest median kept "
+                    "(step ms: the kept one, then each timing's): a host-bound step's time varies between moments of "
+                    "a run, and interference only adds time"
+                    if "retime" in self.checks
+                    else ""
+                )
                 + (", the CPU workers stopped while it runs (as while sharing and compile items run)" if cuda else "")
                 + ". Peak memory: "
                 + (

@@ -182,9 +182,9 @@ def sharing_slowdown(gpu_check: dict | None, per_device: int) -> float | None:
         return None
     alone = gpu_check["step_seconds"]
     ratios = sorted(
-        entry["step_seconds"] / entry.get("alone_seconds", alone.get(name))
+        entry["step_seconds"] / base
         for name, entry in shared[str(per_device)].items()
-        if "alone_seconds" in entry or name in alone
+        if (base := entry.get("alone_seconds", alone.get(name)))
     )
     if not ratios:
         return None
