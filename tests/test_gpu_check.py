@@ -520,6 +520,15 @@ def test_checks_runs_only_the_kinds_asked_for(demo_config, demo_families, tmp_pa
     assert "Checks run: decoding only (`--checks`)" in (tmp_path / "gpu_check.md").read_text()
     with pytest.raises(ValueError, match=r"unknown checks \['families'\]: choose among family, decoding"):
         gpu_check.Check(demo_config, CPU, tmp_path, checks=("families",))
+    with pytest.raises(ValueError, match=r"--checks retime times each family's step a second time"):
+        gpu_check.Check(demo_config, CPU, tmp_path, checks=("retime",))
+
+
+def test_retime_without_family_is_refused_on_the_command_line_in_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["--config", str(DEMO), "--out", str(tmp_path), "--checks", "retime"])
+    assert ended.value.code == 2 and not list(tmp_path.iterdir())
+    assert "it runs with family (--checks family retime)" in capsys.readouterr().err
 
 
 def test_a_failed_tolerance_exits_1_with_one_line_and_the_setting(monkeypatch, demo_families, tmp_path, capsys):

@@ -69,7 +69,7 @@ from workflow_src.gpu_check.families import (
 )
 from workflow_src.gpu_check.measures import SharedDraws, compare, compare_loss, dtype_problems, dtype_table, run_once
 from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, executor, modelled_step, reference
-from workflow_src.gpu_check.report import CHECKS, Report, one_line, verdict
+from workflow_src.gpu_check.report import CHECKS, Report, one_line, refused, verdict
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.seq2seq import finished_check_interval
 from workflow_src.model.timing import ROUNDS
@@ -209,9 +209,8 @@ class Check:
         checks: tuple[str, ...] = CHECKS,
         log=print,
     ):
-        unknown = set(checks) - set(CHECKS)
-        if unknown:
-            raise ValueError(f"unknown checks {sorted(unknown)}: choose among {', '.join(CHECKS)}")
+        if why := refused(checks):
+            raise ValueError(why)
         self.checks = tuple(c for c in CHECKS if c in checks)
         self.config, self.device, self.clock, self.log = config, device, Clock(deadline), log
         self.lock = threading.Lock()  # the report is written by the run or, at the deadline, by its watchdog

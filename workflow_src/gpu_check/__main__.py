@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from workflow_src.atomic import read_config, write_text
-from workflow_src.gpu_check.report import CHECKS
+from workflow_src.gpu_check.report import CHECKS, refused
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--threads", type=int, default=None, help="torch threads of this process (default: torch's)")
     args = parser.parse_args(argv)
+    if why := refused(args.checks):
+        parser.error(why)
 
     import torch
 

@@ -72,6 +72,16 @@ class Report:
 CHECKS = ("family", "decoding", "sharing", "compile", "retime")  # the kinds of item, in the order they run
 
 
+def refused(checks) -> str | None:
+    """Why these kinds of check cannot run (None: they can)."""
+    unknown = set(checks) - set(CHECKS)
+    if unknown:
+        return f"unknown checks {sorted(unknown)}: choose among {', '.join(CHECKS)}"
+    if "retime" in checks and "family" not in checks:
+        return "--checks retime times each family's step a second time: it runs with family (--checks family retime)"
+    return None
+
+
 def cell(value, scale: float = 1.0, digits: str = ".4g") -> str:
     if value is None or isinstance(value, str):
         return value or ""
