@@ -810,13 +810,21 @@ def test_rerunning_the_check_outdates_no_model(tmp_path):
 def test_the_owed_graphs_command_times_the_undecided_targets_and_the_largest_family():
     """docs/cluster.md's command for the next GPU session selects, as the check selects its graphs
     targets, the four whose agreement the 2026-11-27 fp64 retry left undecided and the family with
-    the most FLOPs a step (the plan's counts of the H200's steps)."""
+    the most FLOPs a step (the plan's counts of the H200's steps), in the same device call as the
+    whole check and within that call's limit."""
     import shlex
 
     text = (REPO / "docs" / "cluster.md").read_text()
     command = re.search(r"(python3 -m workflow_src\.gpu_check [^`]*?--families.*?)\n\s*```", text, re.S)
     assert command, "docs/cluster.md: no gpu_check command with --families"
     words = shlex.split(command.group(1).replace("\\\n", " "))
+    # one device call (a machine is warm for 30 s after one): the whole check first, then this
+    # command, the script's seconds and this deadline inside a call's 600 s, a minute left for their start
+    call = text[text.rindex("```", 0, command.start()) : command.end()]
+    assert "bash scripts/gpu_check_on_device.sh $OUT/check gpu_pairs; \\\n" + command.group(1) in call
+    script = (REPO / "scripts" / "gpu_check_on_device.sh").read_text()
+    script_seconds = int(re.search(r"seconds=\$\{GPU_CHECK_SECONDS:-(\d+)\}", script).group(1))
+    assert script_seconds + float(words[words.index("--deadline") + 1]) + 60 <= 600
     assert words[words.index("--compile") + 1] == "graphs" and words[words.index("--checks") + 1] == "compile"
     only = words[words.index("--families") + 1 :]
     found = [
