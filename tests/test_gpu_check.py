@@ -823,8 +823,13 @@ def test_the_owed_graphs_command_times_the_undecided_targets_and_the_largest_fam
     call = text[text.rindex("```", 0, command.start()) : command.end()]
     assert "bash scripts/gpu_check_on_device.sh $OUT/check gpu_pairs; \\\n" + command.group(1) in call
     script = (REPO / "scripts" / "gpu_check_on_device.sh").read_text()
-    script_seconds = int(re.search(r"seconds=\$\{GPU_CHECK_SECONDS:-(\d+)\}", script).group(1))
-    assert script_seconds + float(words[words.index("--deadline") + 1]) + 60 <= 600
+    seconds, per_model, extra = (
+        int((re.search(rf"\b{name}=(\d+)", call) or re.search(rf"\$\{{{name}:-(\d+)\}}", script)).group(1))
+        for name in ("GPU_CHECK_SECONDS", "SECONDS_PER_MODEL", "PAIRS_SECONDS_EXTRA")
+    )
+    assert seconds + float(words[words.index("--deadline") + 1]) + 60 <= 600
+    stated = re.search(r"deadline is then (\d+) - 2 x (\d+) - (\d+) = (\d+) s", text)
+    assert stated and tuple(map(int, stated.groups())) == (seconds, per_model, extra, seconds - 2 * per_model - extra)
     assert words[words.index("--compile") + 1] == "graphs" and words[words.index("--checks") + 1] == "compile"
     only = words[words.index("--families") + 1 :]
     found = [
