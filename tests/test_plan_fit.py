@@ -44,14 +44,14 @@ def test_the_fixture_holds_only_what_the_h200_printed():
     assert report["step_seconds"] == {m.name: m.seconds for m in measured}
 
 
-# The fit's worst modelled / measured over the eager steps (2026-11-27: 1.557, NMT 1x512 nmt/ce's 22.9 ms in the
-# graph check, modelled 35.6; the floor no setting of the terms beats: 1.380)
+# The fit's worst modelled / measured over the eager steps (2026-11-27's reports: 1.560, 1.558 and TIE; NMT 1x512
+# nmt/ce's 22.9 ms in the graph check; the floor no setting of the terms beats: 1.380)
 WORST = 1.56
 
 
 def test_the_fit_to_the_h200_is_as_close_as_its_eager_steps_allow():
     """Fitted to the H200's eager steps (all 67 families), the graph check's 30 eager and
-    30 replayed ones (docs/gpu_check/2026-11-27-h200), the model is within 1.29x of every graphs step
+    30 replayed ones (docs/gpu_check/2026-11-27-h200), the model is within 1.25x of every graphs step
     but only within WORST = 1.56x of every eager one, and no setting of its terms could be within
     1.3x: `worst_ratio_floor` finds pairs whose counts order one way and whose times the other by
     more than 1.3^2 (1.38x at best: NMT 1x1024 margin tied, projection negative, 65.3 ms in the check,
@@ -284,7 +284,7 @@ def test_a_gpu_check_is_read_in_the_layout_it_writes():
     """Today's layout: device and date under `environment`; the check's eager step of every family,
     and the graph check's eager and replayed steps of its 30 targets (translation at 25 of the 26
     counted target positions); the 2026-11-26 record, device and date at its top level, still reads."""
-    check, graphs = (fit.read(path) for path in fit.MEASURED)
+    check, graphs = (fit.read(path) for path in fit.MEASURED[:2])
     measured = fit.measurements([check, graphs])
     eager = [m for m in measured if m.source == "check"]
     assert len(eager) == 67 == len(check["families"]) and {m.mode for m in eager} == {"eager"}
@@ -303,3 +303,28 @@ def test_a_gpu_check_is_read_in_the_layout_it_writes():
     )
     partial = fit.read(PARTIAL)
     assert fit.environment(partial)["device_name"] == "NVIDIA H200" and len(fit.measured_steps(partial)) == 13
+
+
+def test_the_fit_is_the_same_whatever_the_blas_threads_and_wherever_its_searches_start():
+    """Before 2026-11-28 the committed fit put the products at 4.7% of the peak with two BLAS threads
+    and at 5.4% with one (a worse corner of the worst case: graphs within 1.29x, not 1.25x); from
+    several starts (`fit.starts`) and with each measurement held within the bounds, both agree."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json; from workflow_src.plan import fit; m = fit.load()[2]; "
+        "print(json.dumps({name: getattr(m, name) for name in m.fitted}))"
+    )
+
+    def fitted(threads: int) -> dict:
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "PYTHONPATH": str(REPO)}
+        out = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    one, two = fitted(1), fitted(2)
+    assert set(one) == set(TERMS) and all(abs(one[t] / two[t] - 1) < 0.01 for t in one), (one, two)
+    assert 0.05 < one["achieved"] < 0.06

@@ -111,9 +111,78 @@ def test_the_fit_says_how_far_apart_one_steps_rounds_lay_and_reads_their_fastest
     }
     replayed = {m.mode: (m.seconds, m.rounds) for m in fit.graph_steps(graphs, read)}
     assert replayed == {"graphs": (0.008, (0.008, 0.009)), "eager": (0.02, ())}
-    rows = [{"rounds": m.rounds} for m in read.values()]
+    rows = [{"rounds": m.rounds, "mode": m.mode} for m in read.values()]
     assert report.rounds_sentence(rows) == (
-        "2 of the 3 steps were timed in rounds, each from a fresh build, and the fastest kept: one step's rounds "
-        "lay up to 1.5x apart (median 1.38x), the spread of its time between moments of a run. "
+        "2 of the 3 steps were timed in rounds (each from a fresh build, in one run or in several reports), and the "
+        "fastest kept: one step's rounds lay apart by up to 1.5x eager (median 1.38x over 2 steps), the spread of "
+        "its time between moments of a run or between runs. "
+    )
+    replayed_rows = [{"rounds": m.rounds, "mode": m.mode} for m in fit.graph_steps(graphs, read)]
+    assert "by up to 1.5x eager (median 1.38x over 2 steps) and 1.12x graphs (median 1.12x over 1 step)," in (
+        report.rounds_sentence(rows + replayed_rows)
     )
     assert report.rounds_sentence(rows[2:]).startswith("Each step here is one round's median")
+
+
+def test_a_step_that_several_reports_timed_is_one_measurement_its_fastest_with_each_timing_a_round():
+    """The 2026-11-27 graph check timed four targets again in a second report: the fit reads each
+    step once, the fastest of its timings, each a round, as the GPU check keeps one step's rounds."""
+    from workflow_src.plan import fit
+
+    speed = {"precision": "bf16", "length": 26, "target_tokens_per_step": 2496}
+    check = {"families": {n: {"experiment": n, "kind": "nmt", "speed": {**speed, "step_seconds": 0.05}} for n in "ab"}}
+
+    def graph_report(family, graphs_seconds, eager_seconds):
+        phase = {"step_seconds": graphs_seconds, "eager_step_seconds": eager_seconds}
+        return {
+            "families": {},  # `--checks compile` alone
+            "precision": {"resolved": "bf16"},
+            "compile": [{"family": family, "mode": "graphs", "phases": {"graphs against eager": phase}}],
+        }
+
+    found = fit.measurements([check, graph_report("a", 0.012, 0.06), graph_report("a", 0.011, 0.04)])
+    timed = {(m.name, m.source, m.mode): (m.seconds, m.rounds) for m in found}
+    assert timed == {
+        ("a", "check", "eager"): (0.05, ()),
+        ("b", "check", "eager"): (0.05, ()),
+        ("a", "graph check", "eager"): (0.04, (0.06, 0.04)),
+        ("a", "graph check", "graphs"): (0.011, (0.012, 0.011)),
+    }
+    # a report in rounds and another of one: every round kept, the fastest read
+    again = {
+        **check,
+        "families": {
+            "a": {
+                **check["families"]["a"],
+                "speed": {**speed, "step_seconds": 0.03, "step_seconds_rounds": [0.04, 0.03]},
+            }
+        },
+    }
+    (a,) = [m for m in fit.measurements([check, again]) if m.name == "a"]
+    assert (a.seconds, a.rounds) == (0.03, (0.05, 0.04, 0.03))
+
+
+def test_the_committed_plans_fit_section_is_what_the_code_writes_from_the_stored_reports():
+    """docs/plan_modelled.md's fit (terms, sentences, one row per measured step) is regenerated with
+    any change to the measurements or the fit: its section is fit_section's from plan.fit.MEASURED
+    and COUNTED, line for line, as `plan --model-only` writes it (each number within 1%)."""
+    from pathlib import Path
+
+    from workflow_src.plan import fit
+
+    import re
+
+    reports, counts, fitted = fit.load()
+    lines = report.fit_section(fit.Fitting(reports, counts, fitted, fitted.on(costmodel.H100)))
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "plan_modelled.md").read_text().splitlines()
+    start = committed.index(lines[0])
+    number = re.compile(r"\d+(?:\.\d+)?(?:e[+-]\d+)?")
+
+    def close(a: str, b: str) -> bool:
+        """Equal, or within 1% (the fit's last digit moves with the BLAS threads' rounding)."""
+        x, y = float(a), float(b)
+        return a == b or abs(x - y) <= 0.01 * max(abs(x), abs(y))
+
+    for written, stored in zip(lines, committed[start : start + len(lines)], strict=True):
+        assert number.sub("#", written) == number.sub("#", stored), (written, stored)
+        assert all(map(close, number.findall(written), number.findall(stored))), (written, stored)

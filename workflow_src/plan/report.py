@@ -295,17 +295,24 @@ def fit_section(fitting: Fitting) -> list[str]:
 def rounds_sentence(rows: list[dict]) -> str:
     """How far apart the rounds of one step lay, where the GPU check timed steps in rounds
     (`model.timing.ROUNDS`: built afresh and timed again, the fastest median kept)."""
-    spreads = sorted(max(r["rounds"]) / min(r["rounds"]) for r in rows if len(r["rounds"]) > 1)
-    if not spreads:
+    timed = [r for r in rows if len(r["rounds"]) > 1]
+    if not timed:
         return (
             "Each step here is one round's median (the reports predate the GPU check's rounds, "
             "`model.timing.ROUNDS`), so how far one step's time moves between moments of a run shows here only "
             "across steps of equal counts. "
         )
+    spreads = {mode: sorted(max(r["rounds"]) / min(r["rounds"]) for r in timed if r["mode"] == mode) for mode in MODES}
+    apart = " and ".join(
+        f"{found[-1]:.3g}x {mode} (median {statistics.median(found):.3g}x over {len(found)} "
+        f"step{'s' * (len(found) > 1)})"
+        for mode, found in spreads.items()
+        if found
+    )
     return (
-        f"{len(spreads)} of the {len(rows)} steps were timed in rounds, each from a fresh build, and the fastest "
-        f"kept: one step's rounds lay up to {spreads[-1]:.3g}x apart (median {statistics.median(spreads):.3g}x), "
-        "the spread of its time between moments of a run. "
+        f"{len(timed)} of the {len(rows)} steps were timed in rounds (each from a fresh build, in one run or in "
+        f"several reports), and the fastest kept: one step's rounds lay apart by up to {apart}, the spread of its "
+        "time between moments of a run or between runs. "
     )
 
 
