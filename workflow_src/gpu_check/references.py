@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import multiprocessing
 import os
 import signal
@@ -46,11 +47,19 @@ def decoding_reference(family: Family, check_every: int) -> dict:
     return {beam: searched_words(model, fixed, beam, family.length, check_every) for beam in sorted({1, family.beam})}
 
 
+@functools.cache
+def fitted_on_h100():
+    """The plan's model fitted to the stored reports, on the H100 (seconds to fit: once a worker)."""
+    from workflow_src.plan import fit
+    from workflow_src.plan.costmodel import H100
+
+    return fit.load()[2].on(H100)
+
+
 def modelled_step(config: dict, family: Family) -> dict:
     """The plan's modelled H100 seconds of one training step of the family (`plan.steps`, counted on
     the CPU as CUDA runs it, in the precision a CUDA job takes), as the plan's families table has them."""
-    from workflow_src.plan import fit, steps
-    from workflow_src.plan.costmodel import H100
+    from workflow_src.plan import steps
     from workflow_src.plan.timing import modelled_precision
 
     precision = modelled_precision(config)
@@ -59,7 +68,7 @@ def modelled_step(config: dict, family: Family) -> dict:
         timing = steps.time_lm(as_on_cuda, family.job, family.key, CPU, model_only=True)
     else:
         timing = steps.count_nmt(as_on_cuda, family.job, family.key, CPU)
-    model = fit.load()[2].on(H100)
+    model = fitted_on_h100()
     return {
         "precision": precision,
         "alone_seconds": timing.modelled("step", precision, model),
