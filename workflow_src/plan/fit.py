@@ -414,9 +414,12 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
         r = log_ratios(theta)
         return np.concatenate([np.concatenate([bound - r[tier], bound + r[tier]]) for tier, bound in bounds])
 
+    def sum_of_squares(theta) -> float:
+        return np.sum(log_ratios(theta) ** 2)
+
     squares = [
         minimize(
-            lambda theta: np.sum(log_ratios(theta) ** 2),
+            sum_of_squares,
             theta,
             method="SLSQP",
             constraints=[{"type": "ineq", "fun": each_within}],
@@ -425,7 +428,7 @@ def fit(reports: list[dict], counts: dict[str, Counts]) -> CostModel:
         for theta in candidates
     ]
     within = [theta for theta in candidates + squares if exceeding(theta, bounds).min() >= -1e-9]
-    chosen = min(within, key=lambda theta: np.sum(log_ratios(theta) ** 2))
+    chosen = min(within, key=sum_of_squares)
     dates = sorted({environment(r)["date"][:10] for r in reports})
     kinds = ", ".join(f"{sum(m.mode == mode for m in measured)} {mode}" for mode in ("eager", "graphs"))
     return dataclasses.replace(
