@@ -7,6 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from workflow_src import atomic
 from workflow_src.atomic import write_text
 from workflow_src.plan import fit, jobs as planned, steps
 from workflow_src.plan.compare import write_comparison
@@ -136,10 +137,20 @@ def write(
 
 
 def read_config(value: str) -> dict:
-    """The config of `--config`: a JSON object, or the path of a file holding one (JSON or YAML)."""
+    """The config of `--config` (`atomic.read_config`: a JSON object, or a JSON or YAML file), checked
+    against the workflow's schema as the Snakefile checks it: argparse prints the problems, one line
+    each, naming the file and key."""
     import yaml
 
-    return json.loads(value) if value.lstrip().startswith("{") else yaml.safe_load(Path(value).read_text())
+    from workflow_src.config_check import ConfigError, validate
+
+    config = atomic.read_config(value)
+    schema = yaml.safe_load((fit.REPO / "schemas" / "config.schema.yaml").read_text())
+    try:
+        validate(config, schema, [] if value.lstrip().startswith("{") else [value])
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return config
 
 
 def main(argv: list[str] | None = None) -> None:
