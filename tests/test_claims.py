@@ -373,19 +373,27 @@ def unit_cells(
         reference = 0.4
         levels = {"effect": 0.6 if better > 0 else 0.2, "opposite": 0.2 if better > 0 else 0.6}
     compared = None if check.compared is None else cell(check.compared[0], check.compared[1], reference, 1000)
+    # the compared row's own units, no difference at all: a parity's clear effect, or no effect of another check
+    if compared is not None and not check.margin and case == ("effect" if check.parity is not None else "noise"):
+        return Cell(check.row, check.column, kind, compared.replicates, seeds, check.x, parameters), compared
     if case != "noise":
         return cell(check.row, check.column, levels[case], 0), compared
     if check.compared is None:  # a perplexity threshold: the same blocks, exactly at it
         return cell(check.row, check.column, check.threshold, 0), None
-    if not check.margin:  # the compared row's own units: no difference at all
-        return Cell(check.row, check.column, kind, compared.replicates, seeds, check.x, parameters), compared
-    low, high = 0.3, 0.9  # BLEU within a margin: the quality whose BLEU sits at the boundary
+    # the quality whose score sits at the boundary: BLEU at a margin, or METEOR above the other's by the parity
+
+    def past_the_boundary(level: float) -> float:  # rises with level
+        a, b = inference.observed(cell(check.row, check.column, level, 0)), inference.observed(compared)
+        return (
+            math.log(a / b) - math.log(1 + check.parity)
+            if check.parity is not None
+            else inference.difference(check, a, b)
+        )
+
+    low, high = 0.3, 0.9
     for _ in range(30):
         middle = (low + high) / 2
-        d = inference.difference(
-            check, inference.observed(cell(check.row, check.column, middle, 0)), inference.observed(compared)
-        )
-        low, high = (middle, high) if d < 0 else (low, middle)
+        low, high = (middle, high) if past_the_boundary(middle) < 0 else (low, middle)
     return cell(check.row, check.column, (low + high) / 2, 0), compared
 
 

@@ -441,7 +441,7 @@ DEVIATIONS = (
         "`-start_decay_at` (default 100, past its 50 epochs: in effect only a rise starts it)",
         "as the released "
         "code: only a rise in development loss per piece starts the halving (`train.lr_decay_start.joint: null`; the "
-        "demo also starts it after epoch 16, so that its 20 epochs end settled)",
+        "demo also starts it after epoch 8, so that its at most 13 epochs end settled)",
         "the paper trained with that code",
         "none against the released code",
         "train.lr_decay_start",
@@ -603,12 +603,19 @@ def joint_beats(bpe: str, column: Column, than: str, artefact: str = "table2") -
     return Check(artefact, column.name, name(bpe, "joint", 512), than=name(bpe, than))
 
 
-def joint_above_baselines(column: Column, bins: tuple[str, ...]) -> tuple[Check, ...]:
-    """Figure 3, one direction: NMT-joint's METEOR above NMT's and NMT-tied's at each of `bins`
-    (a check's x: the bin's index in its panel)."""
+def joint_against_baselines(column: Column, bins: tuple[str, ...], parity: float | None = None) -> tuple[Check, ...]:
+    """Figure 3, one direction: NMT-joint's METEOR above NMT's and NMT-tied's at each of `bins` (a
+    check's x: the bin's index in its panel), or with `parity` within that relative gap of them."""
     panel = next(p for p in ARTEFACTS["figure3"].panels if p.column == column)
     return tuple(
-        Check("figure3", panel.title, MODEL_NAMES["joint"], than=MODEL_NAMES[than], x=float(panel.bins.index(b)))
+        Check(
+            "figure3",
+            panel.title,
+            MODEL_NAMES["joint"],
+            than=MODEL_NAMES[than],
+            x=float(panel.bins.index(b)),
+            parity=parity,
+        )
         for b in bins
         for than in ("nmt", "tied")
     )
@@ -753,17 +760,18 @@ CLAIMS = (
         "Figure 3 test METEOR (%), De→En 32K, each third of the output vocabulary by training frequency as Meteor's "
         "function words (δ = 0): NMT-joint > NMT, > NMT-tied at high, medium and low frequency",
         "none printed (Figure 3 is a bar chart)",
-        joint_above_baselines(DE_EN, ("high", "medium", "low")),
+        joint_against_baselines(DE_EN, ("high", "medium", "low")),
     ),
     Claim(
         "C10",
-        "On En→De, NMT-joint outperforms both baselines on high- and low-frequency outputs",
+        "On En→De, NMT-joint outperforms both baselines on high- and low-frequency outputs, and matches them on medium",
         "Similarly, for En → De we can observe that NMT-joint outperforms the others on high-frequency and "
         "low-frequency labels while it reaches parity with them on the medium-frequency ones.",
         "§4.6, Figure 3",
-        "Figure 3 test METEOR (%), En→De 32K, the high- and low-frequency thirds of the output vocabulary as Meteor's "
-        "function words (δ = 0): NMT-joint > NMT, > NMT-tied",
+        "Figure 3 test METEOR (%), En→De 32K, each third of the output vocabulary by training frequency as Meteor's "
+        "function words (δ = 0): NMT-joint > NMT, > NMT-tied at high and low frequency; at medium, NMT-joint within "
+        '3% of NMT and of NMT-tied ("parity" read as within 3%, about 1 METEOR point)',
         "none printed (Figure 3 is a bar chart)",
-        joint_above_baselines(EN_DE, ("high", "low")),
+        joint_against_baselines(EN_DE, ("high", "low")) + joint_against_baselines(EN_DE, ("medium",), parity=0.03),
     ),
 )

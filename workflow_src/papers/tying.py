@@ -581,10 +581,14 @@ CLAIMS = (
     ),
     Claim(
         "C3",
-        "On each half of WikiText-2 the small models rank as on PTB",
+        "On each half of WikiText-2 the small models' gains are as on PTB: AL and RE each beat VD, REAL beats both",
         "These results are consistent with those on PTB (see Table 1)",
         "Table 2's caption",
-        "Table 2 test perplexity, small models, each partition: AL < VD-LSTM, RE < VD-LSTM, REAL < AL, REAL < RE",
+        "Table 2 test perplexity, small models, each partition: AL < VD-LSTM, RE < VD-LSTM, REAL < AL, REAL < RE. "
+        "PTB's fifth ordering, AL < RE (82.9 against 85.1), is left out: the paper's own Table 2 reverses it in both "
+        "partitions (142.5 against 141.9, 143.7 against 140.9), so the caption cannot mean it. The body's \"AL has "
+        'significantly improved competitive performance against RE and REAL" compares gaps across Tables 1 and 2, '
+        "which no check here does",
         test_perplexities("table2", tuple(("small", f"{c.name} test") for c in PARTITIONS), ("vd", "al", "re", "real"))
         + " (VD / AL / RE / REAL)",
         tuple(
@@ -611,19 +615,20 @@ CLAIMS = (
         "With the augmented loss alone the subspace distance is about 0.06",
         "and eventually reaches around 0.06 when only augmented loss is used.",
         "§6.2, Figure 1 (a)",
-        'Figure 1 (a) subspace distance d(Lᵀ, W) at β = 1 over its seeds: < 0.2 (our bar for "around 0.06", '
-        "against a number the paper prints)",
+        'Figure 1 (a) subspace distance d(Lᵀ, W) at β = 1 over its seeds: > 0.04 and < 0.09 ("around 0.06" read '
+        "as within 1.5 times it either way, against a number the paper prints)",
         "about 0.06",
-        (
+        tuple(
             Check(
                 "figure1",
                 FIGURE1_A,
                 SUBSPACE_SERIES,
-                threshold=0.2,
-                lower_is_better=True,
+                threshold=bar,
+                lower_is_better=lower,
                 x=1.0,
-                paper_values=(0.06, 0.2),
-            ),
+                paper_values=(0.06, bar),
+            )
+            for bar, lower in ((0.09, True), (0.04, False))
         ),
     ),
     Claim(
@@ -646,12 +651,13 @@ CLAIMS = (
     ),
     Claim(
         "C8",
-        "RE does better than AL for the large network",
+        "RE does better than AL for the medium and large networks, on both datasets",
         "RE significantly outperforms AL for larger networks.",
         "§6.3, Table 1",
-        "Table 1 PTB test perplexity, large: RE < AL",
-        "69.0 against 71.2 perplexity",
-        (lowers("table1", "PTB test", "re", "large", "al"),),
+        "Table 1 test perplexity, the networks larger than small (medium on PTB and WikiText-2, large on PTB): RE < "
+        "AL in each",
+        test_perplexities("table1", [b for b in BLOCKS if b[0] != "small"], ("re", "al")) + " (RE / AL)",
+        tuple(lowers("table1", column, "re", size, "al") for size, column in BLOCKS if size != "small"),
     ),
     Claim(
         "C9",
@@ -659,9 +665,10 @@ CLAIMS = (
         "The best LSTM model (VD-LSTM+REAL) outperforms all previous work which uses conventional framework, "
         "including large ensembles.",
         "§6.3, Table 3",
-        "Table 3 PTB test perplexity of VD-LSTM+REAL (large): < 68.7 (38 large LSTMs, and 10 large VD-LSTMs: the "
-        "best earlier conventional result, a number the paper prints)",
-        "68.5 against 68.7 perplexity",
-        (Check("table3", "PTB test", name("large", "real"), threshold=68.7, lower_is_better=True),),
+        "Table 3 PTB test perplexity of VD-LSTM+REAL (large): < 68.5, VD-RHN's (Zilly et al.), the best earlier "
+        "conventional result the table prints, ensembles (68.7) included. The paper's own model only ties it on test "
+        "(68.5; 71.1 against 71.2 on validation), so its numbers reproduced exactly would be inconclusive",
+        "68.5 against 68.5 (VD-RHN) and 68.7 (38 large LSTMs, 10 large VD-LSTMs) perplexity",
+        (Check("table3", "PTB test", name("large", "real"), threshold=68.5, lower_is_better=True),),
     ),
 )

@@ -446,6 +446,7 @@ DEVIATIONS = (
 
 TIED_VMF = "word2emb-fasttext-tied-nllvmf_reg1reg2"
 TIED_MAXMARGIN = "word2emb-fasttext-tied-maxmargin"
+TIED_WORD2VEC = "word2emb-word2vec-tied-nllvmf_reg1reg2"
 WORD2VEC = tuple(
     f"word2emb-word2vec-{loss}" for loss in ("l2", "cosine", "maxmargin", "nllvmf_reg1", "nllvmf_reg1reg2")
 )
@@ -489,25 +490,30 @@ CLAIMS = (
     ),
     Claim(
         "C2",
-        "The best continuous models come close to the BPE baseline on de-en",
+        "The best continuous models come slightly below the BPE baseline on de-en, within 1 BLEU",
         "and attain slightly lower but competitive results on German→English",
         "§5, Table 1",
-        "Table 1 test BLEU, de-en: tied fastText NLLvMF and MaxMargin within 1 BLEU of BPE→BPE CE (ours + 1 > "
-        'BPE; "competitive" read as within 1 BLEU)',
+        "Table 1 test BLEU, de-en: tied fastText NLLvMF and MaxMargin each below BPE→BPE CE (slightly lower) and "
+        'within 1 BLEU of it (ours + 1 > BPE; "competitive" read as within 1 BLEU)',
         table1_numbers("NLLvMF", ("de-en", TIED_VMF, "bpe2bpe-ce"))
         + "; "
         + table1_numbers("MaxMargin", ("de-en", TIED_MAXMARGIN, "bpe2bpe-ce")),
-        tuple(bleu_check("de-en", row, "bpe2bpe-ce", margin=1.0) for row in (TIED_VMF, TIED_MAXMARGIN)),
+        tuple(
+            check
+            for row in (TIED_VMF, TIED_MAXMARGIN)
+            for check in (bleu_check("de-en", "bpe2bpe-ce", row), bleu_check("de-en", row, "bpe2bpe-ce", margin=1.0))
+        ),
     ),
     Claim(
         "C3",
-        "A continuous model's training step costs well under half a softmax step",
+        "The fastest continuous model trains 2.5 times as fast as softmax: its step takes 0.4 of a softmax step",
         "We show that our models train up to 2.5x faster than the state-of-the-art models",
         "abstract, Table 4",
-        'Table 4 ms per batch: tied NLLvMF < 0.5 × word→word CE ("up to 2.5x" read as more than 2x for the '
-        "paper's best model)",
-        "170 / 400 ms = 0.43",
-        (Check("table4", "ms per batch", TIED_VMF, than="word2word-ce", lower_is_better=True, factor=0.5),),
+        'Table 4 ms per batch: L2 < 0.4 × word→word CE ("up to 2.5x": the paper\'s fastest continuous rows, L2 and '
+        "cosine, both at 0.4x; L2 stands for the two, whose steps differ only in the loss. The paper's own ratio sits "
+        "on the bar, so its timings reproduced exactly would be inconclusive)",
+        "L2 and cosine 160 / 400 ms = 0.4 (tied NLLvMF 170 ms, 0.42)",
+        (Check("table4", "ms per batch", WORD2VEC[0], than="word2word-ce", lower_is_better=True, factor=0.4),),
     ),
     Claim(
         "C4",
@@ -516,7 +522,9 @@ CLAIMS = (
         "less than up-to 2.5x of the total training time of the baseline models.",
         "§5, Table 3",
         "Table 3 training time to convergence on fr-en, de-en and en-fr: NLLvMF < softmax, < BPE (WMT de-en is left "
-        "out: config.yaml trains it once, and one time has no spread to test)",
+        'out: config.yaml trains it once, and one time has no spread to test; the garbled "less than up-to 2.5x" '
+        "gives no bar for the size of the gain, and the paper's own largest ratio is 4.5 / 1.9 = 2.4, so only its "
+        "direction is tested)",
         "fr-en 1.9 h against 4 and 4.5 h; de-en 1.5 against 3 and 3.5; en-fr 1.3 against 1.8 and 2.8",
         tuple(
             Check("table3", f"{NLLVMF.name} ours", pair, than_column=f"{baseline.name} ours", lower_is_better=True)
@@ -552,24 +560,29 @@ CLAIMS = (
         "leads to $> 1$ BLEU improvement.",
         "§5, Table 1",
         "Table 1 test BLEU, tied NLLvMF reg1+reg2 (the best model): fastText > word2vec + 1 on fr-en, de-en and en-fr",
-        table1_numbers("", *((pair, TIED_VMF, "word2emb-word2vec-tied-nllvmf_reg1reg2") for pair in PAIRS)),
-        tuple(bleu_check(pair, TIED_VMF, "word2emb-word2vec-tied-nllvmf_reg1reg2", margin=-1.0) for pair in PAIRS),
+        table1_numbers("", *((pair, TIED_VMF, TIED_WORD2VEC) for pair in PAIRS)),
+        tuple(bleu_check(pair, TIED_VMF, TIED_WORD2VEC, margin=-1.0) for pair in PAIRS),
     ),
     Claim(
         "C8",
         "Tying the target embeddings gives the highest translation quality",
         "Tied embeddings are the most effective setups: they not only achieve highest translation quality",
         "§5, Table 1",
-        "Table 1 test BLEU, fastText targets: tied > untied for NLLvMF reg1+reg2 (fr-en, de-en, en-fr) and "
-        "MaxMargin (fr-en, en-fr; de-en is left out: the paper has both at 25.0)",
-        table1_numbers("NLLvMF", *((pair, TIED_VMF, "word2emb-fasttext-nllvmf_reg1reg2") for pair in PAIRS))
+        "Table 1 test BLEU, every tied row against its untied twin: tied > untied for fastText NLLvMF reg1+reg2 "
+        "(fr-en, de-en, en-fr), fastText MaxMargin (fr-en, en-fr) and word2vec NLLvMF reg1+reg2 (de-en, en-fr); "
+        "fastText MaxMargin on de-en and word2vec NLLvMF on fr-en are left out: the paper has each pair equal (25.0, "
+        "29.7)",
+        table1_numbers("fastText NLLvMF", *((pair, TIED_VMF, "word2emb-fasttext-nllvmf_reg1reg2") for pair in PAIRS))
         + "; "
         + table1_numbers(
             "MaxMargin", *((pair, TIED_MAXMARGIN, "word2emb-fasttext-maxmargin") for pair in ("fr-en", "en-fr"))
-        ),
+        )
+        + "; "
+        + table1_numbers("word2vec NLLvMF", *((pair, TIED_WORD2VEC, WORD2VEC[4]) for pair in ("de-en", "en-fr"))),
         (
             *(bleu_check(pair, TIED_VMF, "word2emb-fasttext-nllvmf_reg1reg2") for pair in PAIRS),
             *(bleu_check(pair, TIED_MAXMARGIN, "word2emb-fasttext-maxmargin") for pair in ("fr-en", "en-fr")),
+            *(bleu_check(pair, TIED_WORD2VEC, WORD2VEC[4]) for pair in ("de-en", "en-fr")),
         ),
     ),
     Claim(
