@@ -366,3 +366,14 @@ def test_the_gpu_check_and_the_plan_ask_slurm_for_minutes_not_a_trainings_days(u
             rules[name]["runtime"][0] * 10 <= rules["train"]["runtime"][0]
             and rules[name]["mem_mb"][0] < rules["train"]["mem_mb"][0]
         )
+
+
+def test_the_slurm_docs_name_every_local_rule():
+    """docs/cluster.md's Slurm table lists exactly the Snakefile's `localrules` (and the demo's own)."""
+    block = re.search(r"^localrules:\n((?:    \w+,\n)+)", (REPO / "Snakefile").read_text(), re.MULTILINE)
+    local = set(re.findall(r"(\w+),", block.group(1)))
+    row = next(
+        line for line in (REPO / "docs" / "cluster.md").read_text().splitlines() if line.startswith("| local rules |")
+    )
+    named = row.split("run on the submitting host:", 1)[1].split("(and `demo_world`", 1)[0]
+    assert set(re.findall(r"`(\w+)`", named)) == local

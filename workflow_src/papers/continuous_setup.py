@@ -108,8 +108,8 @@ CONSTANT_LR = Deviation(
     "learning-rate schedule",
     "silent: Adam at 2e-4 (baselines) and 5e-4 (continuous models), Table 7; no decay is mentioned",
     "a constant rate (`train.lr_decay` names no group of these models; the demo halves "
-    "it after every epoch once epoch 16 ends, and the softmax baselines' also once the development loss rises "
-    "(`train.lr_decay_on_rise`), so that its 20 epochs end settled)",
+    "it after every epoch once epoch 8 ends, and the softmax baselines' also once the development loss rises "
+    "(`train.lr_decay_on_rise`), so that its at most 13 epochs end settled)",
     "the paper names none; OpenNMT-py's halving is what the joint paper's models use (its D2)",
     "unknown: a decay would mostly change the late epochs, and with them the kept one",
     "train.lr_decay",
