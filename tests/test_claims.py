@@ -285,6 +285,8 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
         return "value", len(ctx.dataset_seeds(panel.corpus.base))
     if isinstance(panel, artefacts.MeteorByFrequency):
         return "meteor", len(ctx.dataset_seeds(panel.column.dataset))
+    if isinstance(panel, artefacts.ScoreAgainst):
+        return "bleu", len(ctx.dataset_seeds(panel.column.dataset))
     raise AssertionError(f"{paper} {check.artefact}: no evidence shape for {type(panel).__name__}")
 
 
@@ -334,7 +336,7 @@ def unit_cells(
     better = -1 if check.lower_is_better else 1
     seeds = evidence.seed_labels(range(1, replicates + 1))
 
-    def cell(row, column, level, offset):
+    def cell(row, column, level, offset, x=check.x):
         if kind == "bleu":
             units = [bleu_statistics(level, 200, offset + s) for s in range(replicates)]
         elif kind == "mean":  # sentence scores in %, around 100 x level
@@ -357,7 +359,7 @@ def unit_cells(
             for _ in range(replicates):
                 references = rng.integers(1, 4, 200)
                 units.append([[int(rng.binomial(r, level)), int(r), int(r)] for r in references])
-        return Cell(row, column, kind, tuple(units), seeds, check.x, parameters)
+        return Cell(row, column, kind, tuple(units), seeds, x, parameters)
 
     if kind in ("bleu", "meteor"):  # quality of matching n-grams (or units); BLEU and METEOR rise with it
         effect, opposite = 0.75 if better > 0 else 0.5, 0.5 if better > 0 else 0.75
@@ -372,7 +374,7 @@ def unit_cells(
     else:  # f1, mean
         reference = 0.4
         levels = {"effect": 0.6 if better > 0 else 0.2, "opposite": 0.2 if better > 0 else 0.6}
-    compared = None if check.compared is None else cell(check.compared[0], check.compared[1], reference, 1000)
+    compared = None if check.compared is None else cell(*check.compared[:2], reference, 1000, check.compared[2])
     # the compared row's own units, no difference at all: a parity's clear effect, or no effect of another check
     if compared is not None and not check.margin and case == ("effect" if check.parity is not None else "noise"):
         return Cell(check.row, check.column, kind, compared.replicates, seeds, check.x, parameters), compared
@@ -433,7 +435,8 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     artefact = registry.artefact(paper, check.artefact)
     if isinstance(artefact, artefacts.Figure):
         panels = {p.title for p in artefact.panels}
-        series = {s.name for p in artefact.panels for s in getattr(p, "systems", ())} | {"d(Lᵀ, W)"}
+        series = {s.name for p in artefact.panels for s in getattr(p, "systems", ()) + getattr(p, "baselines", ())}
+        series |= {p.name for p in artefact.panels if isinstance(p, artefacts.ScoreAgainst)} | {"d(Lᵀ, W)"}
         return series, panels
     if isinstance(artefact, artefacts.ConvergenceTable):
         return {c.name for c in artefact.columns}, {f"{s.name} ours" for s in artefact.systems}

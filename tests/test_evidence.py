@@ -276,6 +276,49 @@ def test_figure3_writes_each_seeds_sentence_statistics_as_its_evidence(tmp_path,
         )
 
 
+def test_figure2_writes_each_points_sentence_statistics_as_its_evidence(tmp_path, monkeypatch):
+    """Figure 2's evidence.json has a `bleu` cell at each point of its CSV (NMT-joint at each d_j, the
+    baselines' lines at no x): each seed's BLEU statistics per test sentence, whose corpus BLEU is the
+    score the figure plots (sacrebleu's, on tokenized text); the claims read this file for it. The
+    rule lists the files they come from."""
+    import sacrebleu
+
+    monkeypatch.chdir(tmp_path)
+    artefact = registry.artefact("joint", "figure2")
+    ctx = Context(seeds=(1, 2), pairs={"wmt17": ("de-en",)})
+    panel = next(p for p in artefact.panels if not ctx.status(p.column))
+    rng = random.Random(3)
+    words = "the a of zebra okapi runs dog cat green tea".split()
+    references = [" ".join(rng.choices(words, k=rng.randint(4, 9))) for _ in range(15)]
+    Path(layout.references_path(panel.column)).parent.mkdir(parents=True)
+    Path(layout.references_path(panel.column)).write_text("\n".join(references) + "\n")
+    for experiment in [e for _, e in panel.points] + [b.experiment for b in panel.baselines]:
+        for job in ctx.jobs(panel.column, experiment):
+            hypotheses = [" ".join(w if rng.random() < 0.7 else "xx" for w in r.split()) for r in references]
+            hypothesis = Path(layout.hypothesis_path(*dataclasses.astuple(job), panel.search, tokenized=True))
+            hypothesis.parent.mkdir(parents=True, exist_ok=True)
+            hypothesis.write_text("\n".join(hypotheses) + "\n")
+            bleu = sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score
+            Path(layout.score_path(*dataclasses.astuple(job), panel.search, "bleu_tok")).write_text(
+                json.dumps({"score": bleu})
+            )
+            Path(layout.metrics_path(job)).write_text(json.dumps({"epoch": 1, "dev_bleu": 20.0, "best": True}) + "\n")
+    assert set(layout.inputs(artefact, ctx, "joint", "figure2")) == {
+        str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file()
+    }
+    prefix = tmp_path / "results/joint/figure2"
+    figures.draw(artefact, ctx, "joint", "figure2", "title", "data", prefix)
+    points = evidence.read_figure(prefix.with_suffix(".csv"))
+    cells = claims.read_evidence(str(prefix.with_suffix(".evidence.json")))
+    assert claims.evidence_path("joint", "figure2") == "results/joint/figure2.evidence.json"
+    assert set(cells) == set(points) and len(cells) == len(panel.points) + len(panel.baselines)
+    for key, cell in cells.items():
+        assert cell.kind == "bleu" and cell.labels == points[key].labels == ("seed 1", "seed 2")
+        assert inference.seed_scores(cell, np.ones((1, len(references))))[0] == pytest.approx(
+            points[key].replicates, rel=1e-9
+        )
+
+
 def test_meteor_bins_without_sentence_statistics_say_how_to_rerun():
     panel = registry.artefact("joint", "figure3").panels[0]
     stale = {"parameters": {}, "bins": {b: {"score": 0.5} for b in panel.bins}}  # written before they were kept

@@ -282,9 +282,9 @@ class Figure:
 
     @property
     def unit_evidence(self) -> bool:
-        """Whether its claims resample units (METEOR's test sentences) from `<figure>.evidence.json`
-        rather than compare the values of its CSV."""
-        return any(isinstance(panel, MeteorByFrequency) for panel in self.panels)
+        """Whether its claims resample units (test sentences: METEOR's by frequency bin, BLEU's of a score
+        against a setting) from `<figure>.evidence.json` rather than compare the values of its CSV."""
+        return any(isinstance(panel, (MeteorByFrequency, ScoreAgainst)) for panel in self.panels)
 
 
 @dataclasses.dataclass(frozen=True)

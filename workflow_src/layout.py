@@ -22,6 +22,7 @@ import functools
 import re
 
 from workflow_src.artefacts import (
+    Column,
     Context,
     ConvergenceTable,
     Corpus,
@@ -279,6 +280,12 @@ def selected_rows(ctx: Context, table) -> list[Row]:
     return [row for row in table.rows if ctx.rows is None or row.experiment in ctx.rows]
 
 
+def references_path(column: Column) -> str:
+    """The test references a BLEU column is scored against: tokenized text for `bleu_tok`, raw otherwise."""
+    tokenized = column.metric == "bleu_tok"
+    return f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/test.{column.pair.split('-')[1]}"
+
+
 @functools.singledispatch
 def inputs(table, ctx: Context, paper: str, artefact_id: str) -> list[str]:
     """Every file an artefact is rendered from."""
@@ -297,10 +304,7 @@ def _(table: ScoreTable, ctx, paper, artefact_id):
             if jobs:  # the test sentences, which the significance marks and the claims resample
                 tokenized = column.metric == "bleu_tok"
                 files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search, tokenized) for j in jobs]
-                files.append(
-                    f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/"
-                    f"test.{column.pair.split('-')[1]}"
-                )
+                files.append(references_path(column))
     return files
 
 
@@ -389,11 +393,15 @@ def _(figure: Figure, ctx, paper, artefact_id):
             files += [f"{lm_dir(j)}/{name}" for j in jobs for name in ("metrics.jsonl", "perplexity.json")]
         elif isinstance(panel, ScoreAgainst):
             experiments = [e for _, e in panel.points] + [s.experiment for s in panel.baselines]
+            jobs = [j for e in experiments for j in ctx.jobs(panel.column, e)]
+            tokenized = panel.column.metric == "bleu_tok"
             files += [
-                score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric)
-                for e in experiments
-                for j in ctx.jobs(panel.column, e)
+                score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric) for j in jobs
             ]
+            files += [metrics_path(j) for j in jobs]  # whether each had plateaued, which its evidence says
+            # the test sentences, which the claims resample (as a ScoreTable's)
+            files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, tokenized) for j in jobs]
+            files += [references_path(panel.column)] if jobs else []
         elif isinstance(panel, SubspaceSweep):
             files += [
                 f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)

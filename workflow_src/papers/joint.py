@@ -621,6 +621,27 @@ def joint_against_baselines(column: Column, bins: tuple[str, ...], parity: float
     )
 
 
+def figure2_panel(column: Column) -> str:
+    return next(p.title for p in ARTEFACTS["figure2"].panels if p.column == column)
+
+
+def rises_with_joint_dim(column: Column, dims: tuple[int, ...]) -> tuple[Check, ...]:
+    """Figure 2, one direction: NMT-joint's BLEU at each of `dims` above its BLEU at the one before."""
+    return tuple(
+        Check("figure2", figure2_panel(column), MODEL_NAMES["joint"], x=float(d), than_x=float(before))
+        for before, d in zip(dims, dims[1:])
+    )
+
+
+def best_joint_dim(column: Column, best: int) -> tuple[Check, ...]:
+    """Figure 2, one direction: NMT-joint's BLEU at d_j `best` above its BLEU at every other d_j."""
+    return tuple(
+        Check("figure2", figure2_panel(column), MODEL_NAMES["joint"], x=float(best), than_x=float(d))
+        for d in JOINT_DIMS
+        if d != best
+    )
+
+
 def against(bpe: str, than: str, columns=DIRECTIONS, artefact: str = "table2") -> str:
     return ", ".join(
         f"{c.name} {paper_bleu(artefact, name(bpe, 'joint', 512), c)} / {paper_bleu(artefact, name(bpe, than), c)}"
@@ -793,5 +814,26 @@ CLAIMS = (
             ),
             *(Check("table4", "5%", name("128k", "joint", d), than_column="50%") for d in (2048, 4096)),
         ),
+    ),
+    Claim(
+        "C12",
+        "On English-Finnish, NMT-joint's BLEU rises with each larger d_j",
+        "For English-Finish pairs, the increase in embedding size leads to a consistent increase in BLEU in favor "
+        "of the NMT-joint model.",
+        "§4.4, Figure 2",
+        "Figure 2 test BLEU (tokenized), 32K, En→Fi and Fi→En: NMT-joint at d_j 2048 > at 512, and at 4096 > at "
+        '2048 ("consistent": every step up)',
+        "none printed (Figure 2 is a plot)",
+        tuple(check for column in (EN_FI, FI_EN) for check in rises_with_joint_dim(column, (512, 2048, 4096))),
+    ),
+    Claim(
+        "C13",
+        "NMT-joint's best d_j is 2048 on De→En and 512 on En→De",
+        "the optimal size is observed around 2048 for De → En and around 512 on En → De.",
+        "§4.4, Figure 2",
+        "Figure 2 test BLEU (tokenized), 32K: on De→En NMT-joint at d_j 2048 > at 512, > at 4096; on En→De at 512 "
+        "> at 2048, > at 4096",
+        "none printed (Figure 2 is a plot)",
+        (*best_joint_dim(DE_EN, 2048), *best_joint_dim(EN_DE, 512)),
     ),
 )

@@ -12,6 +12,7 @@ units (METEOR by frequency bin: each seed's per-sentence statistics), else no ce
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -202,9 +203,9 @@ def subspace_sweep(ax, panel: SubspaceSweep, ctx: Context) -> tuple[list[dict], 
     return points, [f"paper: {panel.paper}"] if panel.paper else []
 
 
-def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], list[str]]:
+def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], list[str], list[evidence.Cell]]:
     """The swept system's test score at each point (mean over seeds, and their range), the
-    baselines' as horizontal lines."""
+    baselines' as horizontal lines; its evidence (`score_cells`) at the same (series, panel, x)."""
     if ctx.status(panel.column):
         empty_panel(ax, ctx.status(panel.column))
 
@@ -244,7 +245,24 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], li
                 label=runs_label(system.name, len(s), spread=""),
             )
     ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.column.metric.replace("bleu_tok", "BLEU (tokenized)"))
-    return data, []
+    return data, [], score_cells(panel, ctx)
+
+
+def score_cells(panel: ScoreAgainst, ctx: Context) -> list[evidence.Cell]:
+    """Each point's (and baseline's) `bleu` evidence, as a table's (`render.bleu_cell`): each seed's
+    BLEU statistics per test sentence, at (series, panel, x; a baseline's x None)."""
+    from workflow_src.report import render
+
+    if ctx.status(panel.column):
+        return []
+    series = [(panel.name, x, e) for x, e in panel.points] + [(s.name, None, s.experiment) for s in panel.baselines]
+    chosen = {(e, panel.column): ctx.jobs(panel.column, e) for _, _, e in series}
+    _, statistics_of = render.sentence_statistics_by_seed(panel.column, chosen, {e: panel.search for _, _, e in series})
+    return [
+        dataclasses.replace(render.bleu_cell(e, panel.column, statistics_of, chosen), row=name, column=panel.title, x=x)
+        for name, x, e in series
+        if chosen[e, panel.column]
+    ]
 
 
 def meteor_cells(
@@ -363,7 +381,8 @@ def make_figure(figure: Figure, ctx: Context, paper: str, artefact_id: str, titl
         elif isinstance(panel, SubspaceSweep):
             panel_points, notes = subspace_sweep(ax, panel, ctx)
         elif isinstance(panel, ScoreAgainst):
-            panel_points, notes = score_against(ax, panel, ctx)
+            panel_points, notes, panel_cells = score_against(ax, panel, ctx)
+            cells += panel_cells
         elif isinstance(panel, MeteorByFrequency):
             panel_points, notes, panel_cells = meteor_by_frequency(ax, panel, ctx, paper, artefact_id)
             cells += panel_cells

@@ -200,9 +200,7 @@ def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: 
     output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
     sacrebleu's own)."""
     tokenized = column.metric == "bleu_tok"
-    tgt = column.pair.split("-")[1]
-    data = layout.data_dir(column.dataset, column.pair)
-    references = read_lines(Path(f"{data}/tok/test.{tgt}" if tokenized else f"{data}/raw/test.{tgt}"))
+    references = read_lines(Path(layout.references_path(column)))
     return len(references), functools.cache(
         lambda experiment: [
             significance.sentence_statistics(
