@@ -12,7 +12,7 @@ import os
 
 from snakemake.utils import min_version
 
-from workflow_src.config_check import check as check_config, select_papers
+from workflow_src.config_check import ConfigError, check as check_config, select_papers
 
 min_version("9.0")
 
@@ -25,7 +25,10 @@ if not workflow.config_settings.configfiles:
 
 # `--config papers=[tying,joint]`: only those papers, with the settings the config file gives them.
 if isinstance(config.get("papers"), list):
-    config["papers"] = select_papers(config["papers"], workflow.configfiles)
+    try:
+        config["papers"] = select_papers(config["papers"], workflow.configfiles)
+    except ConfigError as err:
+        raise SystemExit(f"config error:\n{err}") from None
 
 
 # The demo (and any config that sets `workdir`) writes its own tree: toy outputs never sit at the

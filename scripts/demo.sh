@@ -2,6 +2,10 @@
 # Set up (scripts/setup.sh) and run the embedded demo end to end, then write its HTML report.
 # Everything it makes goes under demo/ (config.demo.yaml's workdir), apart from the full run's results/.
 set -euo pipefail
+if [ $# -gt 0 ]; then
+    echo "usage: $0   (no arguments: sets up .venv, runs the demo under demo/, writes demo/results/report.html)" >&2
+    [[ $1 == -h || $1 == --help ]] && exit 0 || exit 2
+fi
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source .venv/bin/activate

@@ -22,9 +22,9 @@
 # or was not reached.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ $# -lt 1 ]; then
-    echo "usage: $0 OUTDIR [PAIRS_DIR]" >&2
-    exit 2
+if [[ $# -lt 1 || $# -gt 2 || ${1:-} == -* ]]; then
+    echo "usage: $0 OUTDIR [PAIRS_DIR]   (settings: the comment at the top of this script)" >&2
+    [[ ${1:-} == -h || ${1:-} == --help ]] && exit 0 || exit 2
 fi
 out=$1
 pairs=${2:-}

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Create .venv with the pinned requirements. Idempotent: reinstalls only when the pins change.
 set -euo pipefail
+if [ $# -gt 0 ]; then
+    echo "usage: [PYTHON=/path/to/python3.11] $0   (no arguments: creates or updates .venv)" >&2
+    [[ $1 == -h || $1 == --help ]] && exit 0 || exit 2
+fi
 cd "$(dirname "$0")/.."
 
 python=${PYTHON:-}

@@ -201,3 +201,47 @@ def test_an_external_tool_that_is_there_passes(tmp_path):
     tool.chmod(0o644)
     with pytest.raises(ConfigError, match="align.fast_align: .* is neither an executable file"):
         validate(config, SCHEMA)
+
+
+def refused_by(command: list[str]) -> str:
+    """What a `python -m workflow_src...` command, run in this process, ends with."""
+    from workflow_src.gpu_check.__main__ import main as gpu_check
+    from workflow_src.plan.cost import main as plan
+    from workflow_src.report.explain import main as explain
+
+    tool, *args = command
+    with pytest.raises(SystemExit) as ended:
+        {"plan": plan, "explain": explain, "gpu_check": gpu_check}[tool](args)
+    return str(ended.value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["plan", "plan", "--config", "{config}", "--out-prefix", "{tmp}/plan", "--model-only"],
+        ["plan", "count-measured", "--config", "{config}", "--out", "{tmp}/counts.json"],
+        ["explain", "explain", "--config", "{config}", "bpe32k-joint512"],
+        ["gpu_check", "--config", "{config}", "--out", "{tmp}/check"],
+        ["gpu_check", "export-config", "{config}", "{tmp}/config.json"],
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_every_command_taking_a_config_refuses_what_the_workflow_refuses(command, tmp_path):
+    """A misspelt optional key (which would silently train the joint paper at 64, not 96) ends each
+    command that reads a config with the Snakefile's line naming the file and key, writing nothing."""
+    config = copy.deepcopy(FULL)
+    config["train"]["batch_size_by_grup"] = config["train"].pop("batch_size_by_group")
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(config))
+    message = refused_by([part.format(config=path, tmp=tmp_path) for part in command])
+    assert message.startswith("config error:\n") and f"{path}: train: unexpected key 'batch_size_by_grup'" in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["typo.yaml"]
+
+
+def test_a_list_of_papers_in_a_config_file_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "listed.yaml").write_text(yaml.safe_dump({**FULL, "papers": ["vmf"]}))
+    result = snakemake(tmp_path, "-n", "all", "--configfile", str(tmp_path / "listed.yaml"), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in output and 'File "' not in output
+    needs = "papers: a list of paper names needs a config file whose `papers` block sets them"
+    assert f"{needs} (read: {tmp_path}/listed.yaml)" in output

@@ -205,7 +205,8 @@ def test_at_the_deadline_a_running_item_is_reported_not_reached_and_the_process_
 ):
     ended = []
     monkeypatch.setattr(os, "_exit", lambda status: ended.append(status) or (_ for _ in ()).throw(SystemExit(status)))
-    check = gpu_check.Check(demo_config, CPU, tmp_path, deadline=100.0, only=["no such family"], log=lambda line: None)
+    first = gpu_check.families(demo_config)[0].name
+    check = gpu_check.Check(demo_config, CPU, tmp_path, deadline=100.0, only=[first], log=lambda line: None)
     check.write("running")
     with pytest.raises(SystemExit):
         check.stop_now([("family", "family A", None), ("decoding", "decoding of A", None)], [0], InProcess())
@@ -214,6 +215,16 @@ def test_at_the_deadline_a_running_item_is_reported_not_reached_and_the_process_
     assert report["not_reached"] == [
         f"{item} (stopped at the --deadline of 100 s)" for item in ("family A", "decoding of A")
     ]
+
+
+def test_a_families_pattern_that_names_no_family_is_refused_not_checked_as_nothing(demo_config, tmp_path, capsys):
+    first = gpu_check.families(demo_config)[0].name
+    with pytest.raises(ValueError, match="no family's name contains 'no such family'"):
+        gpu_check.Check(demo_config, CPU, tmp_path, only=[first, "no such family"], log=lambda line: None)
+    with pytest.raises(SystemExit) as refused:
+        main(["--config", str(DEMO), "--out", str(tmp_path), "--families", first, "no such family"])
+    assert refused.value.code == 2 and "no family's name contains 'no such family'" in capsys.readouterr().err
+    assert not (tmp_path / "gpu_check.json").exists()
 
 
 def test_the_clock_starts_an_item_only_where_its_estimate_fits(monkeypatch):
@@ -747,7 +758,7 @@ def test_device_script_trains_on_real_pairs(tmp_path):
         "PYTHON": sys.executable,
         "CONFIG": str(DEMO),
         "SECONDS_PER_MODEL": "1",
-        "GPU_CHECK_ARGS": "--threads 1 --families nllvmf_appendix",
+        "GPU_CHECK_ARGS": "--threads 1 --checks family --families loss=beta",  # one small family, quickly
         "REPRO_GPU_LOCK_DIR": str(tmp_path / "locks"),
     }
     result = subprocess.run(
@@ -848,3 +859,14 @@ def test_the_owed_graphs_command_times_the_undecided_targets_and_the_largest_fam
     largest = max(counts, key=lambda name: counts[name]["flops"])
     assert len(undecided) == 4 and "joint_dim=4096" in largest
     assert chosen == undecided | {largest}
+
+
+@pytest.mark.parametrize("script", ["demo.sh", "setup.sh", "gpu_check_on_device.sh"])
+def test_a_script_asked_for_help_prints_its_usage_and_does_nothing_else(script, tmp_path):
+    """`demo.sh --help` once started the 11-minute demo, and the GPU script's made a folder named `--help`."""
+    for argument, status in (("--help", 0), ("--bogus", 2)):
+        done = subprocess.run(
+            ["bash", str(REPO / "scripts" / script), argument], cwd=tmp_path, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == status and done.stderr.startswith("usage:") and not done.stdout, (argument, done)
+        assert list(tmp_path.iterdir()) == [] and not (REPO / argument).exists()

@@ -21,9 +21,17 @@ import math
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jsonschema
-import yaml
+if TYPE_CHECKING:
+    import jsonschema
+
+try:
+    import yaml
+except ImportError:  # a bare GPU machine, which reads the JSON `read_checked` describes
+    yaml = None
+
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -217,6 +225,8 @@ def expected(error: jsonschema.ValidationError) -> str:
 
 def _located(config: dict, schema: dict) -> list[tuple[tuple, str]]:
     """(the key's path, "key: what was expected") per problem, most specific first."""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
     found = []
@@ -316,12 +326,15 @@ def _origin(path: tuple, configfiles: list, overrides: dict) -> str:
     return str(configfiles[-1]) if configfiles else "config"
 
 
-def validate(config: dict, schema: dict, configfiles: list = (), overrides: dict | None = None) -> None:
+def validate(
+    config: dict, schema: dict, configfiles: list = (), overrides: dict | None = None, tools: bool = True
+) -> None:
     """Coerce the `--config` strings (`overrides`: the --config settings) and check the config:
-    ConfigError with one line per problem, each naming its config file (or --config) and key."""
+    ConfigError with one line per problem, each naming its config file (or --config) and key; with
+    `tools`, also each external tool it names that is not on this machine."""
     overrides = _plain(overrides or {})
     coerce(config, overrides, schema)
-    found = _located(config, schema) or _selection_problems(config) + _tool_problems(config)
+    found = _located(config, schema) or _selection_problems(config) + (_tool_problems(config) if tools else [])
     if found:
         raise ConfigError("\n".join(f"{_origin(path, list(configfiles), overrides)}: {line}" for path, line in found))
 
@@ -359,13 +372,43 @@ def check(config: dict, schema_path: str | Path) -> None:
         raise SystemExit(f"config error:\n{err}") from None
 
 
+def read_checked(value: str) -> dict:
+    """A config given on a command line (`atomic.read_config`: a JSON object, or a JSON or YAML file),
+    checked as the Snakefile checks it: problems end the command with one line each, naming the file
+    and key (not the external tools it names: the jobs that run them check those). Where jsonschema or
+    PyYAML is missing, a bare GPU machine, it is read unchecked: the JSON it takes there is what `gpu_check
+    export-config` checked and wrote where the workflow's environment is."""
+    from workflow_src.atomic import read_config
+
+    try:
+        config = read_config(value)
+    except (OSError, ValueError, *((yaml.YAMLError,) if yaml else ())) as error:
+        raise SystemExit(f"config error: {value}: {error}") from None
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        return config
+    if yaml is None:
+        return config
+    try:
+        validate(
+            config, yaml.safe_load(SCHEMA.read_text()), [] if value.lstrip().startswith("{") else [value], tools=False
+        )
+    except ConfigError as err:
+        raise SystemExit(f"config error:\n{err}") from None
+    return config
+
+
 def select_papers(names: list, configfiles: list) -> dict:
     """The `papers` settings of the named papers, read from the last config file that has them
     (`--config papers=[...]` replaced the block with the list of names)."""
     blocks = [yaml.safe_load(Path(path).read_text()).get("papers") for path in configfiles]
     papers = next((block for block in reversed(blocks) if isinstance(block, dict)), None)
     if papers is None:
-        raise ConfigError("config: papers: a list of paper names needs a config file whose `papers` block sets them")
+        raise ConfigError(
+            f"config: papers: a list of paper names needs a config file whose `papers` block sets them "
+            f"(read: {', '.join(map(str, configfiles))})"
+        )
     unknown = [name for name in names if name not in papers]
     if unknown:
         raise ConfigError(

@@ -66,6 +66,7 @@ from workflow_src.gpu_check.families import (
     families,
     fully_compared,
     representative,
+    selected,
 )
 from workflow_src.gpu_check.measures import SharedDraws, compare, compare_loss, dtype_problems, dtype_table, run_once
 from workflow_src.gpu_check.references import CHECK_BATCH, decoding_reference, executor, modelled_step, reference
@@ -217,7 +218,7 @@ class Check:
         self.cuda = device.type == "cuda"
         setting = config["train"].get("precision", "auto")
         self.precision, self.checked = precisions.resolve(setting, device), precisions_checked(setting, device)
-        self.found = [f for f in families(config) if not only or any(o in f.name for o in only)]
+        self.found = selected(families(config), only)
         self.full = fully_compared(self.found)
         self.jobs_per_device = config.get("gpu", {}).get("jobs_per_device", 1)
         self.sharing_jobs = sharing_jobs or (self.jobs_per_device if self.jobs_per_device > 1 else SHARING_WHEN_ALONE)

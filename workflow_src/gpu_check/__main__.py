@@ -14,17 +14,22 @@ import json
 import sys
 from pathlib import Path
 
-from workflow_src.atomic import read_config, write_text
+from workflow_src.atomic import write_text
+from workflow_src.config_check import read_checked
 from workflow_src.gpu_check.report import CHECKS, refused
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["export-config"]:
-        import yaml
-
-        source, target = argv[1:3]
-        write_text(target, json.dumps(yaml.safe_load(Path(source).read_text()), indent=1) + "\n")
+        exporting = argparse.ArgumentParser(
+            prog="python -m workflow_src.gpu_check export-config",
+            description="the config as JSON, checked, for a machine without PyYAML",
+        )
+        exporting.add_argument("source", help="the config file (YAML)")
+        exporting.add_argument("target", type=Path, help="the JSON file to write")
+        args = exporting.parse_args(argv[1:])
+        write_text(args.target, json.dumps(read_checked(args.source), indent=1) + "\n")
         return 0
     parser = argparse.ArgumentParser(prog="python -m workflow_src.gpu_check", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="config file (YAML or JSON) or a JSON object")
@@ -70,11 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from workflow_src import gpu_check
+    from workflow_src.gpu_check.families import families, selected
     from workflow_src.model.gpu import job_device
 
-    config = read_config(args.config)
+    config = read_checked(args.config)
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:
+        selected(families(config), args.families)
+    except ValueError as err:
+        parser.error(str(err))
     with job_device(config["train"]["device"]) as device:
         report = gpu_check.run(
             config,

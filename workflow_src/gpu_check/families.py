@@ -124,6 +124,18 @@ def families(config: dict) -> list[Family]:
     return list(found.values())
 
 
+def selected(found: list[Family], only: list[str] | None) -> list[Family]:
+    """The families whose names contain one of `only` (all without it); ValueError naming each of
+    `only` that no family's name contains, so that a mistyped one is not a check of nothing."""
+    unmatched = [o for o in only or () if not any(o in f.name for f in found)]
+    if unmatched:
+        raise ValueError(
+            f"--families: no family's name contains {', '.join(map(repr, unmatched))} (the names are the "
+            "report's, e.g. 'softmax/ce V 50000->50000')"
+        )
+    return [f for f in found if not only or any(o in f.name for o in only)]
+
+
 def smallest(members: list[Family]) -> Family:
     return min(members, key=lambda f: (f.tgt_vocab, f.src_vocab, getattr(f.spec, "joint_dim", None) or 0))
 

@@ -25,7 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from workflow_src import layout
-from workflow_src.atomic import read_config, read_lines, write_text
+from workflow_src.config_check import read_checked
+from workflow_src.atomic import read_lines, write_text
 from workflow_src.data.vocab import Vocab, count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=30.0, help="training time of each model")
     args = parser.parse_args(argv)
-    config = read_config(args.config)
+    config = read_checked(args.config)
     src_lines = read_lines(args.pairs / "src-train.txt")
     tgt_lines = read_lines(args.pairs / "tgt-train.txt")
     if len(src_lines) != len(tgt_lines):

@@ -7,8 +7,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from workflow_src import atomic
 from workflow_src.atomic import write_text
+from workflow_src.config_check import read_checked
 from workflow_src.plan import fit, jobs as planned, steps
 from workflow_src.plan.compare import write_comparison
 from workflow_src.plan.costmodel import H100
@@ -136,23 +136,6 @@ def write(
     )
 
 
-def read_config(value: str) -> dict:
-    """The config of `--config` (`atomic.read_config`: a JSON object, or a JSON or YAML file), checked
-    against the workflow's schema as the Snakefile checks it: argparse prints the problems, one line
-    each, naming the file and key."""
-    import yaml
-
-    from workflow_src.config_check import ConfigError, validate
-
-    config = atomic.read_config(value)
-    schema = yaml.safe_load((fit.REPO / "schemas" / "config.schema.yaml").read_text())
-    try:
-        validate(config, schema, [] if value.lstrip().startswith("{") else [value])
-    except ConfigError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return config
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="The cost plan: what every table will cost on this device, before the "
@@ -162,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     p = commands.add_parser("plan")
     p.add_argument(
         "--config",
-        type=read_config,
+        type=read_checked,
         required=True,
         help="the workflow's resolved config: a JSON file (rules/plan.smk writes results/config/<hash>.json) "
         "or a JSON object",
@@ -192,7 +175,7 @@ def main(argv: list[str] | None = None) -> None:
         help="the plan's counts of those steps (python -m workflow_src.plan count-measured)",
     )
     m = commands.add_parser("count-measured")
-    m.add_argument("--config", type=read_config, required=True, help="the config the GPU check measured")
+    m.add_argument("--config", type=read_checked, required=True, help="the config the GPU check measured")
     m.add_argument("--measured", type=Path, default=fit.MEASURED[0], help="the GPU check's gpu_check.json")
     m.add_argument("--out", type=Path, default=fit.COUNTED)
     m.add_argument("--first", type=Path, help="a gpu_check.json whose compile targets' families are counted first")

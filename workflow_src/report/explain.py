@@ -24,10 +24,9 @@ import inspect
 import json
 from pathlib import Path
 
-import yaml
-
 from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.artefact_cells import Cell, base_name, matching_cells, uses
+from workflow_src.config_check import read_checked
 from workflow_src.model import lm, lm_losses, losses, output_layers, vmf
 from workflow_src.model.joint import JointOutput
 from workflow_src.papers import continuous_setup
@@ -186,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not Path(args.config).is_file():
         raise SystemExit(f"explain: --config {args.config}: no such file (run from the repository's root)")
-    config = yaml.safe_load(Path(args.config).read_text())
+    config = read_checked(args.config)
     try:
         if len(args.name) == 1:
             print(explain(config, args.config, args.name[0]), end="")

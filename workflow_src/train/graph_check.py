@@ -49,7 +49,8 @@ from workflow_src.model.lm_losses import build_objective
 from workflow_src.model.nmt_data import training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.model.timing import ROUNDS, median_seconds
-from workflow_src.atomic import read_config, write_text
+from workflow_src.config_check import read_checked
+from workflow_src.atomic import write_text
 from workflow_src.specs import LMSpec, TrainSpec
 from workflow_src.train import static_step
 from workflow_src.train.lm_spec import checked
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     if not torch.cuda.is_available():
         raise SystemExit("graph_check: train.compile graphs captures CUDA graphs; torch sees no GPU here")
     device = torch.device("cuda")
-    config = read_config(args.config)
+    config = read_checked(args.config)
     report = {"device": torch.cuda.get_device_name(device), "torch": torch.__version__, "families": {}}
     print(
         "| family | loss max relative | update cosine min | eager ms | graphs ms | speedup | passed "
