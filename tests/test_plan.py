@@ -362,6 +362,20 @@ def test_a_model_only_plan_counts_without_timing(tmp_path, monkeypatch):
     )
 
 
+def test_a_plan_with_no_sized_job_says_it_modelled_nothing(tmp_path, monkeypatch):
+    """The demo's config before its data is prepared: no job has a size, and the plan says so, not
+    "0 days, within the 5-day goal" with a floor of 0 and a recommendation."""
+    config = load("config.demo.yaml")
+    config["papers"] = {"vmf": {"table2": {}}}
+    monkeypatch.setattr(plan.jobs, "parallel_corpus", lambda *args: None)
+    plan.plan(config, tmp_path / "plan_modelled", threads=1, model_only=True)
+    markdown = (tmp_path / "plan_modelled.md").read_text()
+    assert (
+        f"**H100: nothing modelled**: none of the {len(plan.planned_jobs(config))} training jobs has a size" in markdown
+    )
+    assert "goal" not in markdown and "Floor:" not in markdown and "**recommended**" not in markdown
+
+
 def test_dropout_is_counted_as_one_kernel_each_way_as_on_cuda():
     """The CPU draws, scales and multiplies; CUDA's native_dropout is one kernel, its backward one."""
     import torch

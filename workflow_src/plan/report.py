@@ -361,17 +361,17 @@ def markdown(
     )
     columns = [c for c in SUMMARY_COLUMNS if not (model_only and (c == "device_hours" or c.startswith("wall_")))]
     choices = list(by_mode["eager"])
-    lines = [
-        "# Cost plan",
-        "",
-        f"{measured}; {total['jobs']} training jobs ({total['jobs_without_size']} without a size; {exclusive} "
-        "exclusive: their training time is reported, so each holds a whole device).",
-        "",
+    h100_lines = [
         f"**H100, modelled, not measured on an H100** ({precision}; config `train.precision`: "
         f"{config['train'].get('precision', 'unset')}): a model fitted to the step times a GPU measured "
         f"({fitting.fitted.device.name}, below), {exaflop:.3g} EFLOP and {terabytes:.3g} TB of optimiser and clipping "
         f"memory traffic. **Floor: {total['h100_floor_hours'] / 24:.3g} days** (the FLOPs at {FLOOR_FRACTION:.0%} of "
-        "the peak plus the optimiser and clipping traffic at HBM bandwidth; no launches, no host).",
+        "the peak plus the optimiser and clipping traffic at HBM bandwidth; no launches, no host)."
+        + (
+            f" The {total['jobs_without_size']} jobs without a size are in none of the numbers below."
+            if total["jobs_without_size"]
+            else ""
+        ),
         "",
         "| days on one H100 (modelled) | " + " | ".join(MODE_NAMES[mode] for mode in MODES) + " |",
         "|---|" + "---|" * len(MODES),
@@ -405,6 +405,19 @@ def markdown(
             for m in MODES
         ),
         "",
+    ]
+    unsized_line = (
+        f"**H100: nothing modelled**: none of the {total['jobs']} training jobs has a size (prepared data's "
+        "statistics, or for the full run's corpora the sizes the papers state); rerun the plan once the data is "
+        "prepared."
+    )
+    lines = [
+        "# Cost plan",
+        "",
+        f"{measured}; {total['jobs']} training jobs ({total['jobs_without_size']} without a size; {exclusive} "
+        "exclusive: their training time is reported, so each holds a whole device).",
+        "",
+        *(h100_lines if sized else [unsized_line, ""]),
         "Sharing a device: the model adds up the busy times of jobs sharing a GPU (their kernels never overlap in "
         "it), so what it credits to sharing is only one job's host time filled with another's kernels. NVIDIA MPS "
         "(one context for all the jobs) gives that; plain time-slicing between processes is not modelled and may "
