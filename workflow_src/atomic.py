@@ -125,6 +125,11 @@ def read_records(path: str | os.PathLike, expected: str = "one JSON object per l
     return records
 
 
+def described(doc: str) -> str:
+    """A module docstring's first paragraph, on one line: its command's --help description."""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
 def one_line_faults(main: Callable) -> Callable:
     """A command's `main` that ends on a FileFault with its one line (`<command>: error: ...`, exit
     status 1) rather than a traceback: the line names the file, which is all a reader needs."""

@@ -15,7 +15,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from workflow_src.atomic import read_lines, write_lines
+from workflow_src.atomic import described, read_lines, write_lines
 
 Alignment = set[tuple[int, int]]
 NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
@@ -96,7 +96,7 @@ def dictionary(src_lines: list[str], tgt_lines: list[str], links: list[Alignment
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--src", type=Path, required=True)
     parser.add_argument("--tgt", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)

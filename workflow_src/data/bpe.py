@@ -25,7 +25,7 @@ from typing import Iterable
 
 import sentencepiece as spm
 
-from workflow_src.atomic import atomic_output, stream_lines, write_lines
+from workflow_src.atomic import atomic_output, described, stream_lines, write_lines
 
 SPECIAL_PIECES = 3  # <unk>, <s>, </s>; padding is disabled
 WORD_BOUNDARY = "\u2581"
@@ -74,7 +74,7 @@ def decode(pieces: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--merges", type=int, help="learn a model with this many merges (with --train)")
     parser.add_argument("--train", type=Path, help="the tokenized training text to learn it from")
     parser.add_argument("--model-prefix", type=Path, required=True, help="PREFIX.model: the model learnt, or used")

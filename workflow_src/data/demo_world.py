@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, described
 from workflow_src.data.demo_language import World, WorldSize
 
 # -- the IWSLT and News Crawl layouts ----------------------------------------------------------
@@ -430,7 +430,7 @@ def write_mirror(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument(
         "--iwslt",
         type=json.loads,

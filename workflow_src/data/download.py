@@ -45,7 +45,7 @@ from pathlib import Path
 from gdown.download import get_url_from_gdrive_confirmation
 from gdown.exceptions import FileURLRetrievalError
 
-from workflow_src.atomic import atomic_output
+from workflow_src.atomic import atomic_output, described
 
 CHUNK = 1 << 20
 SNIFF = 1024  # bytes read to recognise an HTML page
@@ -299,7 +299,7 @@ def download(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--url", dest="urls", action="append", required=True, help="a mirror; repeat, in order")
     checksum = parser.add_mutually_exclusive_group(required=True)

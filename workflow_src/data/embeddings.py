@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_src.atomic import FileFault, atomic_output, one_line_faults, write_text
+from workflow_src.atomic import atomic_output, described, FileFault, one_line_faults, write_text
 from workflow_src.data.vocab import EOS, PAD, SPECIALS, UNK, read_counts
 
 
@@ -209,7 +209,7 @@ def target_table(
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train")
     t.add_argument("--kind", choices=("word2vec", "fasttext"), required=True)

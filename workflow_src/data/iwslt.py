@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable
 
-from workflow_src.atomic import write_lines
+from workflow_src.atomic import described, write_lines
 from workflow_src.data.archives import (
     MEMBER_SEPARATOR,
     CorpusError,
@@ -234,7 +234,7 @@ def extract(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--pair", required=True, help="src-tgt, e.g. fr-en")
     parser.add_argument(
         "--archives",

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from workflow_src.atomic import atomic_output, write_text
+from workflow_src.atomic import atomic_output, described, write_text
 from workflow_src.data.archives import CorpusError
 
 
@@ -70,7 +70,7 @@ def extract(archive: Path, members: dict[str, str], out_dir: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--archive", type=Path, required=True)
     parser.add_argument("--member", nargs="+", required=True, metavar="SPLIT:MEMBER")
     parser.add_argument("--out-dir", type=Path, required=True)

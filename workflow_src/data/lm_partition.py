@@ -15,7 +15,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from workflow_src.atomic import atomic_output, read_lines, write_lines
+from workflow_src.atomic import atomic_output, described, read_lines, write_lines
 
 
 def partition(lines: list[str], part: int, parts: int) -> list[str]:
@@ -26,7 +26,7 @@ def partition(lines: list[str], part: int, parts: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--corpus", type=Path, required=True, help="folder with train.txt, valid.txt, test.txt")
     parser.add_argument("--part", type=int, required=True)
     parser.add_argument("--parts", type=int, required=True)

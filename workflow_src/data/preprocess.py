@@ -37,7 +37,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesTokenizer, MosesTruecaser
 
-from workflow_src.atomic import atomic_output, read_lines, stream_lines, write_lines, write_text
+from workflow_src.atomic import atomic_output, described, read_lines, stream_lines, write_lines, write_text
 from workflow_src.data.archives import MEMBER_SEPARATOR, UNDECODABLE_POLICY, Undecodable, member_name, split_lines
 
 SPLITS = ("train", "dev", "test")
@@ -246,7 +246,7 @@ def postprocess(lines: Iterable[str], lang: str) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     tp = sub.add_parser("tokenize-parallel")
     tp.add_argument("--pair", required=True)

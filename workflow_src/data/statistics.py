@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+from workflow_src.atomic import described
 from workflow_src import artefacts, layout, registry
 from workflow_src.tables import write_table
 
@@ -214,7 +215,7 @@ def build(corpora: list[list[str]]) -> tuple[list[str], list[dict]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument(
         "--corpora",
         type=json.loads,

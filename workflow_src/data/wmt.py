@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from workflow_src.atomic import atomic_output, write_lines
+from workflow_src.atomic import atomic_output, described, write_lines
 from workflow_src.data.archives import (
     CorpusError,
     Undecodable,
@@ -195,7 +195,7 @@ def extract(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--pair", required=True)
     parser.add_argument(
         "--sources",

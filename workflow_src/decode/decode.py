@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from workflow_src.atomic import one_line_faults, read_lines, write_lines
+from workflow_src.atomic import described, one_line_faults, read_lines, write_lines
 from workflow_src.data import bpe
 from workflow_src.data.preprocess import postprocess
 from workflow_src.data.vocab import UNK, Vocab
@@ -119,7 +119,7 @@ def finish(
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--src", type=Path, required=True, help="source in the model's units")
     parser.add_argument("--src-words", type=Path, required=True, help="the same source, tokenized words")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from workflow_src.atomic import one_line_faults, read_lines, write_text
+from workflow_src.atomic import described, one_line_faults, read_lines, write_text
 from workflow_src.data.archives import CorpusError
 from workflow_src.model.lm import EOS, LSTMLanguageModel, load_language_model
 
@@ -127,7 +127,7 @@ def predict(
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument(
         "--phrases",

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from workflow_src.atomic import write_text
+from workflow_src.atomic import described, write_text
 from workflow_src.config_check import read_checked
 from workflow_src.gpu_check.report import CHECKS, refused
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         args = exporting.parse_args(argv[1:])
         write_text(args.target, json.dumps(read_checked(args.source), indent=1) + "\n")
         return 0
-    parser = argparse.ArgumentParser(prog="python -m workflow_src.gpu_check", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workflow_src.gpu_check", description=described(__doc__))
     parser.add_argument("--config", required=True, help="config file (YAML or JSON) or a JSON object")
     parser.add_argument("--out", type=Path, required=True, help="folder for gpu_check.json and gpu_check.md")
     parser.add_argument(

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from workflow_src import layout
 from workflow_src.config_check import read_checked
-from workflow_src.atomic import read_lines, write_text
+from workflow_src.atomic import described, read_lines, write_text
 from workflow_src.data.vocab import Vocab, count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -168,7 +168,7 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--config", required=True)
     parser.add_argument("--pairs", type=Path, required=True, help="folder with src-train.txt and tgt-train.txt")
     parser.add_argument("--out", type=Path, required=True)

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workflow_src.atomic import write_text
+from workflow_src.atomic import described, write_text
 from workflow_src.layout import train_spec
 from workflow_src.step_mode import compile_spec_entry
 from workflow_src.model import compilation, precision as precisions
@@ -381,7 +381,7 @@ def stamp(settings: dict, device: torch.device, precision: str, threads: int, re
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("kind", choices=("output-layers", "throughput", "log-cm", "decoding", "sampling"))
     parser.add_argument("--settings", type=json.loads, required=True)
     parser.add_argument("--experiments", nargs="*", default=[])

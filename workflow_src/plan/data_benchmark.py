@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from workflow_src.atomic import stream_lines, write_lines, write_text
+from workflow_src.atomic import described, stream_lines, write_lines, write_text
 from workflow_src.data import bpe as sentencepiece_bpe
 from workflow_src.data.demo_language import World, WorldSize
 from workflow_src.data.preprocess import tokenize_all, train_truecaser, truecase
@@ -186,7 +186,7 @@ def benchmark(n: int, threads: int, merges: int, workdir: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--lines", type=int, required=True, help="parallel lines to generate (each language)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--threads", type=int, default=1, help="tokenisation processes and sentencepiece threads")

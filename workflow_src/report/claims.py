@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_src.atomic import write_text
+from workflow_src.atomic import described, write_text
 from workflow_src.paper_records import Check, Claim
 from workflow_src.score import evidence, significance
 from workflow_src.score.evidence import Cell
@@ -507,7 +507,7 @@ FOOTER = [
 def main(argv: list[str] | None = None) -> None:
     from workflow_src import tables
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--papers", nargs="+", required=True)
     parser.add_argument("--evidence", nargs="*", default=[], help="the evidence files built in this run")
     parser.add_argument("--data-notes", type=json.loads, required=True, help="JSON: paper -> its data note")

@@ -16,6 +16,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from workflow_src.atomic import described
 from workflow_src.paper_records import STATES, Deviation
 
 COLUMNS = ("id", "state", "topic", "paper", "ours", "why", "effect", "setting", "artefacts")
@@ -46,7 +47,7 @@ def rows(paper: str) -> list[dict]:
 def main(argv: list[str] | None = None) -> None:
     from workflow_src import tables
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--paper", required=True)
     parser.add_argument("--data-note", required=True)
     parser.add_argument("--out-prefix", type=Path, required=True)

@@ -24,6 +24,7 @@ import inspect
 import json
 from pathlib import Path
 
+from workflow_src.atomic import described
 from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.artefact_cells import Cell, base_name, matching_cells, uses
 from workflow_src.config_check import read_checked
@@ -172,7 +173,7 @@ def explain(config: dict, config_name: str, name: str, cells: list[Cell] = ()) -
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m workflow_src.registry", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workflow_src.registry", description=described(__doc__))
     commands = parser.add_subparsers(dest="command", required=True)
     command = commands.add_parser("explain", help="an experiment, or a table cell, down to its code")
     command.add_argument("--config", default="config.yaml", help="the config whose spec and jobs to show")

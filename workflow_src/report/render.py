@@ -20,7 +20,7 @@ import statistics
 from pathlib import Path
 
 from workflow_src import artefact_cells, artefacts, layout, registry
-from workflow_src.atomic import one_line_faults, read_lines
+from workflow_src.atomic import described, one_line_faults, read_lines
 from workflow_src.paper_records import Check
 from workflow_src.report import analysis, deviations, plateau, table_evidence
 from workflow_src.score import evidence, inference, significance
@@ -289,7 +289,7 @@ def significance_marks(table: artefacts.ScoreTable, rows: list[dict], by_column:
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--paper", required=True)
     parser.add_argument("--artefact", required=True)
     parser.add_argument("--context", type=json.loads, required=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from workflow_src import layout
 from workflow_src.artefacts import Job
-from workflow_src.atomic import one_line_faults, write_text
+from workflow_src.atomic import described, one_line_faults, write_text
 from workflow_src.report import analysis, plateau
 from workflow_src.tables import to_csv, to_html, to_markdown
 
@@ -152,7 +152,7 @@ def write(jobs: list[Job], data_note: str, out_prefix: Path) -> list[str]:
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--config", type=Path, required=True, help="the workflow's resolved config (JSON)")
     parser.add_argument("--data-note", required=True)
     parser.add_argument("--out-prefix", type=Path, required=True)

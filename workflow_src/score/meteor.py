@@ -27,7 +27,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from workflow_src.atomic import atomic_output, read_lines
+from workflow_src.atomic import atomic_output, described, read_lines
 
 STEMMER_LANGUAGES = {"en": "english", "fr": "french", "de": "german", "fi": "finnish"}
 
@@ -402,7 +402,7 @@ def score_bins(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare-wordnet")
     p.add_argument("--nltk-data", type=Path, required=True, help="WordNet goes to <this>/corpora/wordnet")

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from workflow_src.atomic import one_line_faults, read_lines, write_text
+from workflow_src.atomic import described, one_line_faults, read_lines, write_text
 from workflow_src.model.gpu import job_device
 from workflow_src.model.nmt_data import batch_indices, load_model, source_batch, target_batch
 
@@ -70,7 +70,7 @@ def neighbour_statistics(
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--src", type=Path, required=True, help="test source in the model's units")
     parser.add_argument("--tgt", type=Path, required=True, help="test reference, tokenized words")

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from workflow_src.atomic import one_line_faults, write_text
+from workflow_src.atomic import described, one_line_faults, write_text
 from workflow_src.data.bpe import WORD_BOUNDARY
 from workflow_src.data.vocab import SPECIALS
 from workflow_src.model.joint import JointOutput
@@ -55,7 +55,7 @@ def representations(model, itos: list[str], queries: list[str], top: int) -> dic
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--queries", nargs="+", required=True, help="target-vocabulary pieces")
     parser.add_argument("--top", type=int, default=5)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sacrebleu.metrics import BLEU
 
-from workflow_src.atomic import read_lines, write_text
+from workflow_src.atomic import described, read_lines, write_text
 from workflow_src.score import meteor
 
 
@@ -44,7 +44,7 @@ def bleu(hyps: list[str], refs: list[str], **options) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("metric", choices=("bleu", "meteor"))
     parser.add_argument("--hyp", type=Path, required=True)
     parser.add_argument("--ref", type=Path, required=True)

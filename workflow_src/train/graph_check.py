@@ -50,7 +50,7 @@ from workflow_src.model.nmt_data import training_batch
 from workflow_src.model.seq2seq import Seq2Seq, initialise
 from workflow_src.model.timing import ROUNDS, median_seconds
 from workflow_src.config_check import read_checked
-from workflow_src.atomic import write_text
+from workflow_src.atomic import described, write_text
 from workflow_src.specs import LMSpec, TrainSpec
 from workflow_src.train import static_step
 from workflow_src.train.lm_spec import checked
@@ -338,7 +338,7 @@ def family(config: dict, experiment: str) -> tuple[str, str, TrainSpec | LMSpec,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("experiments", nargs="*", default=list(DEFAULT_EXPERIMENTS))
     parser.add_argument("--config", default="config.yaml", help="config file (YAML or JSON) or a JSON object")
     parser.add_argument("--steps", type=int, default=50)

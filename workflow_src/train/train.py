@@ -45,7 +45,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from workflow_src.atomic import one_line_faults, read_lines
+from workflow_src.atomic import described, one_line_faults, read_lines
 from workflow_src.data.preprocess import postprocess
 from workflow_src.data.vocab import Vocab
 from workflow_src.decode.decode import finish, translate
@@ -430,7 +430,7 @@ def train(spec: TrainSpec, args, device: torch.device) -> None:
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     add_spec_arguments(parser, TrainSpec)
     for name in ("train-src", "train-tgt", "dev-src", "dev-tgt", "dev-src-words", "dev-ref", "src-vocab"):
         parser.add_argument(f"--{name}", type=Path, required=True)

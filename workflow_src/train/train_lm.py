@@ -64,7 +64,7 @@ from typing import Callable
 import torch
 from tqdm import tqdm
 
-from workflow_src.atomic import one_line_faults, read_lines, write_text
+from workflow_src.atomic import described, one_line_faults, read_lines, write_text
 from workflow_src.data.archives import CorpusError
 from workflow_src.data.vocab import count_words
 from workflow_src.model import compilation
@@ -392,7 +392,7 @@ def stopped(spec: LMSpec, history: list[dict]) -> str:
 
 @one_line_faults
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=described(__doc__))
     add_spec_arguments(parser, LMSpec)
     for name in ("train", "valid", "test"):
         parser.add_argument(f"--{name}", type=Path, required=True, help=f"{name} text, one sentence per line")
