@@ -181,3 +181,17 @@ def test_an_unreadable_checkpoint_of_a_finished_run_is_rebuilt_from_its_history_
         lines.clear()
         assert checkpoints.resume_point(tmp_path, tmp_path / "best.pt", SPEC, finished, "cpu", lines.append) is None
         assert len(lines) == 1 and "training from scratch" in lines[0], lines
+
+
+def test_a_missing_text_file_is_one_line_naming_it_and_what_belongs_there(tmp_path, capsys):
+    from workflow_src.atomic import read_lines
+    from workflow_src.plan.cost import main as plan
+
+    with pytest.raises(FileFault, match=f"^{tmp_path}/gone.txt: No such file or directory; expected a test set$"):
+        read_lines(tmp_path / "gone.txt", "a test set")
+    with pytest.raises(SystemExit) as ended:
+        plan(["compare", "--jobs", str(tmp_path / "plan.jobs.csv"), "--out-prefix", str(tmp_path / "compared")])
+    assert (
+        str(ended.value)
+        == f"cost: error: {tmp_path}/plan.jobs.csv: No such file or directory; expected the plan's <prefix>.jobs.csv"
+    )

@@ -57,13 +57,15 @@ def write_lines(path: str | os.PathLike, lines) -> None:
 
 
 def read_lines(path: str | os.PathLike, expected: str = "lines of text") -> list[str]:
-    """The lines of a UTF-8 text file; a FileFault naming it where it is not UTF-8 (garbage, or a
-    binary file where text belongs), with `expected`, what the file should hold."""
+    """The lines of a UTF-8 text file; a FileFault naming it where it is missing or unreadable, or not
+    UTF-8 (garbage, or a binary file where text belongs), with `expected`, what the file should hold."""
     try:
         with open(path, encoding="utf-8", newline="\n") as f:
             return [line.removesuffix("\n") for line in f]
     except UnicodeDecodeError as err:
         raise FileFault(f"{path}: not UTF-8 text ({err.reason}); expected {expected}") from None
+    except OSError as err:
+        raise FileFault(f"{path}: {err.strerror or err}; expected {expected}") from None
 
 
 def stream_lines(path: str | os.PathLike) -> Iterator[str]:

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from workflow_src import layout
 from workflow_src.config_check import read_checked
-from workflow_src.atomic import described, read_lines, write_text
+from workflow_src.atomic import described, one_line_faults, read_lines, write_text
 from workflow_src.data.vocab import Vocab, count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -167,6 +167,7 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--config", required=True)
@@ -175,8 +176,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="training time of each model")
     args = parser.parse_args(argv)
     config = read_checked(args.config)
-    src_lines = read_lines(args.pairs / "src-train.txt")
-    tgt_lines = read_lines(args.pairs / "tgt-train.txt")
+    src_lines = read_lines(args.pairs / "src-train.txt", "source sentences, one a line")
+    tgt_lines = read_lines(args.pairs / "tgt-train.txt", "their target sentences, one a line")
     if len(src_lines) != len(tgt_lines):
         parser.error(f"{args.pairs}: {len(src_lines)} source and {len(tgt_lines)} target lines")
     with job_device(config["train"]["device"]) as device:

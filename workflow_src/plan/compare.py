@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from workflow_src.atomic import read_metrics, write_text
+from workflow_src.atomic import read_lines, read_metrics, write_text
 from workflow_src.plan.tables import to_csv, to_markdown
 from workflow_src.tables import to_html
 
@@ -87,8 +87,7 @@ def within_factor(total: dict, factor: float = 2.0) -> bool:
 
 
 def write_comparison(jobs_csv: Path, out_prefix: Path) -> dict:
-    with open(jobs_csv, newline="") as f:
-        plan_rows = list(csv.DictReader(f))
+    plan_rows = list(csv.DictReader(read_lines(jobs_csv, "the plan's <prefix>.jobs.csv")))
 
     rows, total = compare(plan_rows, read_metrics)
     verdict = "within" if within_factor(total) else "NOT within"

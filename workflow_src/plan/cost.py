@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from workflow_src.atomic import write_text
+from workflow_src.atomic import one_line_faults, write_text
 from workflow_src.config_check import read_checked
 from workflow_src.plan import fit, jobs as planned, steps
 from workflow_src.plan.compare import write_comparison
@@ -136,6 +136,7 @@ def write(
     )
 
 
+@one_line_faults
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="The cost plan: what every table will cost on this device, before the "
