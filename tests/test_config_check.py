@@ -182,6 +182,10 @@ def test_a_nested_command_line_mistake_names_only_its_key_and_blames_the_command
             {"scoring": {"meteor_jar": "/nowhere/meteor-1.5.jar"}},
             "--config: scoring.meteor_jar: '/nowhere/meteor-1.5.jar' is not a file; expected meteor-1.5.jar and java",
         ),
+        (
+            {"download": {"local_copies": ["/nowhere/copies"]}},
+            "--config: download.local_copies: '/nowhere/copies' is not a directory here",
+        ),
     ],
 )
 def test_what_the_schema_cannot_check_is_one_line_naming_the_key(overrides, line):

@@ -287,12 +287,18 @@ TOOLS = {
 
 
 def _tool_problems(config: dict) -> list[tuple[tuple, str]]:
-    """(path, line) of each external tool the config names that is not there."""
+    """(path, line) of each external tool the config names that is not there, and of each directory
+    of `download.local_copies` that is not one (a mistyped one would silently download instead)."""
     found = []
     for path, (fault, what) in TOOLS.items():
         value = config[path[0]][path[1]]
         if value is not None and (why := fault(value)):
             found.append((path, f"{'.'.join(path)}: {value!r} {why}; expected {what}"))
+    for k, directory in enumerate(config["download"].get("local_copies") or ()):
+        if not Path(directory).is_dir():
+            found.append(
+                (("download", "local_copies", k), f"download.local_copies: {directory!r} is not a directory here")
+            )
     return found
 
 
