@@ -39,6 +39,9 @@ def write_lines(path: str, records: list[dict]) -> None:
     Path(path).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
+REFERENCES = ["the cat sat on the mat", "a dog runs in the park", "we like green tea", "it rains today"]
+
+
 def fake_translation_model(job: artefacts.Job, k: int, figure_id: tuple[str, str]) -> None:
     write_lines(
         layout.metrics_path(job), [{"epoch": e, "dev_bleu": 5.0 * e + k + job.seed, "best": True} for e in range(1, 5)]
@@ -49,6 +52,12 @@ def fake_translation_model(job: artefacts.Job, k: int, figure_id: tuple[str, str
                 layout.score_path(job.dataset, job.pair, job.experiment, job.seed, search, metric),
                 {"score": 20.0 + k + job.seed},
             )
+        for tokenized in (False, True):  # the test sentences a figure's BLEU evidence reads
+            hypotheses = Path(
+                layout.hypothesis_path(job.dataset, job.pair, job.experiment, job.seed, search, tokenized)
+            )
+            shift = k % len(REFERENCES)  # the references rotated: a BLEU that differs by system
+            hypotheses.write_text("\n".join(REFERENCES[shift:] + REFERENCES[:shift]) + "\n")
         write_json(
             layout.meteor_bins_path(job, *figure_id, search),
             {
@@ -112,6 +121,9 @@ def fake_results(figure: artefacts.Figure, ctx: artefacts.Context, paper: str, a
             for k, system in enumerate(systems):
                 for job in ctx.system_jobs(panel.column, system):
                     fake_translation_model(job, k, (paper, artefact_id))
+            if not ctx.status(panel.column):
+                Path(layout.references_path(panel.column)).parent.mkdir(parents=True, exist_ok=True)
+                Path(layout.references_path(panel.column)).write_text("\n".join(REFERENCES) + "\n")
 
 
 @pytest.fixture(scope="module", params=FIGURES, ids=[f"{p}-{a}" for p, a in FIGURES])

@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from workflow_src.score import evidence  # noqa: E402
+from workflow_src.report import table_evidence  # noqa: E402
 from workflow_src.report.analysis import chosen_jobs, chosen_lm_jobs, read_metrics, read_perplexity  # noqa: E402
 from workflow_src.atomic import atomic_output, write_text  # noqa: E402
 from workflow_src.layout import benchmark_path, lm_dir, meteor_bins_path, score_path  # noqa: E402
@@ -249,17 +250,19 @@ def score_against(ax, panel: ScoreAgainst, ctx: Context) -> tuple[list[dict], li
 
 
 def score_cells(panel: ScoreAgainst, ctx: Context) -> list[evidence.Cell]:
-    """Each point's (and baseline's) `bleu` evidence, as a table's (`render.bleu_cell`): each seed's
+    """Each point's (and baseline's) `bleu` evidence, as a table's (`table_evidence.bleu_cell`): each seed's
     BLEU statistics per test sentence, at (series, panel, x; a baseline's x None)."""
-    from workflow_src.report import render
-
     if ctx.status(panel.column):
         return []
     series = [(panel.name, x, e) for x, e in panel.points] + [(s.name, None, s.experiment) for s in panel.baselines]
     chosen = {(e, panel.column): ctx.jobs(panel.column, e) for _, _, e in series}
-    _, statistics_of = render.sentence_statistics_by_seed(panel.column, chosen, {e: panel.search for _, _, e in series})
+    _, statistics_of = table_evidence.sentence_statistics_by_seed(
+        panel.column, chosen, {e: panel.search for _, _, e in series}
+    )
     return [
-        dataclasses.replace(render.bleu_cell(e, panel.column, statistics_of, chosen), row=name, column=panel.title, x=x)
+        dataclasses.replace(
+            table_evidence.bleu_cell(e, panel.column, statistics_of, chosen), row=name, column=panel.title, x=x
+        )
         for name, x, e in series
         if chosen[e, panel.column]
     ]

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import re
 import statistics
 from pathlib import Path
 
 from workflow_src import artefact_cells, artefacts, layout, registry
-from workflow_src.atomic import described, one_line_faults, read_lines
+from workflow_src.atomic import described, one_line_faults
 from workflow_src.paper_records import Check
 from workflow_src.report import analysis, deviations, plateau, table_evidence
 from workflow_src.score import evidence, inference, significance
@@ -115,7 +114,7 @@ def score_table(
     ]
     search = {row.experiment: row.search for row in table.rows}
     by_column = {
-        column: sentence_statistics_by_seed(column, chosen, search)
+        column: table_evidence.sentence_statistics_by_seed(column, chosen, search)
         for column in table.columns
         if not ctx.status(column) and column.metric != "meteor"
     }
@@ -151,18 +150,6 @@ def score_table(
     )
 
 
-def bleu_cell(experiment: str, column: artefacts.Column, statistics_of, chosen: dict) -> evidence.Cell:
-    """A row's evidence in a BLEU column: each chosen seed's BLEU statistics per test sentence."""
-    return evidence.Cell(
-        experiment,
-        column.name,
-        "bleu",
-        tuple(s.tolist() for s in statistics_of(experiment)),
-        evidence.seed_labels(j.seed for j in chosen[experiment, column]),
-        unsettled=table_evidence.still_learning(chosen[experiment, column]),
-    )
-
-
 def score_evidence(
     table: artefacts.ScoreTable, ctx: artefacts.Context, chosen: dict, by_column: dict
 ) -> list[evidence.Cell]:
@@ -170,7 +157,7 @@ def score_evidence(
     the claims' bootstrap resamples (`workflow_src/report/claims.py`). `chosen`: (experiment, column) ->
     its jobs; `by_column`: column -> `sentence_statistics_by_seed`'s pair."""
     return [
-        bleu_cell(row.experiment, column, statistics_of, chosen)
+        table_evidence.bleu_cell(row.experiment, column, statistics_of, chosen)
         for column, (_, statistics_of) in by_column.items()
         for row in layout.selected_rows(ctx, table)
         if chosen[row.experiment, column]
@@ -195,26 +182,6 @@ def mean_evidence(sentence_scores: dict, chosen: dict) -> list[evidence.Cell]:
     ]
 
 
-def sentence_statistics_by_seed(column: artefacts.Column, chosen: dict, search: dict[str, str]):
-    """experiment -> its seeds' BLEU statistics per test sentence in `column` (of its `search`'s
-    output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
-    sacrebleu's own)."""
-    tokenized = column.metric == "bleu_tok"
-    references = read_lines(Path(layout.references_path(column)))
-    return len(references), functools.cache(
-        lambda experiment: [
-            significance.sentence_statistics(
-                read_lines(
-                    Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))
-                ),
-                references,
-                tokenize="none" if tokenized else None,
-            )
-            for j in chosen[experiment, column]
-        ]
-    )
-
-
 def configured_columns(rows: list[dict], by_column: dict):
     """(column, statistics_of, resample indices, experiment -> our mean) of each configured column
     (the keys of `by_column`, as `score_table` reads them): what a significance test over its test
@@ -231,7 +198,9 @@ def configured_columns(rows: list[dict], by_column: dict):
 def gain_test(experiment: str, than: str, column: artefacts.Column, statistics_of, chosen: dict) -> inference.Test:
     """The claims' test of "`experiment` scores above `than`" in `column` (results/claims.md)."""
     check = Check("table", column.name, experiment, than=than)
-    return inference.by_bootstrap(check, *(bleu_cell(e, column, statistics_of, chosen) for e in (experiment, than)))
+    return inference.by_bootstrap(
+        check, *(table_evidence.bleu_cell(e, column, statistics_of, chosen) for e in (experiment, than))
+    )
 
 
 def significance_levels(

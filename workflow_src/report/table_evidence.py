@@ -24,7 +24,9 @@ import sys
 from pathlib import Path
 
 from workflow_src import layout
+from workflow_src.atomic import read_lines
 from workflow_src.artefacts import (
+    Column,
     Context,
     ConvergenceTable,
     Job,
@@ -35,6 +37,7 @@ from workflow_src.artefacts import (
     SamplingTable,
 )
 from workflow_src.report import analysis, plateau
+from workflow_src.score import significance
 from workflow_src.score.evidence import Cell, repeat_labels, seed_labels
 from workflow_src.train.divergence import diverged
 
@@ -181,3 +184,35 @@ def _(artefact: SamplingTable, ctx: Context, paper: str, artefact_id: str) -> li
         for share in artefact.shares
         if (repeats := repeated.get(row.experiment, {}).get(f"{share:g}"))
     ]
+
+
+def sentence_statistics_by_seed(column: Column, chosen: dict, search: dict[str, str]):
+    """experiment -> its seeds' BLEU statistics per test sentence in `column` (of its `search`'s
+    output), as the column's metric scores them (`bleu_tok`: tokenized text, no tokenizer of
+    sacrebleu's own)."""
+    tokenized = column.metric == "bleu_tok"
+    references = read_lines(Path(layout.references_path(column)))
+    return len(references), functools.cache(
+        lambda experiment: [
+            significance.sentence_statistics(
+                read_lines(
+                    Path(layout.hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search[experiment], tokenized))
+                ),
+                references,
+                tokenize="none" if tokenized else None,
+            )
+            for j in chosen[experiment, column]
+        ]
+    )
+
+
+def bleu_cell(experiment: str, column: Column, statistics_of, chosen: dict) -> Cell:
+    """A row's evidence in a BLEU column: each chosen seed's BLEU statistics per test sentence."""
+    return Cell(
+        experiment,
+        column.name,
+        "bleu",
+        tuple(s.tolist() for s in statistics_of(experiment)),
+        seed_labels(j.seed for j in chosen[experiment, column]),
+        unsettled=still_learning(chosen[experiment, column]),
+    )
