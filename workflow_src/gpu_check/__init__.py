@@ -123,6 +123,15 @@ class Clock:
     def fits(self, kind: str) -> bool:
         return self.deadline is None or self.left() >= 1.5 * self.longest.get(kind, ESTIMATES[kind])
 
+    def why_not(self, kind: str) -> str:
+        """Why an item of `kind` does not fit: what it is expected to take, from what, against what is left."""
+        basis = "the longest so far" if kind in self.longest else "ESTIMATES' guess before one has run"
+        expected = 1.5 * self.longest.get(kind, ESTIMATES[kind])
+        return (
+            f"not started: it would not end before the --deadline of {self.deadline:g} s (1.5 x {basis} for a "
+            f"{kind} item, {expected:g} s, against {self.left():.0f} s left before the last {MARGIN:g} s)"
+        )
+
     @contextlib.contextmanager
     def timing(self, kind: str):
         started = time.monotonic()
@@ -576,7 +585,7 @@ class Check:
                         position[0] = len(work)
                         self.report.not_reached(
                             [n for _, n, _ in work[index:]],
-                            f"not started: it would not end before the --deadline of {self.clock.deadline:g} s",
+                            self.clock.why_not(kind),
                         )
                     break
                 position[0] = index
