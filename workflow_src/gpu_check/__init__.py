@@ -129,7 +129,7 @@ class Clock:
         expected = 1.5 * self.longest.get(kind, ESTIMATES[kind])
         return (
             f"not started: it would not end before the --deadline of {self.deadline:g} s (1.5 x {basis} for a "
-            f"{kind} item, {expected:g} s, against {self.left():.0f} s left before the last {MARGIN:g} s)"
+            f"{kind} item, {expected:g} s, against {self.left():.1f} s left before the last {MARGIN:g} s)"
         )
 
     @contextlib.contextmanager
