@@ -381,9 +381,9 @@ def check(config: dict, schema_path: str | Path) -> None:
 def read_checked(value: str) -> dict:
     """A config given on a command line (`atomic.read_config`: a JSON object, or a JSON or YAML file),
     checked as the Snakefile checks it: problems end the command with one line each, naming the file
-    and key (not the external tools it names: the jobs that run them check those). Where jsonschema (4.0
-    or later) or PyYAML is missing, a bare GPU machine, it is read unchecked: the JSON it takes there is what `gpu_check
-    export-config` checked and wrote where the workflow's environment is."""
+    and key (not the external tools it names: the jobs that run them check those). Where jsonschema
+    4 or PyYAML is missing (a bare GPU machine) it is read unchecked: the JSON it takes there is what
+    `gpu_check export-config` checked and wrote where the workflow's environment is."""
     from workflow_src.atomic import read_config
 
     try:
