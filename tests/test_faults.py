@@ -5,12 +5,14 @@ whose checkpoint is unreadable says so and goes on from a finished run's history
 or from scratch. Small files, no training: well under a second in all."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 
-from tests.conftest import LM_SPEC, translation_spec
+from tests.conftest import LM_SPEC, REPO, translation_spec
 from workflow_src.atomic import FileFault, read_metrics
 from workflow_src.data.embeddings import read_vec, write_vec
 from workflow_src.data.vocab import Vocab
@@ -191,7 +193,13 @@ def test_a_missing_text_file_is_one_line_naming_it_and_what_belongs_there(tmp_pa
         read_lines(tmp_path / "gone.txt", "a test set")
     with pytest.raises(SystemExit) as ended:
         plan(["compare", "--jobs", str(tmp_path / "plan.jobs.csv"), "--out-prefix", str(tmp_path / "compared")])
-    assert (
-        str(ended.value)
-        == f"cost: error: {tmp_path}/plan.jobs.csv: No such file or directory; expected the plan's <prefix>.jobs.csv"
+    missing = f"{tmp_path}/plan.jobs.csv: No such file or directory; expected the plan's <prefix>.jobs.csv"
+    assert str(ended.value).endswith(f": error: {missing}")  # named after the command that runs it (below)
+    typed = subprocess.run(  # as a user types it: the command's own name
+        [sys.executable, "-m", "workflow_src.plan", "compare", "--jobs", str(tmp_path / "plan.jobs.csv")]
+        + ["--out-prefix", str(tmp_path / "compared")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
+    assert typed.returncode == 1 and typed.stderr == f"plan: error: {missing}\n"

@@ -141,7 +141,11 @@ def one_line_faults(main: Callable) -> Callable:
         try:
             return main(*args, **kwargs)
         except FileFault as fault:
-            command = Path(sys.argv[0]).stem if main.__module__ == "__main__" else main.__module__.rpartition(".")[2]
+            run_as = Path(sys.argv[0])  # `python -m workflow_src.plan` runs workflow_src/plan/__main__.py
+            if run_as.name == "__main__.py":
+                command = run_as.parent.name
+            else:
+                command = run_as.stem if main.__module__ == "__main__" else main.__module__.rpartition(".")[2]
             sys.exit(f"{command}: error: {fault}")
 
     return run
