@@ -338,7 +338,7 @@ DEVIATIONS = (
         "no output bias; trained until the last `window` epochs lowered the best training loss by less than "
         "`tolerance` (relative), halving the rate after an epoch without improvement, with max_epochs as a "
         "cap; the epoch with the lowest training loss is measured, and metrics.jsonl records the criterion",
-        'the paper gives no stopping rule for "the minimum possible"',
+        'the paper gives no stopping rule for "the minimum training loss possible"',
         "a looser tolerance measures less converged models",
         "lm.convergence",
         ("figure1",),
@@ -412,7 +412,9 @@ DEVIATIONS = (
         "D9",
         "Figure 1 grid and schedule",
         "no grid or schedule given",
-        "β in 0, 0.1, ..., 1 and τ in 1, 2, 3, 5, 10, 20; the small models' schedule",
+        "β in 0, 0.1, ..., 1 and τ in 1, 2, 3, 5, 10, 20; rate 1, held constant but halved after an epoch "
+        "without a new lowest training loss (D2), clipping 5 as the small models' (`SCHEDULE['subspace']` in "
+        "workflow_src/papers/tying.py)",
         "the paper is silent",
         "the curve's shape, not its points",
         "papers.tying.figure1.sweep",
