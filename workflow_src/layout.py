@@ -286,6 +286,14 @@ def references_path(column: Column) -> str:
     return f"{data_dir(column.dataset, column.pair)}/{'tok' if tokenized else 'raw'}/test.{column.pair.split('-')[1]}"
 
 
+def scored_sentence_files(column: Column, jobs: list[Job], search: str) -> list[str]:
+    """The test sentences a BLEU column's evidence resamples: each job's `search` output (tokenized for
+    `bleu_tok`) and the references; none without jobs."""
+    tokenized = column.metric == "bleu_tok"
+    hypotheses = [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, search, tokenized) for j in jobs]
+    return hypotheses + [references_path(column)] if jobs else []
+
+
 @functools.singledispatch
 def inputs(table, ctx: Context, paper: str, artefact_id: str) -> list[str]:
     """Every file an artefact is rendered from."""
@@ -301,10 +309,7 @@ def _(table: ScoreTable, ctx, paper, artefact_id):
             files += [score_path(j.dataset, j.pair, j.experiment, j.seed, row.search, column.metric) for j in jobs]
             if row.tune or table.parameters:  # the development scores that choose among the candidates, |Θ|
                 files += [metrics_path(j) for j in jobs]
-            if jobs:  # the test sentences, which the significance marks and the claims resample
-                tokenized = column.metric == "bleu_tok"
-                files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, row.search, tokenized) for j in jobs]
-                files.append(references_path(column))
+            files += scored_sentence_files(column, jobs, row.search)  # the significance marks and claims resample them
     return files
 
 
@@ -394,14 +399,11 @@ def _(figure: Figure, ctx, paper, artefact_id):
         elif isinstance(panel, ScoreAgainst):
             experiments = [e for _, e in panel.points] + [s.experiment for s in panel.baselines]
             jobs = [j for e in experiments for j in ctx.jobs(panel.column, e)]
-            tokenized = panel.column.metric == "bleu_tok"
             files += [
                 score_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, panel.column.metric) for j in jobs
             ]
             files += [metrics_path(j) for j in jobs]  # whether each had plateaued, which its evidence says
-            # the test sentences, which the claims resample (as a ScoreTable's)
-            files += [hypothesis_path(j.dataset, j.pair, j.experiment, j.seed, panel.search, tokenized) for j in jobs]
-            files += [references_path(panel.column)] if jobs else []
+            files += scored_sentence_files(panel.column, jobs, panel.search)  # the claims resample them
         elif isinstance(panel, SubspaceSweep):
             files += [
                 f"{lm_dir(j)}/perplexity.json" for _, name in ctx.sweep(panel) for j in ctx.lm_jobs(panel.corpus, name)
