@@ -18,7 +18,7 @@ from scipy import stats
 
 from tests.conftest import REPO
 from workflow_src import artefacts, layout, registry
-from workflow_src.paper_records import Check, Claim
+from workflow_src.paper_records import Check, Claim, Gap
 from workflow_src.report import claims
 from workflow_src.report.claims import INCONCLUSIVE, NOT_COMPARABLE, NOT_DECIDABLE, NOT_REPRODUCED, REPRODUCED
 from workflow_src.score import evidence, inference, meteor, significance
@@ -399,7 +399,17 @@ def unit_cells(
     return cell(check.row, check.column, (low + high) / 2, 0), compared
 
 
-def made_to_show(paper: str, check: Check, case: str) -> dict:
+# a gap's parts' cases: its wider difference clear and its narrower none, the reverse, or both none
+GAP_CASES = {"effect": ("effect", "noise"), "opposite": ("noise", "effect"), "noise": ("noise", "noise")}
+
+
+def made_to_show(paper: str, check: Check | Gap, case: str) -> dict:
+    if isinstance(check, Gap):
+        return {
+            key: cell
+            for part, part_case in zip(check.parts, GAP_CASES[case])
+            for key, cell in made_to_show(paper, part, part_case).items()
+        }
     kind, replicates = evidence_shape(paper, check)
     a, b = (
         value_cells(check, replicates, case)
@@ -468,7 +478,7 @@ def test_each_paper_states_seven_claims_on_cells_its_artefacts_have(paper):
     assert len(stated) >= 7 and len({c.id for c in stated}) == len(stated)
     for claim in stated:
         assert claim.statement and claim.measure and claim.paper and claim.checks, f"{paper} {claim.id}"
-        for check in claim.checks:
+        for check in (part for c in claim.checks for part in c.parts):
             rows, columns = artefact_keys(paper, check)
             assert check.row in rows and check.column in columns, f"{paper} {claim.id}: {check}"
             if check.compared is not None:
@@ -569,6 +579,53 @@ def test_a_check_names_its_pair():
     )
     assert claims.pair_name(Check("figure1", "(a)", "d", x=1.0, than_x=0.0)) == "d at x = 1 against x = 0 ((a))"
     assert claims.pair_name(Check("table3", "PTB test", "r", threshold=68.7)) == "r against 68.7 (PTB test)"
+
+
+def test_a_gap_against_a_direct_computation_on_one_draw_of_the_shared_test_set():
+    """d(a, b) - d(c, e) in one column: on each of sacrebleu's resamples of the one test set, the
+    four systems scored on the same sentences (significance.seed_mean_bleu); p is the share of
+    resamples on which the difference is not positive. Independent draws would not match it."""
+    sentences = 150
+    a, b = one_seed_bleu_cells("a", "b", "x", 0.68, 1, sentences)
+    c, e = one_seed_bleu_cells("c", "e", "x", 0.64, 1, sentences)
+    gap = Gap(Check("table2", "x", "a", than="b"), Check("table2", "x", "c", than="e"))
+    outcome = claims.decide(gap, keyed(a, b, c, e), unit="BLEU")
+    indices = significance.resample_indices(sentences)
+
+    def bleu(cell: Cell) -> np.ndarray:
+        return significance.seed_mean_bleu([np.array(cell.replicates[0])], indices)
+
+    direct = bleu(a) - bleu(b) - (bleu(c) - bleu(e))
+    assert outcome.test.resampled == pytest.approx(direct)
+    assert outcome.test.p_claim == pytest.approx((1 + np.sum(direct <= 0)) / 1001)
+    assert outcome.test.p_opposite == pytest.approx((1 + np.sum(direct >= 0)) / 1001)
+    assert outcome.verdict == REPRODUCED and "difference +" in outcome.ours and "BLEU" in outcome.ours
+    reversed_ = claims.decide(Gap(gap.narrower, gap.wider), keyed(a, b, c, e))
+    assert reversed_.verdict == NOT_REPRODUCED and reversed_.test.d == pytest.approx(-outcome.test.d)
+    assert claims.decide(Gap(gap.wider, gap.wider), keyed(a, b)).verdict == INCONCLUSIVE  # d_r = 0 on every resample
+
+
+def test_a_gap_needs_both_parts_and_unit_evidence():
+    gap = Gap(Check("table1", "x", "a", than="b"), Check("table1", "x", "c", than="e"))
+    a, b = one_seed_bleu_cells("a", "b", "x", 0.68, 1, 100)
+    missing = claims.decide(gap, keyed(a, b))
+    assert missing.verdict == NOT_DECIDABLE and "no evidence for c in x" in missing.reason
+    timed = keyed(*(values(row, "x", (1.0, 1.1, 0.9)) for row in "abce"))
+    with pytest.raises(ValueError, match="a gap needs unit evidence"):
+        claims.decide(gap, timed)
+    with pytest.raises(ValueError, match="one artefact"):
+        Gap(Check("table1", "x", "a", than="b"), Check("table2", "x", "c", than="e"))
+    with pytest.raises(ValueError, match="compares two cells"):
+        Gap(Check("table1", "x", "a", than="b"), Check("table1", "x", "c", threshold=1.0))
+    assert claims.pair_name(gap) == "the gap of a against b (x) beyond that of c against e (x)"
+
+
+def test_a_gaps_paper_number_is_the_difference_of_its_parts():
+    """Tying C11, small: AL's relative gain on PTB (87.3 -> 82.9) less that on WikiText-2 (105.9 -> 103.8)."""
+    claim = next(c for c in claims.paper_claims("tying") if c.id == "C11")
+    expected = math.log(87.3 / 82.9) - math.log(105.9 / 103.8)
+    assert claims.paper_gap("tying", claim.checks[0]) == pytest.approx(expected)
+    assert claims.unit_of("tying", claim.checks[0]) == ("perplexity", "perplexity")
 
 
 def test_one_reversed_check_among_many_is_not_enough_after_holm():
@@ -722,7 +779,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
-    assert "| tying | 2 | 0 | 0 | 5 | 2 | 9 |" in markdown
+    assert "| tying | 2 | 0 | 0 | 7 | 2 | 11 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

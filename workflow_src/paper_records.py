@@ -72,6 +72,41 @@ class Check:
         the two are not comparable."""
         return self.threshold is not None
 
+    @property
+    def parts(self) -> tuple["Check", ...]:
+        """The checks whose cells it reads: itself (a `Gap`: its two)."""
+        return (self,)
+
+
+@dataclasses.dataclass(frozen=True)
+class Gap:
+    """One difference exceeds another ("AL gains more on PTB than on WikiText-2", "METEOR, unlike
+    BLEU, closes the gap"): with d of each `Check` on its own scale, the claim is
+
+        d(wider) - d(narrower) > 0,
+
+    decided on the two checks' bootstrap resamples, which draw the same test units where they share
+    a test set (`workflow_src/report/claims.py`). Both compare two cells of one artefact."""
+
+    wider: Check
+    narrower: Check
+
+    def __post_init__(self):
+        if self.wider.artefact != self.narrower.artefact:
+            raise ValueError(f"gap of {self.wider.row}: both checks read one artefact")
+        if any(part.compared is None or part.parity is not None for part in self.parts):
+            raise ValueError(f"gap of {self.wider.row}: each check compares two cells, without a parity")
+
+    @property
+    def artefact(self) -> str:
+        return self.wider.artefact
+
+    @property
+    def parts(self) -> tuple[Check, Check]:
+        return (self.wider, self.narrower)
+
+    against_printed_constant = False
+
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
@@ -87,7 +122,7 @@ class Claim:
     where: str  # its section, table or caption
     measure: str  # what is compared, and the rule that decides
     paper: str  # the paper's numbers, as it prints them
-    checks: tuple[Check, ...]
+    checks: tuple[Check | Gap, ...]
     pooled: bool = False
 
     def __post_init__(self):

@@ -18,7 +18,7 @@ from workflow_src.artefacts import (
     System,
     Throughput,
 )
-from workflow_src.paper_records import Check, Claim, Deviation, mixed_precision
+from workflow_src.paper_records import Check, Claim, Deviation, Gap, mixed_precision
 from workflow_src.papers.continuous_setup import (
     BLEU_SCORE,
     BRIDGE,
@@ -618,12 +618,17 @@ CLAIMS = (
         "On WMT16, METEOR closes the gap to the BPE baseline that BLEU leaves",
         "This may explain why METEOR scores, unlike BLEU, close the gap with the baseline models",
         "§5, Table 2",
-        "Table 2, WMT16 de-en test: BLEU of BPE→BPE CE > NLLvMF (the gap BLEU leaves), and METEOR of NLLvMF within "
-        "1 point of BPE→BPE CE (ours + 1 > BPE: the gap closed)",
-        "BLEU 28.8 against 30.1; METEOR 28.2 against 28.7 (%)",
+        "Table 2, WMT16 de-en test: BLEU of BPE→BPE CE > NLLvMF (the gap BLEU leaves); METEOR of NLLvMF within "
+        "1 point of BPE→BPE CE (ours + 1 > BPE: the gap closed); and, \"unlike BLEU\", METEOR's gap below BLEU's "
+        "(BPE less NLLvMF, each in its own points: BLEU, METEOR %)",
+        "BLEU 28.8 against 30.1 (gap 1.3); METEOR 28.2 against 28.7 (%; gap 0.5)",
         (
             Check("table2", "BLEU", "bpe2bpe-ce", than="bpe2emb-fasttext-tied-nllvmf_reg1reg2"),
             Check("table2", "METEOR", "bpe2emb-fasttext-tied-nllvmf_reg1reg2", than="bpe2bpe-ce", margin=1.0),
+            Gap(
+                Check("table2", "BLEU", "bpe2bpe-ce", than="bpe2emb-fasttext-tied-nllvmf_reg1reg2"),
+                Check("table2", "METEOR", "bpe2bpe-ce", than="bpe2emb-fasttext-tied-nllvmf_reg1reg2"),
+            ),
         ),
     ),
     Claim(

@@ -5,7 +5,9 @@
 
 A paper module lists `CLAIMS` (`workflow_src/paper_records.py`): each quotes the paper's sentence
 and tests exactly what it states with one or more `Check`s (in one column of one artefact, a row
-beats another row, its own point at another x, or a number the paper prints). A check is decided
+beats another row, its own point at another x, or a number the paper prints) or `Gap`s (one
+check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
+resamples, which draw the same test units where they share a test set). A check is decided
 by a test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired
 bootstrap over test sentences or blocks of test tokens with the seeds redrawn, or Welch's t over
 per-seed values and timed repeats), at `ALPHA` = 0.05.
@@ -42,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from workflow_src.atomic import described, write_text
-from workflow_src.paper_records import Check, Claim
+from workflow_src.paper_records import Check, Claim, Gap
 from workflow_src.score import evidence, significance
 from workflow_src.score.evidence import Cell
 from workflow_src.score.inference import (
@@ -106,9 +108,12 @@ def describe(
     return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}; d = {d:+.3g}"
 
 
-def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") -> Outcome:
+def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str | tuple[str, ...] = "") -> Outcome:
     """A check's verdict on its artefact's evidence, uncorrected (None: not built, `missing` says
-    why); `unit` is what its numbers are in."""
+    why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`)."""
+    if isinstance(check, Gap):
+        units = unit if isinstance(unit, tuple) else (unit,) * len(check.parts)
+        return gap_outcome(check, [decide(part, cells, missing, u) for part, u in zip(check.parts, units)])
     if cells is None:
         return Outcome(NOT_DECIDABLE, "", missing)
     a = cells.get((check.row, check.column, check.x))
@@ -161,6 +166,35 @@ def decide(check: Check, cells: dict | None, missing: str = "", unit: str = "") 
     return Outcome(INCONCLUSIVE, shown, f"{test.method}: p = {test.p_claim:.3g}, not below {ALPHA:g} either way", test)
 
 
+def gap_outcome(gap: Gap, parts: list[Outcome]) -> Outcome:
+    """A gap's verdict from its two checks' outcomes: d_r = d_wider,r - d_narrower,r on each
+    resample (uncorrected, as a check's)."""
+    ours = " | ".join(o.ours for o in parts if o.ours)
+    if undecided := [o.reason for o in parts if o.verdict == NOT_DECIDABLE]:
+        return Outcome(NOT_DECIDABLE, ours, "; ".join(dict.fromkeys(undecided)))
+    wider, narrower = (o.test for o in parts)
+    if wider is None or narrower is None or wider.resampled is None or narrower.resampled is None:
+        raise ValueError(f"{pair_name(gap)}: a gap needs unit evidence (BLEU, perplexity, F1, METEOR) in both checks")
+    d_r, d_fixed = wider.resampled - narrower.resampled, wider.resampled_fixed - narrower.resampled_fixed
+    test = Test(
+        wider.d - narrower.d,
+        resample_p(d_r <= 0),
+        resample_p(d_r >= 0),
+        f"paired bootstrap of the difference of the two d ({wider.method}; {narrower.method})",
+        Spread.of_bootstrap(d_r, d_fixed, min(wider.spread.runs, narrower.spread.runs)),
+        d_r,
+        d_fixed,
+    )
+    shown = f"{ours}: d {wider.d:+.3g} against {narrower.d:+.3g}, difference {test.d:+.3g}"
+    if test.p_claim < ALPHA:
+        return Outcome(REPRODUCED, shown, f"{test.method}: p = {test.p_claim:.3g} < {ALPHA:g}", test)
+    if test.p_opposite < ALPHA:
+        return Outcome(
+            NOT_REPRODUCED, shown, f"{test.method}: the opposite holds, p = {test.p_opposite:.3g} < {ALPHA:g}", test
+        )
+    return Outcome(INCONCLUSIVE, shown, f"{test.method}: p = {test.p_claim:.3g}, not below {ALPHA:g} either way", test)
+
+
 def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
     """One test of the mean d over a pooled claim's checks, their resamples averaged (each check's
     own draw of its units and seeds); None unless every check has a bootstrap test."""
@@ -192,6 +226,15 @@ def check_gap(check: Check, numbers: tuple[float, float]) -> float:
     if check.parity is not None:
         return math.log(1 + check.parity) - abs(math.log(a) - math.log(b))
     return float(difference(check, on_scale(check, a), on_scale(check, b)))
+
+
+def paper_gap(paper: str, check: Check | Gap) -> float | None:
+    """The paper's own d of a check (`check_gap`), or of a gap: its wider d less its narrower;
+    None where the paper prints no number for a part."""
+    gaps = [None if (n := paper_numbers(paper, part)) is None else check_gap(part, n) for part in check.parts]
+    if None in gaps:
+        return None
+    return gaps[0] - gaps[1] if isinstance(check, Gap) else gaps[0]
 
 
 def runs_text(count: int, kind: str) -> str:
@@ -232,9 +275,12 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
 
 
 # -- a claim -------------------------------------------------------------------------------------------
-def pair_name(check: Check) -> str:
+def pair_name(check: Check | Gap) -> str:
     """What a check compares, in words: "lm-small-al against lm-small-vd (PTB test)", "Emb w/ NLL-vMF
-    against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0"."""
+    against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0";
+    a gap: "the gap of <one pair> beyond that of <another>"."""
+    if isinstance(check, Gap):
+        return f"the gap of {pair_name(check.wider)} beyond that of {pair_name(check.narrower)}"
     if check.than_column is not None:
         return f"{check.column} against {check.than_column} ({check.row})"
     if check.than_x is not None:
@@ -322,9 +368,12 @@ def paper_value(paper: str, artefact_id: str, row: str, column: str) -> float | 
     return None
 
 
-def unit_of(paper: str, check: Check) -> str:
-    """What a check's numbers are in, as the artefact shows them."""
+def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
+    """What a check's numbers are in, as the artefact shows them (a gap: each part's)."""
     from workflow_src import artefacts, registry
+
+    if isinstance(check, Gap):
+        return tuple(unit_of(paper, part) for part in check.parts)
 
     artefact = registry.artefact(paper, check.artefact)
     if isinstance(artefact, artefacts.ScoreTable):
@@ -356,7 +405,12 @@ def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> 
     from workflow_src import artefacts, registry
 
     artefact = registry.artefact(paper, check.artefact)
-    if outcome.test is None or not isinstance(artefact, artefacts.ScoreTable) or not artefact.significance_levels:
+    if (
+        outcome.test is None
+        or isinstance(check, Gap)
+        or not isinstance(artefact, artefacts.ScoreTable)
+        or not artefact.significance_levels
+    ):
         return ""
     row = next((r for r in artefact.rows if r.experiment == check.row), None)
     if row is None or check.than is None or row.baseline != check.than or check.margin or check.lower_is_better:
@@ -420,8 +474,7 @@ def claim_rows(
                 outcome = decide(check, found.get(path), why, unit_of(paper, check))
                 outcomes.append(outcome)
                 notes.append(table_mark_note(paper, check, found[path], outcome) if outcome.test is not None else "")
-            numbers = [paper_numbers(paper, check) for check in claim.checks]
-            gaps = [None if n is None else check_gap(check, n) for check, n in zip(claim.checks, numbers)]
+            gaps = [paper_gap(paper, check) for check in claim.checks]
             decision = decide_claim(claim, outcomes, gaps, synthetic)
             reasons = [*dict.fromkeys(o.reason for o in outcomes), *filter(None, notes)]  # a shared reason once
             rows.append(
@@ -491,7 +544,9 @@ FOOTER = [
     "it measures the test set's variance only, and the verdict says so); timings and per-seed values by a t-test "
     "(Welch's) over their timed repeats or seeds (workflow_src/report/claims.py). A claim is reproduced when every "
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
-    'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells. Not '
+    'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells; a '
+    'check that one gap is wider than another ("AL gains more on PTB") by the same bootstrap of the difference of '
+    "the two gaps, on one draw of test units where they share a test set. Not "
     "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
     "stopped; not comparable: on synthetic data, a check against a number "
     "the paper prints; inconclusive: too little evidence either way.",
