@@ -157,6 +157,11 @@ def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str 
         return Outcome(
             INCONCLUSIVE, shown, f"{test.method}: neither within nor outside {bounds} at p < {ALPHA:g}", test
         )
+    return one_sided_outcome(test, shown)
+
+
+def one_sided_outcome(test: Test, shown: str) -> Outcome:
+    """A one-sided test's verdict at ALPHA: the claim holds, the opposite does, or neither."""
     if test.p_claim < ALPHA:
         return Outcome(REPRODUCED, shown, f"{test.method}: p = {test.p_claim:.3g} < {ALPHA:g}", test)
     if test.p_opposite < ALPHA:
@@ -186,13 +191,7 @@ def gap_outcome(gap: Gap, parts: list[Outcome]) -> Outcome:
         d_fixed,
     )
     shown = f"{ours}: d {wider.d:+.3g} against {narrower.d:+.3g}, difference {test.d:+.3g}"
-    if test.p_claim < ALPHA:
-        return Outcome(REPRODUCED, shown, f"{test.method}: p = {test.p_claim:.3g} < {ALPHA:g}", test)
-    if test.p_opposite < ALPHA:
-        return Outcome(
-            NOT_REPRODUCED, shown, f"{test.method}: the opposite holds, p = {test.p_opposite:.3g} < {ALPHA:g}", test
-        )
-    return Outcome(INCONCLUSIVE, shown, f"{test.method}: p = {test.p_claim:.3g}, not below {ALPHA:g} either way", test)
+    return one_sided_outcome(test, shown)
 
 
 def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
