@@ -613,11 +613,28 @@ def test_a_gap_needs_both_parts_and_unit_evidence():
     timed = keyed(*(values(row, "x", (1.0, 1.1, 0.9)) for row in "abce"))
     with pytest.raises(ValueError, match="a gap needs unit evidence"):
         claims.decide(gap, timed)
-    with pytest.raises(ValueError, match="one artefact"):
-        Gap(Check("table1", "x", "a", than="b"), Check("table2", "x", "c", than="e"))
     with pytest.raises(ValueError, match="compares two cells"):
         Gap(Check("table1", "x", "a", than="b"), Check("table1", "x", "c", threshold=1.0))
     assert claims.pair_name(gap) == "the gap of a against b (x) beyond that of c against e (x)"
+
+
+def test_a_gap_across_two_tables_reads_each_parts_evidence_file():
+    """Tying C12 compares AL's deficit on the whole of WikiText-2 (Table 1) with that on each half
+    (Table 2): decided on both files, not decidable, naming the file, when one is not built."""
+    claim = next(c for c in claims.paper_claims("tying") if c.id == "C12")
+    found: dict[str, dict] = {}
+    for gap in claim.checks:
+        for part, case in zip(gap.parts, GAP_CASES["effect"]):
+            found.setdefault(claims.evidence_path("tying", part.artefact), {}).update(made_to_show("tying", part, case))
+    assert len(found) == 2
+
+    def row(found: dict) -> dict:
+        return next(r for r in claims.claim_rows(["tying"], found, {}) if r["id"] == "tying:C12")
+
+    assert claims.base_verdict(row(found)["verdict"]) == REPRODUCED
+    del found["results/tying/table2.evidence.json"]
+    assert row(found)["verdict"] == NOT_DECIDABLE
+    assert "results/tying/table2.evidence.json is not built" in row(found)["decided by"]
 
 
 def test_a_gaps_paper_number_is_the_difference_of_its_parts():
@@ -779,7 +796,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
-    assert "| tying | 2 | 0 | 0 | 7 | 2 | 11 |" in markdown
+    assert "| tying | 2 | 0 | 0 | 8 | 2 | 12 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

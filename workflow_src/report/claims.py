@@ -404,12 +404,7 @@ def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> 
     from workflow_src import artefacts, registry
 
     artefact = registry.artefact(paper, check.artefact)
-    if (
-        outcome.test is None
-        or isinstance(check, Gap)
-        or not isinstance(artefact, artefacts.ScoreTable)
-        or not artefact.significance_levels
-    ):
+    if outcome.test is None or not isinstance(artefact, artefacts.ScoreTable) or not artefact.significance_levels:
         return ""
     row = next((r for r in artefact.rows if r.experiment == check.row), None)
     if row is None or check.than is None or row.baseline != check.than or check.margin or check.lower_is_better:
@@ -454,8 +449,24 @@ def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
     """The evidence files (`evidence_path`) the claims of the configured
     artefacts ((paper, artefact) pairs) read."""
     papers = {paper for paper, _ in configured}
-    needed = {(paper, c.artefact) for paper in papers for claim in paper_claims(paper) for c in claim.checks}
+    needed = {
+        (paper, part.artefact)
+        for paper in papers
+        for claim in paper_claims(paper)
+        for c in claim.checks
+        for part in c.parts
+    }
     return sorted(evidence_path(p, a) for p, a in needed if (p, a) in set(configured))
+
+
+def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Outcome:
+    """A check's outcome on the evidence of its artefact (a gap: of each part's) that this run
+    built (`found`: evidence path -> its cells)."""
+    if isinstance(check, Gap):
+        return gap_outcome(check, [decide_in_run(paper, part, found) for part in check.parts])
+    path = evidence_path(paper, check.artefact)
+    why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
+    return decide(check, found.get(path), why, unit_of(paper, check))
 
 
 def claim_rows(
@@ -466,13 +477,13 @@ def claim_rows(
     rows = []
     for paper in papers:
         for claim in paper_claims(paper):
-            outcomes, notes = [], []
-            for check in claim.checks:
-                path = evidence_path(paper, check.artefact)
-                why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
-                outcome = decide(check, found.get(path), why, unit_of(paper, check))
-                outcomes.append(outcome)
-                notes.append(table_mark_note(paper, check, found[path], outcome) if outcome.test is not None else "")
+            outcomes = [decide_in_run(paper, check, found) for check in claim.checks]
+            notes = [
+                table_mark_note(paper, check, found[evidence_path(paper, check.artefact)], outcome)
+                if outcome.test is not None and isinstance(check, Check)
+                else ""
+                for check, outcome in zip(claim.checks, outcomes)
+            ]
             gaps = [paper_gap(paper, check) for check in claim.checks]
             decision = decide_claim(claim, outcomes, gaps, synthetic)
             reasons = [*dict.fromkeys(o.reason for o in outcomes), *filter(None, notes)]  # a shared reason once
