@@ -86,9 +86,10 @@ DEVIATIONS = (
         "significance test",
         "Koehn's paired bootstrap resampling (§4.1; footnote 3: Moses' "
         "bootstrap-hypothesis-difference-significance.pl), *, †, ‡ at p < .05, .01, .001 against NMT (Table 2)",
-        "sacrebleu's paired bootstrap (1000 resamples) against the block's NMT",
-        "the same test; the Moses "
-        "script needs Perl and sentence-level BLEU statistics files, sacrebleu's is a library call",
+        "sacrebleu's paired bootstrap test (its p, its 1000 resamples at its seed) against the block's NMT, computed "
+        "here on sacrebleu's sentence statistics with each system's BLEU the mean over its seeds",
+        "the same test; the Moses script needs Perl and sentence-level BLEU statistics files, and sacrebleu's "
+        "`--paired-bs` takes one output per system, not several seeds (at one seed each the two give the same p)",
         "marks may differ where p is near a level",
         "workflow_src/score/significance.py:difference_p",
         ("table2", "table3", "table5"),
