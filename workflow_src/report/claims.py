@@ -110,7 +110,8 @@ def describe(
 
 def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str | tuple[str, ...] = "") -> Outcome:
     """A check's verdict on its artefact's evidence, uncorrected (None: not built, `missing` says
-    why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`)."""
+    why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`). A gap's parts read
+    the same `cells` here; `decide_in_run` gives each part its own artefact's."""
     if isinstance(check, Gap):
         units = unit if isinstance(unit, tuple) else (unit,) * len(check.parts)
         return gap_outcome(check, [decide(part, cells, missing, u) for part, u in zip(check.parts, units)])
