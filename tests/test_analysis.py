@@ -134,7 +134,7 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     import json
 
     from workflow_src import artefacts, layout, registry
-    from workflow_src.report import analysis
+    from workflow_src.report import analysis, table_evidence
 
     monkeypatch.chdir(tmp_path)
     artefact = registry.artefact("vmf", "table4")
@@ -162,3 +162,9 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     assert out[2]["ms per batch ours"] == 12.0 and "trained on iwslt16 fr-en" in footer[0]
     unconfigured = analysis.table(artefact, artefacts.Context(seeds=(1,), pairs={}), "vmf", "table4")[1]
     assert unconfigured[0]["input layer parameters ours"] is None and "not configured" in unconfigured[0]["note"]
+    # the evidence vMF C12 is decided by: each counted row's two layers together, exact; none where uncounted
+    counted = {c.row: c for c in table_evidence.cells(artefact, ctx, "vmf", "table4") if c.kind == "count"}
+    assert {row: c.replicates for row, c in counted.items()} == {
+        r["experiment"]: (r["input layer parameters ours"] + r["output layer parameters ours"],) for r in out[:-1]
+    }
+    assert {c.column for c in counted.values()} == {artefacts.LAYER_PARAMETERS}

@@ -194,6 +194,29 @@ def test_a_threshold_a_factor_and_a_parity():
     assert claims.decide(parity, noisy).verdict == INCONCLUSIVE
 
 
+def test_counts_are_decided_exactly_with_the_papers_own_counts_as_power():
+    """A parameter count has no spread: the inequality decides, on its bar nothing does, and
+    the power says whether the paper's own counts meet the claim (vMF C12's do not: 1.9%)."""
+    check = Check("table4", artefacts.LAYER_PARAMETERS, "a", than="b", lower_is_better=True, factor=0.01)
+    verdicts = [
+        claims.decide(check, keyed(counted("a", check.column, n), counted("b", check.column, 1e6)), unit="parameters")
+        for n in (9_999, 10_001, 10_000)
+    ]
+    assert [o.verdict for o in verdicts] == [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]
+    assert verdicts[0].ours == "9999 parameters (counted) against 1e+06 parameters (b, counted): ratio 0.01"
+    assert "exact counts, no spread: the claim holds" in verdicts[0].reason
+    claim = claims.paper_claims("vmf")[-1]
+    assert claim.id == "C12" and claims.paper_numbers("vmf", claim.checks[0]) == (460_800, 24_576_000)
+    gaps = [claims.paper_gap("vmf", claim.checks[0])]
+    assert gaps[0] == pytest.approx(math.log(0.01) - math.log(460_800 / 24_576_000))
+    for outcome, verdict in zip(verdicts[:2], (REPRODUCED, NOT_REPRODUCED)):
+        decision = claims.decide_claim(claim, [outcome], gaps)
+        assert decision.verdict == verdict
+        assert decision.power == "exact counts, no spread: the paper's own counts fail it"
+    with pytest.raises(ValueError, match="a count has one replicate, not 2"):
+        Cell("a", check.column, "count", (1.0, 2.0), ("counted", "counted"))
+
+
 def test_runs_still_learning_decide_nothing():
     """A cell whose runs had not plateaued (`Cell.unsettled`, written by the table) is not decided
     on, however clear the difference: it ranks by the training budget, not by the method."""
@@ -230,6 +253,7 @@ def test_evidence_files_round_trip(tmp_path):
     cells = [
         Cell("r", "fr-en", "bleu", ([[20, 20, 10, 5, 2, 1, 20, 19, 18, 17]],), ("seed 1",)),
         values("r", "ms per batch", [1.0, 2.0]),
+        counted("r", artefacts.LAYER_PARAMETERS, 460_900),
         Cell(
             "NMT",
             "De→En",
@@ -276,6 +300,8 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
         return "value", len(ctx.dataset_seeds(column.dataset))
     if isinstance(artefact, artefacts.NeighbourTable):
         return "value", len(ctx.dataset_seeds(artefact.column.dataset))
+    if isinstance(artefact, artefacts.ParameterTable) and check.column == artefacts.LAYER_PARAMETERS:
+        return "count", 1
     if isinstance(artefact, (artefacts.ParameterTable, artefacts.SamplingTable)):
         return "value", REPEATS
     panel = next(p for p in artefact.panels if p.title == check.column)
@@ -317,6 +343,20 @@ def value_cells(check: Check, replicates: int, case: str) -> tuple[Cell, Cell | 
         return a, None
     row, column, x = check.compared
     return a, values(row, column, reference * noise[::-1] if case != "noise" else reference * noise, x)
+
+
+def counted(row: str, column: str, number: float) -> Cell:
+    return Cell(row, column, "count", (float(number),), evidence.COUNTED)
+
+
+def count_cells(check: Check, case: str) -> tuple[Cell, Cell | None]:
+    """Exact counts: the claimed row a tenth past its boundary (effect), a tenth short of it
+    (opposite), or on it (noise)."""
+    reference = 1_000_000.0
+    better = -1 if check.lower_is_better else 1
+    step = {"effect": 1 + better * 0.1, "opposite": 1 - better * 0.1, "noise": 1.0}[case]
+    compared = None if check.compared is None else counted(check.compared[0], check.compared[1], reference)
+    return counted(check.row, check.column, boundary(check, reference) * step), compared
 
 
 def meteor_parameters(paper: str, check: Check) -> dict | None:
@@ -411,11 +451,12 @@ def made_to_show(paper: str, check: Check | Gap, case: str) -> dict:
             for key, cell in made_to_show(paper, part, part_case).items()
         }
     kind, replicates = evidence_shape(paper, check)
-    a, b = (
-        value_cells(check, replicates, case)
-        if kind == "value"
-        else unit_cells(check, kind, replicates, case, meteor_parameters(paper, check))
-    )
+    if kind == "count":
+        a, b = count_cells(check, case)
+    elif kind == "value":
+        a, b = value_cells(check, replicates, case)
+    else:
+        a, b = unit_cells(check, kind, replicates, case, meteor_parameters(paper, check))
     return keyed(a, *([b] if b is not None else []))
 
 
@@ -456,7 +497,7 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     if isinstance(artefact, artefacts.NeighbourTable):
         return set(artefact.paper), {s.name for s in artefact.systems}
     if isinstance(artefact, artefacts.ParameterTable):
-        return {r.experiment for r in artefact.rows}, {"ms per batch"}
+        return {r.experiment for r in artefact.rows}, {"ms per batch", artefacts.LAYER_PARAMETERS}
     if isinstance(artefact, artefacts.SamplingTable):
         return {r.experiment for r in artefact.rows}, {f"{share:.0%}" for share in artefact.shares}
     if isinstance(artefact, artefacts.PerplexityTable):

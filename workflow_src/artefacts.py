@@ -287,6 +287,9 @@ class Figure:
         return any(isinstance(panel, (MeteorByFrequency, ScoreAgainst)) for panel in self.panels)
 
 
+LAYER_PARAMETERS = "input and output layer parameters"  # a ParameterTable's claims column: the two layers' sum
+
+
 @dataclasses.dataclass(frozen=True)
 class ParameterTable:
     """Parameters of the input and output layers of each row's model as trained on `column` (seed

@@ -9,8 +9,8 @@ beats another row, its own point at another x, or a number the paper prints) or 
 check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
 resamples, which draw the same test units where they share a test set). A check is decided
 by a test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired
-bootstrap over test sentences or blocks of test tokens with the seeds redrawn, or Welch's t over
-per-seed values and timed repeats), at `ALPHA` = 0.05.
+bootstrap over test sentences or blocks of test tokens with the seeds redrawn, Welch's t over
+per-seed values and timed repeats, or none for exact counts), at `ALPHA` = 0.05.
 
 A claim is
 
@@ -53,6 +53,7 @@ from workflow_src.score.inference import (
     Spread,
     Test,
     by_bootstrap,
+    by_count,
     by_t,
     difference,
     holm,
@@ -142,6 +143,17 @@ def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str 
             describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
             f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}",
         )
+    if a.kind == "count":
+        test = by_count(check, a, b)
+        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit)
+        verdict, how = (
+            (REPRODUCED, "holds")
+            if test.d > 0
+            else (NOT_REPRODUCED, "fails")
+            if test.d < 0
+            else (INCONCLUSIVE, "sits on its bar")
+        )
+        return Outcome(verdict, shown, f"{test.method}: the claim {how}", test)
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
@@ -250,6 +262,8 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
         return "unknown: the paper prints no number for it"
     if any(o.test is None for o in outcomes):
         return "unknown: one run, no spread"
+    if all(o.test.spread.run_kind == "count" for o in outcomes):
+        return f"exact counts, no spread: the paper's own counts {'meet' if all(g > 0 for g in gaps) else 'fail'} it"
     if claim.pooled:
         tests, gap_of = [pooled], [float(np.mean(gaps))]
     else:
@@ -356,11 +370,11 @@ def paper_value(paper: str, artefact_id: str, row: str, column: str) -> float | 
     if isinstance(
         artefact, (artefacts.ScoreTable, artefacts.PerplexityTable, artefacts.ParameterTable, artefacts.SamplingTable)
     ):
-        key = {"ms per batch": "ms"}.get(column, column)
+        keys = {"ms per batch": ("ms",), artefacts.LAYER_PARAMETERS: ("input", "output")}.get(column, (column,))
         if isinstance(artefact, artefacts.SamplingTable):
-            key = f"{float(column.rstrip('%')) / 100:g}"
-        found = next((r.paper.get(key) for r in artefact.rows if r.experiment == row), None)
-        return None if found is None else float(found)
+            keys = (f"{float(column.rstrip('%')) / 100:g}",)
+        found = next(([r.paper.get(k) for k in keys] for r in artefact.rows if r.experiment == row), [None])
+        return None if None in found else float(sum(found))
     if isinstance(artefact, artefacts.ConvergenceTable):
         return artefact.paper_hours.get(row, {}).get(column.removesuffix(" ours"))
     if isinstance(artefact, (artefacts.RareWordTable, artefacts.NeighbourTable)):
@@ -393,7 +407,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
         artefacts.PerplexityTable: "perplexity",
         artefacts.RareWordTable: "F1",
         artefacts.ConvergenceTable: "s of training",
-        artefacts.ParameterTable: "ms per batch",
+        artefacts.ParameterTable: "parameters" if "parameters" in check.column else "ms per batch",
         artefacts.SamplingTable: "target tokens/s",
     }.get(type(artefact), "")
 
@@ -553,7 +567,8 @@ FOOTER = [
     f"Each check is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by a "
     "paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too (at one seed "
     "it measures the test set's variance only, and the verdict says so); timings and per-seed values by a t-test "
-    "(Welch's) over their timed repeats or seeds (workflow_src/report/claims.py). A claim is reproduced when every "
+    "(Welch's) over their timed repeats or seeds; parameter counts, which are exact, by the numbers themselves "
+    "(workflow_src/report/claims.py). A claim is reproduced when every "
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
     'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells; a '
     'check that one gap is wider than another ("AL gains more on PTB") by the same bootstrap of the difference of '

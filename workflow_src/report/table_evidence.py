@@ -1,7 +1,7 @@
 """The evidence behind the analysis tables' numbers (`workflow_src/score/evidence.py`): per seed, or per
 timed repeat, the measurements that a claim on the table is decided by. A table type without a
 builder here writes no evidence (its claims, if any, say so): examples, representations and
-next-word predictions are read, not tested, and parameter counts are counted, not measured.
+next-word predictions are read, not tested; parameter counts are exact (kind `count`).
 
 Each builder reads what its table (`workflow_src/report/analysis.py`) reads, through the same helpers,
 so that a cell's replicates give the table's number; a cell whose runs had not plateaued says so
@@ -13,6 +13,7 @@ so that a cell's replicates give the table's number; a cell whose runs had not p
     RareWordTable    "training frequency" <system>                   f1          a seed's per-sentence counts
     NeighbourTable   statistic           <system>                    value       a chosen seed's value
     ParameterTable   experiment          "ms per batch"              value       a timed repeat's ms
+                     experiment          LAYER_PARAMETERS            count       the trained model's count
     SamplingTable    experiment          "<share:.0%>"               value       a timed repeat's tokens/s
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from workflow_src import layout
 from workflow_src.atomic import read_lines
 from workflow_src.artefacts import (
+    LAYER_PARAMETERS,
     Column,
     Context,
     ConvergenceTable,
@@ -38,7 +40,7 @@ from workflow_src.artefacts import (
 )
 from workflow_src.report import analysis, plateau
 from workflow_src.score import significance
-from workflow_src.score.evidence import Cell, repeat_labels, seed_labels
+from workflow_src.score.evidence import COUNTED, Cell, repeat_labels, seed_labels
 from workflow_src.train.divergence import diverged
 
 
@@ -165,13 +167,20 @@ def benchmark(paper: str, artefact_id: str) -> dict:
 
 @cells.register
 def _(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
-    """Per row, each timed repeat's ms per batch (the benchmark's `ms_repeats`)."""
+    """Per row, each timed repeat's ms per batch (the benchmark's `ms_repeats`), and the input and
+    output layers' parameters together as counted in the table's trained model (exact: no spread)."""
     rows = benchmark(paper, artefact_id)["rows"]
-    return [
+    timed = [
         Cell(row.experiment, "ms per batch", "value", tuple(repeats), repeat_labels(len(repeats)))
         for row in artefact.rows
         if (repeats := rows[row.experiment].get("ms_repeats"))
     ]
+    counted = [
+        Cell(row.experiment, LAYER_PARAMETERS, "count", (float(counts["input"] + counts["output"]),), COUNTED)
+        for row in artefact.rows
+        if (counts := analysis.trained_layer_parameters(ctx, artefact.column, row.experiment)[0])
+    ]
+    return timed + counted
 
 
 @cells.register

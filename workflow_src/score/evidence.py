@@ -20,6 +20,8 @@ not only compare two means:
     mean        [score, 1] per test sentence (a metric that      the mean of the sentences' scores
                 averages sentence scores: nltk's METEOR in %)
     value       one number (a timing, a ratio, a distance)       the number itself
+    count       an exact count (a layer's parameters): one       the number itself, with no spread: a
+                replicate, "counted"                             claim on it is decided exactly
 
 A figure's CSV has one line per replicate of each point: `panel, series, x, y, replicate` (the
 replicate "seed 3" or "repeat 2"); its cells are kind `value`, addressed by (series, panel, x), as
@@ -36,7 +38,8 @@ from pathlib import Path
 
 from workflow_src.atomic import write_text
 
-KINDS = ("bleu", "perplexity", "f1", "meteor", "mean", "value")
+KINDS = ("bleu", "perplexity", "f1", "meteor", "mean", "value", "count")
+COUNTED = ("counted",)  # the one label of a count cell
 BLOCK_TOKENS = 1000  # a perplexity block: long enough that neighbouring blocks are nearly independent
 FIGURE_COLUMNS = ("panel", "series", "x", "y", "replicate")
 
@@ -49,7 +52,9 @@ class Cell:
     row: str
     column: str
     kind: str
-    replicates: tuple  # bleu, perplexity, f1, meteor, mean: one list of per-unit lists per replicate; value: floats
+    replicates: (
+        tuple  # bleu, perplexity, f1, meteor, mean: one list of per-unit lists per replicate; value, count: floats
+    )
     labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
     x: float | None = None
     parameters: dict | None = None  # meteor: its MeteorParameters' fields (alpha, beta, gamma, delta, weights)
@@ -64,6 +69,10 @@ class Cell:
             )
         if (self.parameters is not None) != (self.kind == "meteor"):
             raise ValueError(f"evidence of {self.row}, {self.column}: a meteor cell, and only one, has parameters")
+        if self.kind == "count" and len(self.replicates) != 1:
+            raise ValueError(
+                f"evidence of {self.row}, {self.column}: a count has one replicate, not {len(self.replicates)}"
+            )
         if len(self.replicates) != len(self.labels):
             raise ValueError(
                 f"evidence of {self.row}, {self.column}: {len(self.replicates)} replicates, {len(self.labels)} labels"

@@ -13,6 +13,7 @@ turned so that d > 0 is the claim; on log values for a `factor`):
 
 - Values (timings over repeats; per-seed numbers: convergence times, distances, accuracies):
   Welch's t on the replicates (a threshold has no variance), one-sided p from Student's t.
+- Counts (a layer's parameters): exact, so no test: p = 0 where d holds strictly, 1 where not.
 
 A `parity` check (the same within ±parity) is two one-sided tests on the log ratio. Over a claim's
 checks, `holm` corrects the reverse tests; `power` is a one-sided test's chance to find a gap.
@@ -141,7 +142,7 @@ def redraw_seeds(per_seed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def observed(cell: Cell) -> float:
-    if cell.kind == "value":
+    if cell.kind in ("value", "count"):
         return float(np.mean(cell.replicates))
     return float(seed_scores(cell, np.ones((1, len(cell.replicates[0])))).mean())
 
@@ -177,6 +178,8 @@ def parity_ps(check: Check, d_r: np.ndarray) -> tuple[float, float]:
 
 
 def run_kind(cell: Cell) -> str:
+    if cell.kind == "count":
+        return "count"
     return "timed repeat" if cell.labels and cell.labels[0].startswith("repeat") else "seed"
 
 
@@ -255,8 +258,19 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> Test | str:
     return Test(d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method, spread)
 
 
+def by_count(check: Check, a: Cell, b: Cell | None) -> Test:
+    """Exact counts: d itself decides, p_claim = 0 where d > 0 (else 1), p_opposite = 0 where
+    d < 0 (else 1); their spread is none. A d within float rounding of 0 is on the bar."""
+    reference = observed(b) if b is not None else check.threshold
+    d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
+    d = 0.0 if abs(d) < 1e-12 else d
+    return Test(d, float(d <= 0), float(d >= 0), "exact counts, no spread", Spread(0.0, 0.0, 1, "count"))
+
+
 def runs(cell: Cell) -> str:
-    """How many runs a cell's numbers come from, in words: "3 seeds", "5 timed repeats"."""
+    """How many runs a cell's numbers come from, in words: "3 seeds", "5 timed repeats", "counted"."""
+    if cell.kind == "count":
+        return "counted"
     return f"{len(cell.replicates)} {run_kind(cell)}{'s' if len(cell.replicates) > 1 else ''}"
 
 
