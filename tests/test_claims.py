@@ -205,8 +205,8 @@ def test_counts_are_decided_exactly_with_the_papers_own_counts_as_power():
     assert [o.verdict for o in verdicts] == [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]
     assert verdicts[0].ours == "9999 parameters (counted) against 1e+06 parameters (b, counted): ratio 0.01"
     assert "exact counts, no spread: the claim holds" in verdicts[0].reason
-    claim = claims.paper_claims("vmf")[-1]
-    assert claim.id == "C12" and claims.paper_numbers("vmf", claim.checks[0]) == (460_800, 24_576_000)
+    claim = next(c for c in claims.paper_claims("vmf") if c.id == "C12")
+    assert claims.paper_numbers("vmf", claim.checks[0]) == (460_800, 24_576_000)
     gaps = [claims.paper_gap("vmf", claim.checks[0])]
     assert gaps[0] == pytest.approx(math.log(0.01) - math.log(460_800 / 24_576_000))
     for outcome, verdict in zip(verdicts[:2], (REPRODUCED, NOT_REPRODUCED)):
@@ -646,17 +646,44 @@ def test_a_gap_against_a_direct_computation_on_one_draw_of_the_shared_test_set()
     assert claims.decide(Gap(gap.wider, gap.wider), keyed(a, b)).verdict == INCONCLUSIVE  # d_r = 0 on every resample
 
 
-def test_a_gap_needs_both_parts_and_unit_evidence():
+def test_a_gap_needs_both_parts_and_evidence_of_one_sort():
     gap = Gap(Check("table1", "x", "a", than="b"), Check("table1", "x", "c", than="e"))
     a, b = one_seed_bleu_cells("a", "b", "x", 0.68, 1, 100)
     missing = claims.decide(gap, keyed(a, b))
     assert missing.verdict == NOT_DECIDABLE and "no evidence for c in x" in missing.reason
-    timed = keyed(*(values(row, "x", (1.0, 1.1, 0.9)) for row in "abce"))
-    with pytest.raises(ValueError, match="a gap needs unit evidence"):
-        claims.decide(gap, timed)
+    mixed = keyed(a, b, *(values(row, "x", (1.0, 1.1, 0.9)) for row in "ce"))
+    with pytest.raises(ValueError, match="a gap needs unit evidence .* or values .* in both"):
+        claims.decide(gap, mixed)
+    once = claims.decide(gap, keyed(*(values(row, "x", (1.0,)) for row in "abce")))
+    assert once.verdict == INCONCLUSIVE and "only one run of a (repeat 1): no spread" in once.reason
     with pytest.raises(ValueError, match="compares two cells"):
         Gap(Check("table1", "x", "a", than="b"), Check("table1", "x", "c", threshold=1.0))
     assert claims.pair_name(gap) == "the gap of a against b (x) beyond that of c against e (x)"
+
+
+def test_a_gap_of_timings_is_welchs_t_of_the_difference_of_differences():
+    """vMF C14's gap on timed repeats: d = (a - b) - (c - e) with variance the sum of the four
+    means' variances and Welch-Satterthwaite's degrees of freedom, against a direct computation."""
+    claim = next(c for c in claims.paper_claims("vmf") if c.id == "C14")
+    gap = claim.checks[0]
+    repeats = {
+        (gap.wider.row, gap.wider.column, gap.wider.x): (410.0, 395.0, 402.0, 420.0, 399.0),
+        gap.wider.compared: (120.0, 131.0, 118.0, 125.0, 122.0),
+        (gap.narrower.row, gap.narrower.column, gap.narrower.x): (90.0, 84.0, 95.0, 88.0, 91.0),
+        gap.narrower.compared: (60.0, 57.0, 66.0, 61.0, 58.0, 63.0),
+    }
+    cells = keyed(*(values(row, column, numbers, x) for (row, column, x), numbers in repeats.items()))
+    outcome = claims.decide(gap, cells, unit=claims.unit_of("vmf", gap))
+    a, b, c, e = (np.array(v) for v in repeats.values())
+    d = (a.mean() - b.mean()) - (c.mean() - e.mean())
+    parts = [x.var(ddof=1) / len(x) for x in (a, b, c, e)]
+    df = sum(parts) ** 2 / sum(p**2 / (len(x) - 1) for p, x in zip(parts, (a, b, c, e)))
+    assert outcome.test.d == pytest.approx(d)
+    assert outcome.test.p_claim == pytest.approx(stats.t.sf(d / math.sqrt(sum(parts)), df))
+    assert outcome.verdict == REPRODUCED and "Welch's" in outcome.reason and "instances/s" in outcome.ours
+    swapped = [*repeats.values()][2:] + [*repeats.values()][:2]  # the lead at the small batch instead
+    shrinking = keyed(*(values(row, column, numbers, x) for (row, column, x), numbers in zip(repeats, swapped)))
+    assert claims.decide(gap, shrinking).verdict == NOT_REPRODUCED
 
 
 def test_a_gap_across_two_tables_reads_each_parts_evidence_file():

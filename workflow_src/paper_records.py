@@ -86,7 +86,8 @@ class Gap:
         d(wider) - d(narrower) > 0,
 
     decided on the two checks' bootstrap resamples, which draw the same test units where they share
-    a test set (`workflow_src/report/claims.py`). Each compares two cells of its own artefact."""
+    a test set, or, for values (timings), by Welch's t over the four cells (`workflow_src/report/claims.py`).
+    Each compares two cells of its own artefact."""
 
     wider: Check
     narrower: Check

@@ -7,7 +7,8 @@ A paper module lists `CLAIMS` (`workflow_src/paper_records.py`): each quotes the
 and tests exactly what it states with one or more `Check`s (in one column of one artefact, a row
 beats another row, its own point at another x, or a number the paper prints) or `Gap`s (one
 check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
-resamples, which draw the same test units where they share a test set). A check is decided
+resamples, which draw the same test units where they share a test set; for timings, by Welch's t
+over the four cells). A check is decided
 by a test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired
 bootstrap over test sentences or blocks of test tokens with the seeds redrawn, Welch's t over
 per-seed values and timed repeats, or none for exact counts), at `ALPHA` = 0.05.
@@ -56,6 +57,7 @@ from workflow_src.score.inference import (
     by_count,
     by_t,
     difference,
+    difference_by_t,
     holm,
     observed,
     on_scale,
@@ -186,23 +188,31 @@ def one_sided_outcome(test: Test, shown: str) -> Outcome:
 
 def gap_outcome(gap: Gap, parts: list[Outcome]) -> Outcome:
     """A gap's verdict from its two checks' outcomes: d_r = d_wider,r - d_narrower,r on each
-    resample (uncorrected, as a check's)."""
+    resample, or Welch's t of d_wider - d_narrower for values (uncorrected, as a check's)."""
     ours = " | ".join(o.ours for o in parts if o.ours)
     if undecided := [o.reason for o in parts if o.verdict == NOT_DECIDABLE]:
         return Outcome(NOT_DECIDABLE, ours, "; ".join(dict.fromkeys(undecided)))
+    if any(o.test is None and o.verdict == INCONCLUSIVE for o in parts):
+        return Outcome(INCONCLUSIVE, ours, "; ".join(o.reason for o in parts if o.test is None))
     wider, narrower = (o.test for o in parts)
-    if wider is None or narrower is None or wider.resampled is None or narrower.resampled is None:
-        raise ValueError(f"{pair_name(gap)}: a gap needs unit evidence (BLEU, perplexity, F1, METEOR) in both checks")
-    d_r, d_fixed = wider.resampled - narrower.resampled, wider.resampled_fixed - narrower.resampled_fixed
-    test = Test(
-        wider.d - narrower.d,
-        resample_p(d_r <= 0),
-        resample_p(d_r >= 0),
-        f"paired bootstrap of the difference of the two d ({wider.method}; {narrower.method})",
-        Spread.of_bootstrap(d_r, d_fixed, min(wider.spread.runs, narrower.spread.runs)),
-        d_r,
-        d_fixed,
-    )
+    if all(t is not None and t.resampled is not None for t in (wider, narrower)):
+        d_r, d_fixed = wider.resampled - narrower.resampled, wider.resampled_fixed - narrower.resampled_fixed
+        test = Test(
+            wider.d - narrower.d,
+            resample_p(d_r <= 0),
+            resample_p(d_r >= 0),
+            f"paired bootstrap of the difference of the two d ({wider.method}; {narrower.method})",
+            Spread.of_bootstrap(d_r, d_fixed, min(wider.spread.runs, narrower.spread.runs)),
+            d_r,
+            d_fixed,
+        )
+    elif all(t is not None and t.welch is not None for t in (wider, narrower)):
+        test = difference_by_t(wider, narrower)
+    else:
+        raise ValueError(
+            f"{pair_name(gap)}: a gap needs unit evidence (BLEU, perplexity, F1, METEOR) in both checks, or "
+            "values (timings, per-seed numbers) in both"
+        )
     shown = f"{ours}: d {wider.d:+.3g} against {narrower.d:+.3g}, difference {test.d:+.3g}"
     return one_sided_outcome(test, shown)
 
@@ -572,7 +582,7 @@ FOOTER = [
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "
     'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells; a '
     'check that one gap is wider than another ("AL gains more on PTB") by the same bootstrap of the difference of '
-    "the two gaps, on one draw of test units where they share a test set. Not "
+    "the two gaps, on one draw of test units where they share a test set (timings: Welch's t of the difference). Not "
     "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
     "stopped; not comparable: on synthetic data, a check against a number "
     "the paper prints; inconclusive: too little evidence either way.",

@@ -15,6 +15,9 @@ turned so that d > 0 is the claim; on log values for a `factor`):
   Welch's t on the replicates (a threshold has no variance), one-sided p from Student's t.
 - Counts (a layer's parameters): exact, so no test: p = 0 where d holds strictly, 1 where not.
 
+A gap (d of one check less d of another, `claims.gap_outcome`) is decided on the two checks'
+bootstrap resamples (units), or by Welch's t on the four cells' variances (values, `difference_by_t`).
+
 A `parity` check (the same within ±parity) is two one-sided tests on the log ratio. Over a claim's
 checks, `holm` corrects the reverse tests; `power` is a one-sided test's chance to find a gap.
 """
@@ -79,6 +82,8 @@ class Test:
     spread: Spread
     resampled: np.ndarray | None = None
     resampled_fixed: np.ndarray | None = None
+    # Welch's t: (v, q) with v = sum of var_i / n_i over its cells, q = sum of (var_i / n_i)^2 / (n_i - 1)
+    welch: tuple[float, float] | None = None
 
 
 def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.ndarray:
@@ -237,14 +242,11 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> Test | str:
     var_a = np.var(values_a, ddof=1) / len(values_a)
     var_b = np.var(values_b, ddof=1) / len(values_b) if values_b is not None else 0.0
     se = math.sqrt(var_a + var_b)
+    q = var_a**2 / (len(values_a) - 1) + (var_b**2 / (len(values_b) - 1) if values_b is not None else 0.0)
     if values_b is None:
         df, method = len(values_a) - 1, f"t-test of {runs_of(a, b)} against the threshold"
     else:
-        df = (
-            len(values_a) + len(values_b) - 2
-            if se == 0
-            else (var_a + var_b) ** 2 / (var_a**2 / (len(values_a) - 1) + var_b**2 / (len(values_b) - 1))
-        )
+        df = len(values_a) + len(values_b) - 2 if se == 0 else welch_df(var_a + var_b, q)
         method = f"t-test (Welch's) over {runs_of(a, b)}"
     reference = np.mean(values_b) if values_b is not None else on_scale(check, check.threshold)
     d = float(difference(check, np.mean(values_a), reference))
@@ -255,7 +257,31 @@ def by_t(check: Check, a: Cell, b: Cell | None) -> Test | str:
         inside = max(one_sided_p(d + bound, se, df), one_sided_p(bound - d, se, df))
         outside = min(one_sided_p(d - bound, se, df), one_sided_p(-bound - d, se, df))
         return Test(d, inside, outside, method, spread)
-    return Test(d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method, spread)
+    welch = (float(var_a + var_b), float(q))
+    return Test(d, one_sided_p(d, se, df), one_sided_p(-d, se, df), method, spread, welch=welch)
+
+
+def welch_df(v: float, q: float) -> float:
+    """Welch-Satterthwaite degrees of freedom, v^2 / q (`Test.welch`)."""
+    return v**2 / q
+
+
+def difference_by_t(wider: Test, narrower: Test) -> Test:
+    """Welch's t of d_wider - d_narrower, two t-tests' differences over independent cells:
+    variance v_w + v_n, degrees of freedom (v_w + v_n)^2 / (q_w + q_n)."""
+    v, q = wider.welch[0] + narrower.welch[0], wider.welch[1] + narrower.welch[1]
+    d, se = wider.d - narrower.d, math.sqrt(v)
+    df = welch_df(v, q) if q > 0 else 1.0
+    runs = min(wider.spread.runs, narrower.spread.runs)
+    method = f"t-test (Welch's) of the difference of the two d ({wider.method}; {narrower.method})"
+    return Test(
+        d,
+        one_sided_p(d, se, df),
+        one_sided_p(-d, se, df),
+        method,
+        Spread(0.0, v * runs, runs, wider.spread.run_kind),
+        welch=(v, q),
+    )
 
 
 def by_count(check: Check, a: Cell, b: Cell | None) -> Test:
