@@ -2,7 +2,7 @@
 
 import pytest
 
-from workflow_src.report.analysis import time_to_convergence
+from workflow_src.report.analysis import epoch_of_best_bleu, time_to_convergence
 from workflow_src.score.rare_words import bin_label, binned_f1, frequency_bin
 
 BINS = ((1, 1), (2, 2), (3, 4), (5, None))
@@ -41,6 +41,8 @@ def test_convergence_is_the_lowest_development_loss_not_the_best_bleu():
         {"epoch": 3, "train_seconds_total": 30.0, "dev_loss": 2.6, "dev_bleu": 7.0, "best": True},
     ]
     assert time_to_convergence(history) == (21.0, 2, True)
+    assert epoch_of_best_bleu(history) == 3  # Figure 1 (right)'s convergence, by development BLEU
+    assert epoch_of_best_bleu([*history, {**history[2], "epoch": 4}]) == 3  # the first of equals
 
 
 def test_a_loss_still_falling_at_the_last_epoch_is_not_converged():
@@ -115,7 +117,10 @@ def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(
                 "".join(
-                    json.dumps({"epoch": e + 1, "dev_loss": loss, "train_seconds_total": 10.0 * (e + 1)}) + "\n"
+                    json.dumps(
+                        {"epoch": e + 1, "dev_loss": loss, "dev_bleu": 10 - loss, "train_seconds_total": 10.0 * (e + 1)}
+                    )
+                    + "\n"
                     for e, loss in enumerate(dev)
                 )
             )
@@ -125,6 +130,14 @@ def test_table3_reads_convergence_from_each_seeds_metrics_and_marks_lower_bounds
     assert fr_en["Softmax ours (s)"] == 25.0 and fr_en["Softmax converged epoch"] == "2 3+"
     assert "still falling" in fr_en["note"] and "seed 2" in fr_en["note"]
     assert fr_en["Emb w/ NLL-vMF ours ratio"] == 1.0
+    # the evidence vMF C4 (seconds) and C15 (epoch of the best development BLEU) are decided by, per seed
+    from workflow_src.artefacts import BEST_BLEU_EPOCH
+    from workflow_src.report import table_evidence
+
+    cells = {c.key: c for c in table_evidence.cells(vmf.ARTEFACTS["table3"], ctx, "vmf", "table3")}
+    assert cells["fr-en", "Softmax ours", None].replicates == (20.0, 30.0)
+    assert cells["fr-en", f"Softmax {BEST_BLEU_EPOCH}", None].replicates == (2.0, 3.0)
+    assert cells["fr-en", f"Softmax {BEST_BLEU_EPOCH}", None].labels == ("seed 1", "seed 2")
 
 
 def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monkeypatch):

@@ -490,7 +490,9 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
         series |= {p.name for p in artefact.panels if isinstance(p, artefacts.ScoreAgainst)} | {"d(Lᵀ, W)"}
         return series, panels
     if isinstance(artefact, artefacts.ConvergenceTable):
-        return {c.name for c in artefact.columns}, {f"{s.name} ours" for s in artefact.systems}
+        return {c.name for c in artefact.columns}, {
+            f"{s.name} {stem}" for s in artefact.systems for stem in ("ours", artefacts.BEST_BLEU_EPOCH)
+        }
     if isinstance(artefact, artefacts.RareWordTable):
         labels = {"0 (unseen)"} | {analysis_bin_label(*b) for b in artefact.bins}
         return labels, {s.name for s in artefact.systems}

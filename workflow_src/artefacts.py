@@ -182,6 +182,9 @@ class ScoreTable:
         return [row.experiment for row in self.rows]
 
 
+BEST_BLEU_EPOCH = "epoch of the best development BLEU"  # a ConvergenceTable's claims column, after "<system> "
+
+
 @dataclasses.dataclass(frozen=True)
 class ConvergenceTable:
     """Training time until the best development score, per pair (rows) and system (columns)."""

@@ -50,6 +50,12 @@ def time_to_convergence(history: list[dict]) -> tuple[float, int, bool]:
     return lowest["train_seconds_total"], lowest["epoch"], lowest is not history[-1]
 
 
+def epoch_of_best_bleu(history: list[dict]) -> int:
+    """The first epoch with the highest development BLEU: where a run's curve of Figure 1 (right)
+    converges, by the vMF paper's "speed of convergence, using BLEU scores on dev data" (§5)."""
+    return max(history, key=lambda r: (r["dev_bleu"], -r["epoch"]))["epoch"]
+
+
 def convergence_times(ctx: Context, column, system) -> tuple[list[Job], list[tuple[float, int, bool]]]:
     """A system's jobs on one pair, and each one's `time_to_convergence`."""
     jobs = ctx.system_jobs(column, system)

@@ -416,7 +416,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
     return {
         artefacts.PerplexityTable: "perplexity",
         artefacts.RareWordTable: "F1",
-        artefacts.ConvergenceTable: "s of training",
+        artefacts.ConvergenceTable: "epochs" if check.column.endswith(artefacts.BEST_BLEU_EPOCH) else "s of training",
         artefacts.ParameterTable: "parameters" if "parameters" in check.column else "ms per batch",
         artefacts.SamplingTable: "target tokens/s",
     }.get(type(artefact), "")

@@ -10,6 +10,7 @@ so that a cell's replicates give the table's number; a cell whose runs had not p
     table            row                 column                      kind        a replicate
     PerplexityTable  experiment          "<corpus> test|valid"       perplexity  a chosen seed's NLL blocks
     ConvergenceTable pair                "<system> ours"             value       a seed's seconds to convergence
+                     pair                "<system> <BEST_BLEU_EPOCH>" value     a seed's epoch of best dev BLEU
     RareWordTable    "training frequency" <system>                   f1          a seed's per-sentence counts
     NeighbourTable   statistic           <system>                    value       a chosen seed's value
     ParameterTable   experiment          "ms per batch"              value       a timed repeat's ms
@@ -27,6 +28,7 @@ from pathlib import Path
 from workflow_src import layout
 from workflow_src.atomic import read_lines
 from workflow_src.artefacts import (
+    BEST_BLEU_EPOCH,
     LAYER_PARAMETERS,
     Column,
     Context,
@@ -93,7 +95,8 @@ def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> 
 
 @cells.register
 def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
-    """Per pair and system, each seed's training seconds until convergence (`time_to_convergence`)."""
+    """Per pair and system, each seed's training seconds until convergence (`time_to_convergence`)
+    and the epoch of its best development BLEU (`epoch_of_best_bleu`)."""
     out = []
     for column in artefact.columns:
         if ctx.status(column):
@@ -101,16 +104,23 @@ def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) ->
         for system in artefact.systems:
             jobs, measured = analysis.convergence_times(ctx, column, system)
             if jobs:
-                out.append(
+                out += [
                     Cell(
                         column.name,
-                        f"{system.name} ours",
+                        f"{system.name} {stem}",
                         "value",
-                        tuple(seconds for seconds, _, _ in measured),
+                        replicates,
                         seed_labels(j.seed for j in jobs),
                         unsettled=still_learning(jobs),
                     )
-                )
+                    for stem, replicates in (
+                        ("ours", tuple(seconds for seconds, _, _ in measured)),
+                        (
+                            BEST_BLEU_EPOCH,
+                            tuple(float(analysis.epoch_of_best_bleu(analysis.read_metrics(j))) for j in jobs),
+                        ),
+                    )
+                ]
     return out
 
 
