@@ -443,7 +443,33 @@ def unit_cells(
 GAP_CASES = {"effect": ("effect", "noise"), "opposite": ("noise", "effect"), "noise": ("noise", "noise")}
 
 
+def chain_cells(paper: str, gap: Gap, case: str) -> dict:
+    """A gap whose parts share a row (tying C13: VD -> RE, then RE -> REAL): the three rows' test
+    blocks with the same noise at perplexities 100, then the middle and last rows' levels giving
+    the wider gain clear (effect), the narrower (opposite) or the two equal (noise)."""
+    kind, replicates = evidence_shape(paper, gap.wider)
+    assert kind == "perplexity" and gap.wider.row == gap.narrower.than, gap
+    middle = {"effect": 80.0, "opposite": 98.0, "noise": math.sqrt(100.0 * 78.0)}[case]
+    levels = {gap.wider.than: 100.0, gap.wider.row: middle, gap.narrower.row: 78.0}
+
+    def blocks(level: float) -> list:
+        rng = np.random.default_rng(5)
+        return [[1000 * (math.log(level) + 0.3 * rng.standard_normal()), 1000] for _ in range(60)]
+
+    seeds = evidence.seed_labels(range(1, replicates + 1))
+    return keyed(
+        *(
+            Cell(row, gap.wider.column, kind, tuple(blocks(level) for _ in range(replicates)), seeds)
+            for row, level in levels.items()
+        )
+    )
+
+
 def made_to_show(paper: str, check: Check | Gap, case: str) -> dict:
+    if isinstance(check, Gap) and set.intersection(
+        *({(p.artefact, p.row, p.column, p.x), (p.artefact, *p.compared)} for p in check.parts)
+    ):
+        return chain_cells(paper, check, case)
     if isinstance(check, Gap):
         return {
             key: cell
@@ -866,7 +892,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
-    assert "| tying | 2 | 0 | 0 | 8 | 2 | 12 |" in markdown
+    assert "| tying | 2 | 0 | 0 | 9 | 2 | 13 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

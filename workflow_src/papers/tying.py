@@ -749,4 +749,21 @@ CLAIMS = (
             for better in ("re", "real")
         ),
     ),
+    Claim(
+        "C13",
+        "For the large networks, reusing the embeddings (RE) gives most of what RE and AL together give",
+        "We also find empirically that for large networks, most of the improvement could be achieved by only "
+        "reusing the word embeddings.",
+        "§1 (introduction), Table 1",
+        "Table 1 PTB test perplexity, large (the only size of 1,500 units): RE's gain over VD-LSTM, log(VD / RE), "
+        "> REAL's further gain over RE, log(RE / REAL) (\"most\": more than half of REAL's gain over VD-LSTM; "
+        "relative, as C10)",
+        test_perplexities("table1", (("large", f"{PTB.name} test"),), ("vd", "re", "real")) + " (VD / RE / REAL)",
+        (
+            Gap(
+                lowers("table1", f"{PTB.name} test", "re", "large", relative=True),
+                lowers("table1", f"{PTB.name} test", "real", "large", than="re", relative=True),
+            ),
+        ),
+    ),
 )
