@@ -52,9 +52,7 @@ class Cell:
     row: str
     column: str
     kind: str
-    replicates: (
-        tuple  # bleu, perplexity, f1, meteor, mean: one list of per-unit lists per replicate; value, count: floats
-    )
+    replicates: tuple  # bleu, perplexity, f1, meteor, mean: per-unit lists per replicate; value, count: floats
     labels: tuple[str, ...]  # "seed 1", "repeat 3", ... one per replicate
     x: float | None = None
     parameters: dict | None = None  # meteor: its MeteorParameters' fields (alpha, beta, gamma, delta, weights)
