@@ -8,10 +8,10 @@ and tests exactly what it states with one or more `Check`s (in one column of one
 beats another row, its own point at another x, or a number the paper prints) or `Gap`s (one
 check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
 resamples, which draw the same test units where they share a test set; for timings, by Welch's t
-over the four cells). A check is decided
-by a test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired
-bootstrap over test sentences or blocks of test tokens with the seeds redrawn, Welch's t over
-per-seed values and timed repeats, or none for exact counts), at `ALPHA` = 0.05.
+over the four cells). A check is decided by a test that fits its evidence, never by eye
+(`workflow_src/score/inference.py`: a paired bootstrap over test sentences or blocks of test tokens
+with the seeds redrawn, Welch's t over per-seed values and timed repeats, or none for exact
+counts), at `ALPHA` = 0.05.
 
 A claim is
 
@@ -417,7 +417,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
         artefacts.PerplexityTable: "perplexity",
         artefacts.RareWordTable: "F1",
         artefacts.ConvergenceTable: "epochs" if check.column.endswith(artefacts.BEST_BLEU_EPOCH) else "s of training",
-        artefacts.ParameterTable: "parameters" if "parameters" in check.column else "ms per batch",
+        artefacts.ParameterTable: "parameters" if check.column == artefacts.LAYER_PARAMETERS else "ms per batch",
         artefacts.SamplingTable: "target tokens/s",
     }.get(type(artefact), "")
 

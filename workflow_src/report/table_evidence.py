@@ -102,7 +102,8 @@ def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) ->
         if ctx.status(column):
             continue
         for system in artefact.systems:
-            jobs, measured = analysis.convergence_times(ctx, column, system)
+            jobs = ctx.system_jobs(column, system)
+            histories = [analysis.read_metrics(j) for j in jobs]
             if jobs:
                 out += [
                     Cell(
@@ -114,11 +115,8 @@ def _(artefact: ConvergenceTable, ctx: Context, paper: str, artefact_id: str) ->
                         unsettled=still_learning(jobs),
                     )
                     for stem, replicates in (
-                        ("ours", tuple(seconds for seconds, _, _ in measured)),
-                        (
-                            BEST_BLEU_EPOCH,
-                            tuple(float(analysis.epoch_of_best_bleu(analysis.read_metrics(j))) for j in jobs),
-                        ),
+                        ("ours", tuple(analysis.time_to_convergence(h)[0] for h in histories)),
+                        (BEST_BLEU_EPOCH, tuple(float(analysis.epoch_of_best_bleu(h)) for h in histories)),
                     )
                 ]
     return out
