@@ -892,7 +892,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
-    assert "| tying | 2 | 0 | 0 | 9 | 2 | 13 |" in markdown
+    assert "| tying | 2 | 0 | 0 | 10 | 2 | 14 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

@@ -766,4 +766,19 @@ CLAIMS = (
             ),
         ),
     ),
+    Claim(
+        "C14",
+        "On PTB, AL, RE and REAL each reach a lower validation perplexity than the VD-LSTM, small and large",
+        "All of AL, RE, and REAL networks significantly outperform the baseline in both cases.",
+        "§6.3, Figure 2",
+        "Table 1 PTB validation perplexity, small and large (Figure 2's \"both cases\": its curves' final points, "
+        "which Table 1 prints): AL, RE, REAL < VD-LSTM",
+        test_perplexities("table1", tuple((size, f"{PTB.name} valid") for size in ("small", "large")), VARIANTS)
+        + " (VD / AL / RE / REAL)",
+        tuple(
+            lowers("table1", f"{PTB.name} valid", variant, size)
+            for size in ("small", "large")
+            for variant in ("al", "re", "real")
+        ),
+    ),
 )
