@@ -464,6 +464,8 @@ TIED_WORD2VEC = "word2emb-word2vec-tied-nllvmf_reg1reg2"
 WORD2VEC = tuple(
     f"word2emb-word2vec-{loss}" for loss in ("l2", "cosine", "maxmargin", "nllvmf_reg1", "nllvmf_reg1reg2")
 )
+UNTIED_FASTTEXT_VMF, UNTIED_FASTTEXT_MAXMARGIN = "word2emb-fasttext-nllvmf_reg1reg2", "word2emb-fasttext-maxmargin"
+UNTIED_CONTINUOUS = (*WORD2VEC, UNTIED_FASTTEXT_MAXMARGIN, UNTIED_FASTTEXT_VMF)  # Table 1's untied emb rows
 PAIRS = tuple(column.name for column in IWSLT)
 
 
@@ -541,11 +543,12 @@ CLAIMS = (
     Claim(
         "C3",
         "The fastest continuous model trains 2.5 times as fast as softmax: its step takes 0.4 of a softmax step",
-        "We show that our models train up to 2.5x faster than the state-of-the-art models",
-        "abstract, Table 4",
+        "In §5 we show that our models can be trained up to 2.5x faster than softmax-based models",
+        "§1 (introduction), Table 4",
         'Table 4 ms per batch: L2 < 0.4 × word→word CE ("up to 2.5x": the paper\'s fastest continuous rows, L2 and '
         "cosine, both at 0.4x; L2 stands for the two, whose steps differ only in the loss. The paper's own ratio sits "
-        "on the bar, so its timings reproduced exactly would be inconclusive)",
+        'on the bar, so its timings reproduced exactly would be inconclusive. The abstract says it against "the '
+        "state-of-the-art models\"; against BPE→BPE, Table 4's own ratio is 160 / 346 = 0.46, above the bar)",
         "L2 and cosine 160 / 400 ms = 0.4 (tied NLLvMF 170 ms, 0.42)",
         (Check("table4", "ms per batch", WORD2VEC[0], than="word2word-ce", lower_is_better=True, factor=0.4),),
     ),
@@ -593,7 +596,10 @@ CLAIMS = (
         "We measure this by training our best model with fasttext embeddings (Bojanowski et al., 2017), which "
         "leads to $> 1$ BLEU improvement.",
         "§5, Table 1",
-        "Table 1 test BLEU, tied NLLvMF reg1+reg2 (the best model): fastText > word2vec + 1 on fr-en, de-en and en-fr",
+        'Table 1 test BLEU, tied NLLvMF reg1+reg2: fastText > word2vec + 1 on fr-en, de-en and en-fr ("our best '
+        "model\": the paper's best word2vec row on fr-en and en-fr, its highest continuous row with fastText on every "
+        "pair; on de-en untied reg1 leads, 22.7 against 22.2. The untied reg1+reg2 pair gains 0.7 / 1.8 / 0.9 BLEU, "
+        "under the bar on fr-en and en-fr)",
         table1_numbers("", *((pair, TIED_VMF, TIED_WORD2VEC) for pair in PAIRS)),
         tuple(bleu_check(pair, TIED_VMF, TIED_WORD2VEC, margin=-1.0) for pair in PAIRS),
     ),
@@ -602,20 +608,24 @@ CLAIMS = (
         "Tying the target embeddings gives the highest translation quality",
         "Tied embeddings are the most effective setups: they not only achieve highest translation quality",
         "§5, Table 1",
-        "Table 1 test BLEU, every tied row against its untied twin: tied > untied for fastText NLLvMF reg1+reg2 "
-        "(fr-en, de-en, en-fr), fastText MaxMargin (fr-en, en-fr) and word2vec NLLvMF reg1+reg2 (de-en, en-fr); "
+        "Table 1 test BLEU, fr-en, de-en and en-fr: the tied fastText NLLvMF reg1+reg2 (the paper's highest "
+        'continuous row on every pair) > every untied continuous row ("highest"; the paper\'s closest is untied '
+        "fastText MaxMargin on de-en, 25.1 against 25.0); and every tied row > its untied twin: fastText NLLvMF "
+        "reg1+reg2 (every pair), fastText MaxMargin (fr-en, en-fr) and word2vec NLLvMF reg1+reg2 (de-en, en-fr); "
         "fastText MaxMargin on de-en and word2vec NLLvMF on fr-en are left out: the paper has each pair equal (25.0, "
         "29.7)",
-        table1_numbers("fastText NLLvMF", *((pair, TIED_VMF, "word2emb-fasttext-nllvmf_reg1reg2") for pair in PAIRS))
+        table1_numbers("highest", *((pair, TIED_VMF, UNTIED_FASTTEXT_MAXMARGIN) for pair in PAIRS))
+        + " (the best untied row); "
+        + table1_numbers("fastText NLLvMF", *((pair, TIED_VMF, UNTIED_FASTTEXT_VMF) for pair in PAIRS))
         + "; "
         + table1_numbers(
-            "MaxMargin", *((pair, TIED_MAXMARGIN, "word2emb-fasttext-maxmargin") for pair in ("fr-en", "en-fr"))
+            "MaxMargin", *((pair, TIED_MAXMARGIN, UNTIED_FASTTEXT_MAXMARGIN) for pair in ("fr-en", "en-fr"))
         )
         + "; "
         + table1_numbers("word2vec NLLvMF", *((pair, TIED_WORD2VEC, WORD2VEC[4]) for pair in ("de-en", "en-fr"))),
         (
-            *(bleu_check(pair, TIED_VMF, "word2emb-fasttext-nllvmf_reg1reg2") for pair in PAIRS),
-            *(bleu_check(pair, TIED_MAXMARGIN, "word2emb-fasttext-maxmargin") for pair in ("fr-en", "en-fr")),
+            *(bleu_check(pair, TIED_VMF, untied) for pair in PAIRS for untied in UNTIED_CONTINUOUS),
+            *(bleu_check(pair, TIED_MAXMARGIN, UNTIED_FASTTEXT_MAXMARGIN) for pair in ("fr-en", "en-fr")),
             *(bleu_check(pair, TIED_WORD2VEC, WORD2VEC[4]) for pair in ("de-en", "en-fr")),
         ),
     ),
