@@ -387,7 +387,7 @@ def table3_bleu(experiment: str) -> str:
 
 
 # Footnote 5: "Except in the case of Fi → En with |V| ≈ 64K, where the NMT baseline performed the best."
-NOT_CLAIMED_OVER_NMT = {("64k", FI_EN.name)}
+NOT_CLAIMED_OVER_NMT = ("64k", FI_EN.name)
 JOINT_2048, ABLATIONS_32K = name("32k", "joint", 2048), tuple(name("32k", form) for form, _ in ABLATIONS)
 NMT_32K, TIED_32K, JOINT_512 = name("32k", "nmt"), name("32k", "tied"), name("32k", "joint", 512)
 BILINEAR_32K, OUTPUT_32K, CONTEXT_32K = ABLATIONS_32K  # Eq. 6, Eq. 7a, Eq. 7b
@@ -409,19 +409,25 @@ def table5_gain(layers: int) -> str:
 CLAIMS = (
     Claim(
         "C1",
-        "NMT-joint outperforms NMT in every vocabulary and direction but one",
+        "NMT-joint outperforms both baselines in every vocabulary and direction (NMT: all but one)",
         "In contrast, the NMT-joint model outperforms consistently both baselines with a difference up to +2.2 "
         "and +1.6 BLEU points respectively",
         "§4.3 and its footnote 5, Table 2",
-        'Table 2 test BLEU (tokenized), 32K, 64K and 128K, every direction but Fi→En 64K (footnote 5: "Except in '
-        'the case of Fi → En with |V| ≈ 64K, where the NMT baseline performed the best"): NMT-joint > NMT; one '
-        "pooled test of the mean gain over the 11 cells (128K En→De's gap is 0.25 BLEU), none reversed after Holm",
-        "; ".join(f"{bpe.upper()}: {against(bpe, 'nmt')}" for bpe in BPE_SIZES) + " BLEU (NMT-joint / NMT)",
+        "Table 2 test BLEU (tokenized), 32K, 64K and 128K, every direction: NMT-joint > NMT-tied, and NMT-joint > "
+        'NMT but on Fi→En 64K (footnote 5: "Except in the case of Fi → En with |V| ≈ 64K, where the NMT baseline '
+        "performed the best\"); one pooled test of the mean gain over the 23 cells (128K En→Fi's gap to NMT-tied is "
+        '0.03 BLEU), none reversed after Holm. "Up to +2.2 and +1.6", the paper\'s largest gaps (32K De→En), '
+        "describe its own numbers and are not tested",
+        "; ".join(f"{bpe.upper()}: {against(bpe, 'nmt')}" for bpe in BPE_SIZES)
+        + " BLEU (NMT-joint / NMT); "
+        + "; ".join(f"{bpe.upper()}: {against(bpe, 'tied')}" for bpe in BPE_SIZES)
+        + " BLEU (NMT-joint / NMT-tied)",
         tuple(
-            joint_beats(bpe, column, "nmt")
+            joint_beats(bpe, column, than)
+            for than in ("nmt", "tied")
             for bpe in BPE_SIZES
             for column in DIRECTIONS
-            if (bpe, column.name) not in NOT_CLAIMED_OVER_NMT
+            if (than, bpe, column.name) != ("nmt", *NOT_CLAIMED_OVER_NMT)
         ),
         pooled=True,
     ),
