@@ -769,7 +769,7 @@ CLAIMS = (
     ),
     Claim(
         "C18",
-        "The appendix's approximate log C_m gives the same test BLEU as the exact one",
+        "The appendix's approximate log C_m gives test BLEU similar to the exact one's",
         "In practice, we see that replacing $\\log(C_m(\\kappa))$ with this approximation in the loss function gives "
         "similar performance on the test data",
         "§8.2 (appendix), Table 1's extra row",
