@@ -852,6 +852,19 @@ def test_a_printed_constant_is_not_compared_on_synthetic_data():
     )
 
 
+def test_a_figures_cells_are_named_by_their_place_on_its_x_axis():
+    """A figure check's "ours" says where its two cells lie, in the panel's own terms; a table's
+    cells need no such name."""
+    joint, vmf = claims.paper_claims("joint"), claims.paper_claims("vmf")
+    by_id = {c.id: c for c in joint}
+    assert claims.point_names("joint", by_id["C13"].checks[0]) == ("d_j = 2048", "d_j = 512")
+    assert claims.point_names("joint", by_id["C21"].checks[0].narrower) == ("medium frequency", "medium frequency")
+    assert claims.point_names("vmf", next(c for c in vmf if c.id == "C13").checks[0]) == ("batch 128", "batch 128")
+    assert claims.point_names("joint", by_id["C1"].checks[0]) == ("", "")
+    tying_c5 = next(c for c in claims.paper_claims("tying") if c.id == "C5").checks[0]
+    assert claims.point_names("tying", tying_c5) == ("β = 1", "")  # against a printed number
+
+
 def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_path, monkeypatch):
     """tying on demo-like evidence: Figure 1's points decide C6; C4 ("almost 1") and C5 ("around
     0.06") compare with numbers the paper prints, which synthetic data is not held to; the tables
@@ -887,7 +900,10 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
     rows = {r["id"]: r for r in csv.DictReader(out.with_suffix(".csv").open())}
     assert rows["tying:C6"]["verdict"] == REPRODUCED and rows["tying:C1"]["verdict"] == NOT_DECIDABLE
     assert rows["tying:C4"]["verdict"] == NOT_COMPARABLE and rows["tying:C5"]["verdict"] == NOT_COMPARABLE
-    assert "0.1 (subspace distance) (3 seeds)" in rows["tying:C4"]["ours"]
+    assert (
+        "0.1 (subspace distance) (3 seeds, β = 1) against 0.5 (subspace distance) (d(Lᵀ, W), 3 seeds, β = 0.5)"
+        in rows["tying:C4"]["ours"]
+    )
     markdown = out.with_suffix(".md").read_text()
     assert (
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "

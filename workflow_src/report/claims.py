@@ -98,23 +98,41 @@ def with_unit(value: float, unit: str) -> str:
 
 
 def describe(
-    check: Check, value_a: float, value_b: float | None, a: Cell, b: Cell | None, d: float, unit: str = ""
+    check: Check,
+    value_a: float,
+    value_b: float | None,
+    a: Cell,
+    b: Cell | None,
+    d: float,
+    unit: str = "",
+    points: tuple[str, str] = ("", ""),
 ) -> str:
-    """Our two numbers with their unit, and the difference (or ratio) the claim is about."""
+    """Our two numbers with their unit, and the difference (or ratio) the claim is about; `points`:
+    where a figure's two cells lie on its x axis, in words (`point_names`)."""
+    at_a, at_b = (f", {point}" if point else "" for point in points)
+    compared = check.than or check.row if at_b and check.than_x is not None else check.compared_name
     other = (
-        f"{with_unit(value_b, unit)} ({check.compared_name}, {runs(b)})"
+        f"{with_unit(value_b, unit)} ({compared}, {runs(b)}{at_b})"
         if b is not None
         else with_unit(check.threshold, unit)
     )
+    ours = f"{with_unit(value_a, unit)} ({runs(a)}{at_a}) against {other}"
     if check.parity is not None or check.factor is not None:
-        return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}: ratio {value_a / value_b:.3g}"
-    return f"{with_unit(value_a, unit)} ({runs(a)}) against {other}; d = {d:+.3g}"
+        return f"{ours}: ratio {value_a / value_b:.3g}"
+    return f"{ours}; d = {d:+.3g}"
 
 
-def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str | tuple[str, ...] = "") -> Outcome:
+def decide(
+    check: Check | Gap,
+    cells: dict | None,
+    missing: str = "",
+    unit: str | tuple[str, ...] = "",
+    points: tuple[str, str] = ("", ""),
+) -> Outcome:
     """A check's verdict on its artefact's evidence, uncorrected (None: not built, `missing` says
-    why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`). A gap's parts read
-    the same `cells` here; `decide_in_run` gives each part its own artefact's."""
+    why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`), `points` where a
+    figure's cells lie (`point_names`). A gap's parts read the same `cells` here; `decide_in_run`
+    gives each part its own artefact's."""
     if isinstance(check, Gap):
         units = unit if isinstance(unit, tuple) else (unit,) * len(check.parts)
         return gap_outcome(check, [decide(part, cells, missing, u) for part, u in zip(check.parts, units)])
@@ -142,12 +160,12 @@ def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str 
         d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
         return Outcome(
             NOT_DECIDABLE,
-            describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit),
+            describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit, points),
             f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}",
         )
     if a.kind == "count":
         test = by_count(check, a, b)
-        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit)
+        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
         verdict, how = (
             (REPRODUCED, "holds")
             if test.d > 0
@@ -159,10 +177,11 @@ def decide(check: Check | Gap, cells: dict | None, missing: str = "", unit: str 
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
-            return Outcome(INCONCLUSIVE, with_unit(observed(a), unit), test)
+            at = f" ({points[0]})" if points[0] else ""
+            return Outcome(INCONCLUSIVE, with_unit(observed(a), unit) + at, test)
     else:
         test = by_bootstrap(check, a, b)
-    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit)
+    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
     if check.parity is not None:
         bounds = f"±{check.parity:.0%}"
         if test.p_claim < ALPHA:
@@ -422,6 +441,35 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
     }.get(type(artefact), "")
 
 
+def point_names(paper: str, check: Check) -> tuple[str, str]:
+    """Where a figure check's cell and the cell it is compared with lie on the panel's x axis, in
+    words ("d_j = 2048", "batch 128", "high frequency", "β = 0.5"); "" for a table's cell."""
+    from workflow_src import artefacts, registry
+
+    artefact = registry.artefact(paper, check.artefact)
+    if not isinstance(artefact, artefacts.Figure) or check.x is None:
+        return "", ""
+    panel = next(p for p in artefact.panels if p.title == check.column)
+
+    def name(x: float | None) -> str:
+        if x is None:
+            return ""
+        if isinstance(panel, artefacts.MeteorByFrequency):
+            return f"{panel.bins[int(x)]} frequency"
+        if isinstance(panel, artefacts.SubspaceSweep):
+            return f"{SWEPT_SYMBOLS.get(panel.parameter, panel.parameter)} = {x:g}"
+        if isinstance(panel, artefacts.ScoreAgainst):
+            return f"{panel.xlabel} = {x:g}"
+        if isinstance(panel, artefacts.Throughput):
+            return f"batch {x:g}"
+        return f"x = {x:g}"
+
+    return name(check.x), name(check.compared[2] if check.compared is not None else None)
+
+
+SWEPT_SYMBOLS = {"beta": "β", "tau": "τ"}
+
+
 def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> str:
     """Where a score table marks this check's pair with its own test (the joint paper's two-sided
     test against each row's baseline, seeds held) and that answer differs from this check's, the
@@ -491,7 +539,7 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
         return gap_outcome(check, [decide_in_run(paper, part, found) for part in check.parts])
     path = evidence_path(paper, check.artefact)
     why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
-    return decide(check, found.get(path), why, unit_of(paper, check))
+    return decide(check, found.get(path), why, unit_of(paper, check), point_names(paper, check))
 
 
 def claim_rows(
