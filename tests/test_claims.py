@@ -232,6 +232,27 @@ def test_runs_still_learning_decide_nothing():
     outcome = claims.decide(check, keyed(a, moving), unit="BLEU")
     assert outcome.verdict == NOT_DECIDABLE and outcome.test is None
     assert "b not plateaued when its training stopped (seed 1" in outcome.reason and "BLEU" in outcome.ours
+    assert outcome.learning == ("b " + moving.unsettled,)
+
+
+def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
+    """The page's "decided by" gathers the cells one artefact lacks (a gap's parts included) into one
+    reason, each name and column once, and the runs still learning into another."""
+    a_fr, a_de, c_de = (
+        Check("table1", column, row, than="b") for row, column in (("a", "fr-en"), ("a", "de-en"), ("c", "de-en"))
+    )
+    missing = [claims.decide(check, {}) for check in (a_fr, a_de, c_de)] + [claims.decide(Gap(a_fr, a_de), {})]
+    assert missing[-1].verdict == NOT_DECIDABLE and len(missing[-1].undecided) == 2
+    learning = [
+        claims.Outcome(NOT_DECIDABLE, "", "…", learning=("a not plateaued (seed 1)",)),
+        claims.Outcome(NOT_DECIDABLE, "", "…", learning=("a not plateaued (seed 1)", "b not plateaued (seed 2)")),
+    ]
+    tested = claims.Outcome(REPRODUCED, "", "t-test: p = 0.01 < 0.05")
+    assert claims.grouped([*learning, *missing, tested, tested]) == [
+        f"{claims.STILL_LEARNING}: a not plateaued (seed 1); b not plateaued (seed 2)",
+        f"table1 has no evidence for a (fr-en, de-en), c (de-en): {claims.NO_EVIDENCE}",
+        "t-test: p = 0.01 < 0.05",
+    ]
 
 
 def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_the_reason():

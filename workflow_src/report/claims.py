@@ -40,6 +40,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -80,17 +81,26 @@ VERDICT_HEADINGS = {
 TARGET_POWER = 0.8
 MAX_RUNS = 50  # the most seeds (or repeats) a power answer looks at
 ONE_SEED = "one seed: test-set variance only"
+NO_EVIDENCE = "not configured in this run, or not computed (its note says which)"
+STILL_LEARNING = "not decided on runs still learning, which rank by their training budget"
+# one missing cell's reason (no name or column holds "; ", which joins reasons)
+ABSENT = re.compile(
+    rf"(?P<artefact>\S+) has no evidence for (?P<name>[^;]+?) in (?P<where>[^;]+): {re.escape(NO_EVIDENCE)}"
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     """A check on its own: its verdict at ALPHA (uncorrected: `decide_claim` combines them), our
-    numbers and why; `test` where one ran."""
+    numbers and why; `test` where one ran; `learning`, its cells from runs still learning; a gap not
+    decidable: `undecided`, its parts that are not."""
 
     verdict: str
     ours: str
     reason: str
     test: Test | None = None
+    learning: tuple[str, ...] = ()
+    undecided: tuple["Outcome", ...] = ()
 
 
 def with_unit(value: float, unit: str) -> str:
@@ -144,10 +154,7 @@ def decide(
         if name is not None and cell is None:
             at = f" at x = {x:g}" if x is not None else ""
             return Outcome(
-                NOT_DECIDABLE,
-                "",
-                f"{check.artefact} has no evidence for {name} in {column}{at}: not "
-                "configured in this run, or not computed (its note says which)",
+                NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}"
             )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
@@ -161,7 +168,8 @@ def decide(
         return Outcome(
             NOT_DECIDABLE,
             describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit, points),
-            f"not decided on runs still learning, which rank by their training budget: {'; '.join(moving)}",
+            f"{STILL_LEARNING}: {'; '.join(moving)}",
+            learning=tuple(moving),
         )
     if a.kind == "count":
         test = by_count(check, a, b)
@@ -209,8 +217,8 @@ def gap_outcome(gap: Gap, parts: list[Outcome]) -> Outcome:
     """A gap's verdict from its two checks' outcomes: d_r = d_wider,r - d_narrower,r on each
     resample, or Welch's t of d_wider - d_narrower for values (uncorrected, as a check's)."""
     ours = " | ".join(o.ours for o in parts if o.ours)
-    if undecided := [o.reason for o in parts if o.verdict == NOT_DECIDABLE]:
-        return Outcome(NOT_DECIDABLE, ours, "; ".join(dict.fromkeys(undecided)))
+    if undecided := tuple(o for o in parts if o.verdict == NOT_DECIDABLE):
+        return Outcome(NOT_DECIDABLE, ours, "; ".join(dict.fromkeys(o.reason for o in undecided)), undecided=undecided)
     if any(o.test is None and o.verdict == INCONCLUSIVE for o in parts):
         return Outcome(INCONCLUSIVE, ours, "; ".join(o.reason for o in parts if o.test is None))
     wider, narrower = (o.test for o in parts)
@@ -542,6 +550,39 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
     return decide(check, found.get(path), why, unit_of(paper, check), point_names(paper, check))
 
 
+def grouped(outcomes: list[Outcome]) -> list[str]:
+    """The checks' reasons (a gap not decidable: its parts'), each once, with the runs still learning
+    in one reason and the cells missing from one artefact in one, each where the first of them was:
+    "table1 has no evidence for a (fr-en, de-en), b (de-en): not configured ..."."""
+    learning: dict[str, None] = {}
+    absent: dict[str, dict[str, dict[str, None]]] = {}  # artefact -> name -> where (ordered, once each)
+    kept: list[str | tuple[str]] = []  # a reason, or the place of the learning runs' or an artefact's
+    for outcome in (part for o in outcomes for part in (o.undecided or (o,))):
+        if outcome.learning:
+            kept.append(("learning",))
+            learning.update(dict.fromkeys(outcome.learning))
+        elif found := ABSENT.fullmatch(outcome.reason):
+            kept.append(("absent", found["artefact"]))
+            wheres = absent.setdefault(found["artefact"], {}).setdefault(found["name"], {})
+            wheres[found["where"]] = None
+        elif outcome.reason:
+            kept.append(outcome.reason)
+
+    def text(piece: str | tuple[str]) -> str:
+        if isinstance(piece, str):
+            return piece
+        if piece == ("learning",):
+            return f"{STILL_LEARNING}: {'; '.join(learning)}"
+        names = absent[piece[1]]
+        return (
+            f"{piece[1]} has no evidence for "
+            + ", ".join(f"{name} ({', '.join(wheres)})" for name, wheres in names.items())
+            + f": {NO_EVIDENCE}"
+        )
+
+    return [text(piece) for piece in dict.fromkeys(kept)]
+
+
 def claim_rows(
     papers: list[str], found: dict[str, dict], data_notes: dict[str, str], synthetic: bool = False
 ) -> list[dict]:
@@ -559,7 +600,7 @@ def claim_rows(
             ]
             gaps = [paper_gap(paper, check) for check in claim.checks]
             decision = decide_claim(claim, outcomes, gaps, synthetic)
-            reasons = [*dict.fromkeys(o.reason for o in outcomes), *filter(None, notes)]  # a shared reason once
+            reasons = [*grouped(outcomes), *filter(None, notes)]
             rows.append(
                 {
                     "id": f"{paper}:{claim.id}",
