@@ -203,7 +203,7 @@ def test_counts_are_decided_exactly_with_the_papers_own_counts_as_power():
         for n in (9_999, 10_001, 10_000)
     ]
     assert [o.verdict for o in verdicts] == [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]
-    assert verdicts[0].ours == "9999 parameters (counted) against 1e+06 parameters (b, counted): ratio 0.01"
+    assert verdicts[0].ours == "9999 parameters (a, counted) against 1e+06 parameters (b, counted): ratio 0.01"
     assert "exact counts, no spread: the claim holds" in verdicts[0].reason
     claim = next(c for c in claims.paper_claims("vmf") if c.id == "C12")
     assert claims.paper_numbers("vmf", claim.checks[0]) == (460_800, 24_576_000)
@@ -263,7 +263,7 @@ def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_t
     )
     outcome = claims.decide(check, one, unit="s of training")
     assert outcome.verdict == INCONCLUSIVE and "only one run of fr-en (seed 1)" in outcome.reason
-    assert outcome.ours == "3 s of training"  # a value with its unit, never a bare number
+    assert outcome.ours == "3 s of training (fr-en, Emb ours)"  # a value with its unit and cell, never bare
     outcome = claims.decide(check, keyed(one[("fr-en", "Emb ours", None)]))
     assert outcome.verdict == NOT_DECIDABLE and "no evidence for fr-en in Softmax ours" in outcome.reason
     outcome = claims.decide(check, None, "results/vmf/table3.evidence.json is not built")
@@ -874,8 +874,8 @@ def test_a_printed_constant_is_not_compared_on_synthetic_data():
 
 
 def test_a_figures_cells_are_named_by_their_place_on_its_x_axis():
-    """A figure check's "ours" says where its two cells lie, in the panel's own terms; a table's
-    cells need no such name."""
+    """A figure check's "ours" and its reason say where its two cells lie, in the panel's own terms;
+    a table's cells need no such name."""
     joint, vmf = claims.paper_claims("joint"), claims.paper_claims("vmf")
     by_id = {c.id: c for c in joint}
     assert claims.point_names("joint", by_id["C13"].checks[0]) == ("d_j = 2048", "d_j = 512")
@@ -884,6 +884,11 @@ def test_a_figures_cells_are_named_by_their_place_on_its_x_axis():
     assert claims.point_names("joint", by_id["C1"].checks[0]) == ("", "")
     tying_c5 = next(c for c in claims.paper_claims("tying") if c.id == "C5").checks[0]
     assert claims.point_names("tying", tying_c5) == ("β = 1", "")  # against a printed number
+    assert claims.pair_name(by_id["C21"].checks[0], "joint") == (
+        "the gap of NMT-joint against NMT at high frequency (De→En) beyond that of NMT-joint against NMT at medium "
+        "frequency (De→En)"
+    )
+    assert claims.pair_name(by_id["C13"].checks[0], "joint") == "NMT-joint at d_j = 2048 against d_j = 512 (De→En)"
 
 
 def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_path, monkeypatch):
@@ -922,14 +927,15 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
     assert rows["tying:C6"]["verdict"] == REPRODUCED and rows["tying:C1"]["verdict"] == NOT_DECIDABLE
     assert rows["tying:C4"]["verdict"] == NOT_COMPARABLE and rows["tying:C5"]["verdict"] == NOT_COMPARABLE
     assert (
-        "0.1 (subspace distance) (3 seeds, β = 1) against 0.5 (subspace distance) (d(Lᵀ, W), 3 seeds, β = 0.5)"
-        in rows["tying:C4"]["ours"]
+        "0.1 (subspace distance) (d(Lᵀ, W), 3 seeds, β = 1) against 0.5 (subspace distance) (d(Lᵀ, W), 3 seeds, "
+        "β = 0.5)" in rows["tying:C4"]["ours"]
     )
     markdown = out.with_suffix(".md").read_text()
     assert (
         "| paper | reproduced | not reproduced | inconclusive: too little evidence | not decidable in this run: "
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
+    assert "d(Lᵀ, W) at τ = 10 against τ = 2 ((b) against τ, at β = 1): t-test" in rows["tying:C6"]["decided by"]
     assert "| tying | 1 | 0 | 0 | 10 | 3 | 14 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}

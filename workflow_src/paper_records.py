@@ -61,6 +61,11 @@ class Check:
         )
 
     @property
+    def name(self) -> str:
+        """Its own cell, as `compared_name` names the other: "a", "fr-en, Emb ours"."""
+        return self.row if self.than_column is None else f"{self.row}, {self.column}"
+
+    @property
     def compared_name(self) -> str:
         if self.than_x is not None:
             return f"{self.than or self.row} at x = {self.than_x:g}"

@@ -126,7 +126,7 @@ def describe(
         if b is not None
         else with_unit(check.threshold, unit)
     )
-    ours = f"{with_unit(value_a, unit)} ({runs(a)}{at_a}) against {other}"
+    ours = f"{with_unit(value_a, unit)} ({check.name}, {runs(a)}{at_a}) against {other}"
     if check.parity is not None or check.factor is not None:
         return f"{ours}: ratio {value_a / value_b:.3g}"
     return f"{ours}; d = {d:+.3g}"
@@ -185,8 +185,8 @@ def decide(
     if a.kind == "value":
         test = by_t(check, a, b)
         if isinstance(test, str):
-            at = f" ({points[0]})" if points[0] else ""
-            return Outcome(INCONCLUSIVE, with_unit(observed(a), unit) + at, test)
+            where = ", ".join(filter(None, (check.name, points[0])))
+            return Outcome(INCONCLUSIVE, f"{with_unit(observed(a), unit)} ({where})", test)
     else:
         test = by_bootstrap(check, a, b)
     shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
@@ -326,17 +326,24 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
 
 
 # -- a claim -------------------------------------------------------------------------------------------
-def pair_name(check: Check | Gap) -> str:
+def pair_name(check: Check | Gap, paper: str | None = None) -> str:
     """What a check compares, in words: "lm-small-al against lm-small-vd (PTB test)", "Emb w/ NLL-vMF
     against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0";
-    a gap: "the gap of <one pair> beyond that of <another>"."""
+    a gap: "the gap of <one pair> beyond that of <another>". With its `paper`, a figure's points are
+    named as its panel names them (`point_names`: "at β = 1 against β = 0", "against NMT at high
+    frequency")."""
     if isinstance(check, Gap):
-        return f"the gap of {pair_name(check.wider)} beyond that of {pair_name(check.narrower)}"
+        return f"the gap of {pair_name(check.wider, paper)} beyond that of {pair_name(check.narrower, paper)}"
+    at, than_at = point_names(paper, check) if paper is not None else ("", "")
     if check.than_column is not None:
         return f"{check.column} against {check.than_column} ({check.row})"
     if check.than_x is not None:
-        return f"{check.row} at x = {check.x:g} against x = {check.than_x:g} ({check.column})"
-    return f"{check.row} against {check.than if check.than is not None else f'{check.threshold:g}'} ({check.column})"
+        return (
+            f"{check.row} at {at or f'x = {check.x:g}'} against {than_at or f'x = {check.than_x:g}'} ({check.column})"
+        )
+    where = f" at {at}" if at else (f" at x = {check.x:g}" if check.x is not None else "")
+    than = check.than if check.than is not None else f"{check.threshold:g}"
+    return f"{check.row} against {than}{where} ({check.column})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -348,11 +355,15 @@ class Decision:
 
 
 def decide_claim(
-    claim: Claim, outcomes: list[Outcome], gaps: list[float | None] | None = None, synthetic: bool = False
+    claim: Claim,
+    outcomes: list[Outcome],
+    gaps: list[float | None] | None = None,
+    synthetic: bool = False,
+    paper: str | None = None,
 ) -> Decision:
     """The claim's verdict from its checks' outcomes (module docstring): Holm for "not reproduced",
     every check (or the pooled test) for "reproduced"; `gaps`: the paper's d per check (None: not
-    printed)."""
+    printed); `paper` names a figure's points in words (`pair_name`)."""
     gaps = gaps if gaps is not None else [None] * len(outcomes)
     pooled = pooled_test(claim, outcomes) if claim.pooled else None
     tested = [(check, o) for check, o in zip(claim.checks, outcomes) if o.test is not None]
@@ -361,7 +372,7 @@ def decide_claim(
     if reversed_:
         notes.append(
             f"Holm's correction over the {len(tested)} tested checks: reversed in "
-            + ", ".join(map(pair_name, reversed_))
+            + ", ".join(pair_name(check, paper) for check in reversed_)
         )
     if pooled is not None:
         notes.append(f"{pooled.method}: p = {pooled.p_claim:.3g}, of the opposite {pooled.p_opposite:.3g}")
@@ -599,8 +610,12 @@ def claim_rows(
                 for check, outcome in zip(claim.checks, outcomes)
             ]
             gaps = [paper_gap(paper, check) for check in claim.checks]
-            decision = decide_claim(claim, outcomes, gaps, synthetic)
-            reasons = [*grouped(outcomes), *filter(None, notes)]
+            decision = decide_claim(claim, outcomes, gaps, synthetic, paper)
+            named = [  # a test's reason says which check it decided
+                dataclasses.replace(o, reason=f"{pair_name(check, paper)}: {o.reason}") if o.test is not None else o
+                for check, o in zip(claim.checks, outcomes)
+            ]
+            reasons = [*grouped(named), *filter(None, notes)]
             rows.append(
                 {
                     "id": f"{paper}:{claim.id}",
