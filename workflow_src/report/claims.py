@@ -120,7 +120,7 @@ def describe(
     """Our two numbers with their unit, and the difference (or ratio) the claim is about; `points`:
     where a figure's two cells lie on its x axis, in words (`point_names`)."""
     at_a, at_b = (f", {point}" if point else "" for point in points)
-    compared = check.than or check.row if at_b and check.than_x is not None else check.compared_name
+    compared = (check.than or check.row) if at_b and check.than_x is not None else check.compared_name
     other = (
         f"{with_unit(value_b, unit)} ({compared}, {runs(b)}{at_b})"
         if b is not None
@@ -150,9 +150,12 @@ def decide(
         return Outcome(NOT_DECIDABLE, "", missing)
     a = cells.get((check.row, check.column, check.x))
     b = cells.get(check.compared) if check.compared is not None else None
-    for (name, column, x), cell in (((check.row, check.column, check.x), a), (check.compared or (None, None, None), b)):
+    for (name, column, x), cell, point in (
+        ((check.row, check.column, check.x), a, points[0]),
+        (check.compared or (None, None, None), b, points[1]),
+    ):
         if name is not None and cell is None:
-            at = f" at x = {x:g}" if x is not None else ""
+            at = f" at {point}" if point else (f" at x = {x:g}" if x is not None else "")
             return Outcome(
                 NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}"
             )
@@ -567,7 +570,7 @@ def grouped(outcomes: list[Outcome]) -> list[str]:
     "table1 has no evidence for a (fr-en, de-en), b (de-en): not configured ..."."""
     learning: dict[str, None] = {}
     absent: dict[str, dict[str, dict[str, None]]] = {}  # artefact -> name -> where (ordered, once each)
-    kept: list[str | tuple[str]] = []  # a reason, or the place of the learning runs' or an artefact's
+    kept: list[str | tuple[str, ...]] = []  # a reason, or the place of the learning runs' or an artefact's
     for outcome in (part for o in outcomes for part in (o.undecided or (o,))):
         if outcome.learning:
             kept.append(("learning",))
@@ -579,7 +582,7 @@ def grouped(outcomes: list[Outcome]) -> list[str]:
         elif outcome.reason:
             kept.append(outcome.reason)
 
-    def text(piece: str | tuple[str]) -> str:
+    def text(piece: str | tuple[str, ...]) -> str:
         if isinstance(piece, str):
             return piece
         if piece == ("learning",):
