@@ -40,7 +40,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -83,23 +82,21 @@ MAX_RUNS = 50  # the most seeds (or repeats) a power answer looks at
 ONE_SEED = "one seed: test-set variance only"
 NO_EVIDENCE = "not configured in this run, or not computed (its note says which)"
 STILL_LEARNING = "not decided on runs still learning, which rank by their training budget"
-# one missing cell's reason (no name or column holds "; ", which joins reasons)
-ABSENT = re.compile(
-    rf"(?P<artefact>\S+) has no evidence for (?P<name>[^;]+?) in (?P<where>[^;]+): {re.escape(NO_EVIDENCE)}"
-)
 
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     """A check on its own: its verdict at ALPHA (uncorrected: `decide_claim` combines them), our
-    numbers and why; `test` where one ran; `learning`, its cells from runs still learning; a gap not
-    decidable: `undecided`, its parts that are not."""
+    numbers and why; `test` where one ran; `learning`, its cells from runs still learning; `absent`,
+    the (artefact, name, where) of a cell with no evidence; a gap not decidable: `undecided`, its
+    parts that are not."""
 
     verdict: str
     ours: str
     reason: str
     test: Test | None = None
     learning: tuple[str, ...] = ()
+    absent: tuple[str, str, str] | None = None
     undecided: tuple["Outcome", ...] = ()
 
 
@@ -157,7 +154,10 @@ def decide(
         if name is not None and cell is None:
             at = f" at {point}" if point else (f" at x = {x:g}" if x is not None else "")
             return Outcome(
-                NOT_DECIDABLE, "", f"{check.artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}"
+                NOT_DECIDABLE,
+                "",
+                f"{check.artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}",
+                absent=(check.artefact, name, f"{column}{at}"),
             )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
@@ -575,10 +575,10 @@ def grouped(outcomes: list[Outcome]) -> list[str]:
         if outcome.learning:
             kept.append(("learning",))
             learning.update(dict.fromkeys(outcome.learning))
-        elif found := ABSENT.fullmatch(outcome.reason):
-            kept.append(("absent", found["artefact"]))
-            wheres = absent.setdefault(found["artefact"], {}).setdefault(found["name"], {})
-            wheres[found["where"]] = None
+        elif outcome.absent is not None:
+            artefact, name, where = outcome.absent
+            kept.append(("absent", artefact))
+            absent.setdefault(artefact, {}).setdefault(name, {})[where] = None
         elif outcome.reason:
             kept.append(outcome.reason)
 
