@@ -194,6 +194,35 @@ def test_a_threshold_a_factor_and_a_parity():
     assert claims.decide(parity, noisy).verdict == INCONCLUSIVE
 
 
+def test_a_ratio_with_a_score_of_0_is_not_decided_and_counts_against_both_sides():
+    """A model at 0 BLEU has no ratio to another: the check is not decided and says why (it had
+    raised ZeroDivisionError). Cells whose BLEU is 0 on some resamples (one sentence matches
+    anything) give NaN log ratios there, counted against the claim and its opposite alike."""
+    parity = Check("table3", "De→En", "a", than="b", parity=0.06)
+    learned = Cell("a", "De→En", "bleu", (bleu_statistics(0.6, 30, 1),), ("seed 1",))
+    nothing = Cell("b", "De→En", "bleu", (bleu_statistics(0.0, 30, 2),), ("seed 1",))
+    outcome = claims.decide(parity, keyed(learned, nothing), unit="BLEU")
+    assert outcome.verdict == NOT_DECIDABLE and outcome.test is None
+    assert outcome.reason == "a ratio needs both numbers above 0, and b scored 0 BLEU"
+    assert outcome.ours.endswith("(b, 1 seed): no ratio")
+
+    def one_matching_sentence(row: str, seed: int) -> Cell:
+        return Cell(
+            row, "De→En", "bleu", (bleu_statistics(0.9, 1, seed) + bleu_statistics(0.0, 29, seed),), ("seed 1",)
+        )
+
+    a, b = one_matching_sentence("a", 3), one_matching_sentence("b", 4)
+    with np.errstate(all="raise"):
+        test = inference.by_bootstrap(dataclasses.replace(parity, parity=0.5), a, b)
+    no_ratio = np.isnan(test.resampled)
+    assert 0.2 < no_ratio.mean() < 0.5  # the resamples that leave the one sentence out: (29/30)^30
+    assert min(test.p_claim, test.p_opposite) >= (1 + no_ratio.sum()) / (1 + len(no_ratio))
+    assert test.spread.se() is None
+    claim = Claim("C1", "a as b", "a as b", "Table 3", "BLEU ratio", "18.1 and 18.1", (parity,))
+    outcome = dataclasses.replace(claims.decide(parity, keyed(a, b)), test=test)
+    assert claims.claim_power(claim, [outcome], [0.01], None).startswith("unknown: a ratio with a score of 0")
+
+
 def test_counts_are_decided_exactly_with_the_papers_own_counts_as_power():
     """A parameter count has no spread: the inequality decides, on its bar nothing does, and
     the power says whether the paper's own counts meet the claim (vMF C12's do not: 1.9%)."""

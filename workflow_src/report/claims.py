@@ -125,7 +125,7 @@ def describe(
     )
     ours = f"{with_unit(value_a, unit)} ({check.name}, {runs(a)}{at_a}) against {other}"
     if check.parity is not None or check.factor is not None:
-        return f"{ours}: ratio {value_a / value_b:.3g}"
+        return f"{ours}: ratio {value_a / value_b:.3g}" if value_b > 0 else f"{ours}: no ratio"
     return f"{ours}; d = {d:+.3g}"
 
 
@@ -174,6 +174,9 @@ def decide(
             f"{STILL_LEARNING}: {'; '.join(moving)}",
             learning=tuple(moving),
         )
+    if zero := ratio_of_zero(check, a, b, unit):
+        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, math.nan, unit, points)
+        return Outcome(NOT_DECIDABLE, shown, zero)
     if a.kind == "count":
         test = by_count(check, a, b)
         shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
@@ -205,6 +208,17 @@ def decide(
     return one_sided_outcome(test, shown)
 
 
+def ratio_of_zero(check: Check, a: Cell, b: Cell | None, unit: str) -> str:
+    """Why a ratio check (a factor, a parity) cannot be decided on these cells, or "": a ratio needs
+    both numbers above 0 (a model that scores 0 BLEU learned nothing, and its log is -inf)."""
+    if check.parity is None and check.factor is None:
+        return ""
+    zero = [
+        name for cell, name in ((a, check.name), (b, check.compared_name)) if cell is not None and observed(cell) <= 0
+    ]
+    return f"a ratio needs both numbers above 0, and {' and '.join(zero)} scored {with_unit(0, unit)}" if zero else ""
+
+
 def one_sided_outcome(test: Test, shown: str) -> Outcome:
     """A one-sided test's verdict at ALPHA: the claim holds, the opposite does, or neither."""
     if test.p_claim < ALPHA:
@@ -229,8 +243,8 @@ def gap_outcome(gap: Gap, parts: list[Outcome]) -> Outcome:
         d_r, d_fixed = wider.resampled - narrower.resampled, wider.resampled_fixed - narrower.resampled_fixed
         test = Test(
             wider.d - narrower.d,
-            resample_p(d_r <= 0),
-            resample_p(d_r >= 0),
+            resample_p(d_r > 0),
+            resample_p(d_r < 0),
             f"paired bootstrap of the difference of the two d ({wider.method}; {narrower.method})",
             Spread.of_bootstrap(d_r, d_fixed, min(wider.spread.runs, narrower.spread.runs)),
             d_r,
@@ -267,7 +281,7 @@ def pooled_test(claim: Claim, outcomes: list[Outcome]) -> Test | None:
         f"{positive} of {len(tests)} cells in the claimed direction"
     )
     return Test(
-        float(np.mean([t.d for t in tests])), resample_p(d_r <= 0), resample_p(d_r >= 0), method, spread, d_r, d_fixed
+        float(np.mean([t.d for t in tests])), resample_p(d_r > 0), resample_p(d_r < 0), method, spread, d_r, d_fixed
     )
 
 
@@ -314,6 +328,8 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
         return None if any(c is None for c in chances) else float(np.prod(chances))
 
     now, kind = at(None), tests[0].spread.run_kind
+    if now is None:
+        return "unknown: a ratio with a score of 0 on some resample has no finite spread"
     current = min(t.spread.runs for t in tests)
     text = f"{now:.2f} at {runs_text(current, kind)}"
     if any(t.spread.per_run is None for t in tests):

@@ -58,12 +58,17 @@ class Spread:
     @classmethod
     def of_bootstrap(cls, d_r: np.ndarray, d_fixed: np.ndarray, seeds: int) -> "Spread":
         """From a bootstrap's d with the seeds redrawn (`d_r`) and held (`d_fixed`): the latter's
-        variance is the test set's, the rest the seeds' (unmeasured at one seed)."""
+        variance is the test set's, the rest the seeds' (unmeasured at one seed). A resample whose
+        d is not finite (a ratio with a 0 score) leaves both unmeasured: `se` is then None."""
+        if not (np.isfinite(d_r).all() and np.isfinite(d_fixed).all()):
+            return cls(math.nan, None, seeds, "seed")
         fixed, total = float(np.var(d_fixed, ddof=1)), float(np.var(d_r, ddof=1))
         return cls(fixed, max(total - fixed, 0.0) * seeds if seeds > 1 else None, seeds, "seed")
 
     def se(self, runs: int | None = None) -> float | None:
         runs = runs or self.runs
+        if math.isnan(self.fixed):
+            return None
         if self.per_run is None:
             return math.sqrt(self.fixed) if runs == self.runs else None
         return math.sqrt(self.fixed + self.per_run / runs)
@@ -153,32 +158,39 @@ def observed(cell: Cell) -> float:
 
 
 def on_scale(check: Check, values):
-    """Ratios (a factor, a parity) are compared as logs, everything else as it is."""
-    return np.log(values) if check.factor is not None or check.parity is not None else np.asarray(values, dtype=float)
+    """Ratios (a factor, a parity) are compared as logs, everything else as it is. A resample on
+    which a score is 0 gives -inf (the ratio 0 or infinite), and one on which both are 0 gives NaN in
+    `difference`: `resample_p` counts that resample against both sides."""
+    if check.factor is None and check.parity is None:
+        return np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.log(values)
 
 
 def difference(check: Check, a, b):
     """d on the check's scale (`on_scale`), positive in the claim's direction; a parity check's is
     the log ratio itself."""
-    if check.parity is not None:
-        return a - b
-    sign = -1 if check.lower_is_better else 1
-    if check.factor is not None:
-        return sign * (a - b - math.log(check.factor))
+    with np.errstate(invalid="ignore"):  # -inf - -inf: no ratio on that resample (`on_scale`)
+        if check.parity is not None:
+            return a - b
+        sign = -1 if check.lower_is_better else 1
+        if check.factor is not None:
+            return sign * (a - b - math.log(check.factor))
     return sign * (a - b) + check.margin
 
 
-def resample_p(failures: np.ndarray) -> float:
-    """p = (1 + #{resamples on which the claim fails}) / (1 + R)."""
-    return float((1 + np.sum(failures)) / (1 + len(failures)))
+def resample_p(holds: np.ndarray) -> float:
+    """p = (1 + #{resamples on which the claim does not hold}) / (1 + R); a NaN d (no ratio on that
+    resample, `on_scale`) holds nothing, so it counts against every side."""
+    return float((1 + np.sum(~holds)) / (1 + len(holds)))
 
 
 def parity_ps(check: Check, d_r: np.ndarray) -> tuple[float, float]:
     """(p of being inside ±parity, p of being outside) of a parity check's resampled log ratios."""
     bound = math.log(1 + check.parity)
     return (
-        max(resample_p(d_r >= bound), resample_p(d_r <= -bound)),
-        min(resample_p(d_r <= bound), resample_p(d_r >= -bound)),
+        max(resample_p(d_r < bound), resample_p(d_r > -bound)),
+        min(resample_p(d_r > bound), resample_p(d_r < -bound)),
     )
 
 
@@ -217,7 +229,7 @@ def by_bootstrap(check: Check, a: Cell, b: Cell | None) -> Test:
     )
     spread = Spread.of_bootstrap(d_r, d_fixed, seeds)
     p_claim, p_opposite = (
-        parity_ps(check, d_r) if check.parity is not None else (resample_p(d_r <= 0), resample_p(d_r >= 0))
+        parity_ps(check, d_r) if check.parity is not None else (resample_p(d_r > 0), resample_p(d_r < 0))
     )
     return Test(d, p_claim, p_opposite, method, spread, d_r, d_fixed)
 
