@@ -21,8 +21,9 @@ A claim is
 - not reproduced when Holm's correction over its checks' reverse tests (p of the opposite, in
   ascending order p_(i) < ALPHA / (m - i + 1) for every i up to one) rejects any, or a pooled
   claim's mean is significantly reversed;
-- not decidable in this run when a check's evidence is missing (not configured, not built) or
-  comes from runs still learning when their training stopped (`Cell.unsettled`);
+- not decidable in this run when a check's evidence is missing (not configured, not built),
+  comes from runs still learning when their training stopped (`Cell.unsettled`), or is a ratio
+  (a factor, a parity) with a score of 0 (`ratio_of_zero`);
 - not comparable on synthetic data (the demo) when a check compares with a number the paper prints;
 - inconclusive otherwise: too little evidence either way.
 
@@ -706,8 +707,8 @@ FOOTER = [
     'cells with small gaps, "in all cases") is decided by one paired bootstrap of the mean gain over its cells; a '
     'check that one gap is wider than another ("AL gains more on PTB") by the same bootstrap of the difference of '
     "the two gaps, on one draw of test units where they share a test set (timings: Welch's t of the difference). Not "
-    "decidable: a check's evidence is missing in this run, or comes from runs still learning when their training "
-    "stopped; not comparable: on synthetic data, a check against a number "
+    "decidable: a check's evidence is missing in this run, comes from runs still learning when their training "
+    "stopped, or is a ratio with a score of 0; not comparable: on synthetic data, a check against a number "
     "the paper prints; inconclusive: too little evidence either way.",
     "Power: the chance this run could reproduce the claim if the paper's own gaps were the truth, from this run's "
     f"spread (normal approximation; the product over a claim's checks), and the seeds (or timed repeats) that would "
