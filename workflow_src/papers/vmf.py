@@ -510,6 +510,8 @@ def table1_numbers(label: str, *pairs_of_rows: tuple[str, str, str]) -> str:
     )
 
 
+SLIGHT_STEP = 1.1  # "a slight increase in the training time": a step under 10% longer (vMF C11)
+
 CLAIMS = (
     Claim(
         "C1",
@@ -546,15 +548,17 @@ CLAIMS = (
     ),
     Claim(
         "C3",
-        "The fastest continuous model trains 2.5 times as fast as softmax: its step takes 0.4 of a softmax step",
+        "The fastest continuous model trains about 2.5 times as fast as softmax: its step takes under 1 / 2.45 of a "
+        "softmax step",
         "In §5 we show that our models can be trained up to 2.5x faster than softmax-based models",
         "§1 (introduction), Table 4",
-        'Table 4 ms per batch: L2 < 0.4 × word→word CE ("up to 2.5x": the paper\'s fastest continuous rows, L2 and '
-        "cosine, both at 0.4x; L2 stands for the two, whose steps differ only in the loss. The paper's own ratio sits "
-        'on the bar, so its timings reproduced exactly would be inconclusive. The abstract says it against "the '
-        "state-of-the-art models\"; against BPE→BPE, Table 4's own ratio is 160 / 346 = 0.46, above the bar)",
+        'Table 4 ms per batch: L2 < word→word CE / 2.45 ("up to 2.5x": the speed-up of the paper\'s fastest '
+        "continuous rows, L2 and cosine, both at 0.4x; L2 stands for the two, whose steps differ only in the loss. "
+        '"2.5x" read as the paper rounds it, a speed-up of 2.45 or more: its own 0.400 lies 2% inside the bar. The '
+        'abstract says it against "the state-of-the-art models"; against BPE→BPE, Table 4\'s own ratio is 160 / 346 '
+        "= 0.46, above the bar)",
         "L2 and cosine 160 / 400 ms = 0.4 (tied NLLvMF 170 ms, 0.42)",
-        (Check("table4", "ms per batch", WORD2VEC[0], than="word2word-ce", lower_is_better=True, factor=0.4),),
+        (Check("table4", "ms per batch", WORD2VEC[0], than="word2word-ce", lower_is_better=True, factor=1 / 2.45),),
     ),
     Claim(
         "C4",
@@ -564,8 +568,8 @@ CLAIMS = (
         "§5, Table 3",
         "Table 3 training time to convergence on fr-en, de-en and en-fr: NLLvMF < softmax, < BPE (WMT de-en is left "
         'out: config.yaml trains it once, and one time has no spread to test; the garbled "less than up-to 2.5x" '
-        "gives no bar for the size of the gain, and the paper's own largest ratio is 4.5 / 1.9 = 2.4, so only its "
-        "direction is tested)",
+        "gives no bar for the size of the gain, and the paper's largest ratio on these pairs is 4.5 / 1.9 = 2.4 "
+        "(WMT's, left out, 4.5 / 1.6 = 2.8), so only its direction is tested)",
         "fr-en 1.9 h against 4 and 4.5 h; de-en 1.5 against 3 and 3.5; en-fr 1.3 against 1.8 and 2.8",
         tuple(
             Check("table3", f"{NLLVMF.name} ours", pair, than_column=f"{baseline.name} ours", lower_is_better=True)
@@ -672,15 +676,18 @@ CLAIMS = (
         "MaxMargin's training step is slightly slower than NLLvMF's",
         "Using max-margin loss leads to a slight increase in the training time compared to NLLvMF.",
         "§5, Table 4",
-        "Table 4 ms per batch: MaxMargin > NLLvMF reg1+reg2, fastText targets, untied and tied",
-        "178 against 170 ms, untied and tied",
+        "Table 4 ms per batch, fastText targets, untied and tied: MaxMargin > NLLvMF reg1+reg2, and MaxMargin < 1.1 "
+        '× NLLvMF ("slight" read as under 10%; the paper\'s is 4.7%)',
+        "178 against 170 ms (1.047), untied and tied",
         tuple(
             Check(
                 "table4",
                 "ms per batch",
                 f"word2emb-fasttext-{tied}maxmargin",
                 than=f"word2emb-fasttext-{tied}nllvmf_reg1reg2",
+                **bar,
             )
+            for bar in ({}, {"lower_is_better": True, "factor": SLIGHT_STEP})
             for tied in ("", "tied-")
         ),
     ),
