@@ -965,7 +965,16 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "evidence missing | not comparable: synthetic data | claims |" in markdown
     )
     assert "d(Lᵀ, W) at τ = 10 against τ = 2 ((b) against τ, at β = 1): t-test" in rows["tying:C6"]["decided by"]
-    assert "| tying | 1 | 0 | 0 | 10 | 3 | 14 |" in markdown
+    # C15 compares two panels' points, each named on its own panel's axis (τ = 2 in (b), β = 0 in (a))
+    assert rows["tying:C15"]["verdict"] == NOT_REPRODUCED
+    assert rows["tying:C15"]["ours"].endswith(
+        "against 0.95 (subspace distance) (d(Lᵀ, W), 3 seeds, β = 0): ratio 0.947"
+    )
+    assert (
+        "d(Lᵀ, W) at τ = 2 [(b) against τ, at β = 1] against β = 0 [(a) against β, at τ = 10]: t-test"
+        in rows["tying:C15"]["decided by"]
+    )
+    assert "| tying | 1 | 1 | 0 | 10 | 3 | 15 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

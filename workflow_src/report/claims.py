@@ -355,6 +355,9 @@ def pair_name(check: Check | Gap, paper: str | None = None) -> str:
     if isinstance(check, Gap):
         return f"the gap of {pair_name(check.wider, paper)} beyond that of {pair_name(check.narrower, paper)}"
     at, than_at = point_names(paper, check) if paper is not None else ("", "")
+    if check.than_column is not None and check.x is not None:
+        here, there = (at or f"x = {check.x:g}"), (than_at or f"x = {check.compared[2]:g}")
+        return f"{check.row} at {here} [{check.column}] against {there} [{check.than_column}]"
     if check.than_column is not None:
         return f"{check.column} against {check.than_column} ({check.row})"
     if check.than_x is not None:
@@ -482,15 +485,16 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
 
 def point_names(paper: str, check: Check) -> tuple[str, str]:
     """Where a figure check's cell and the cell it is compared with lie on the panel's x axis, in
-    words ("d_j = 2048", "batch 128", "high frequency", "β = 0.5"); "" for a table's cell."""
+    words ("d_j = 2048", "batch 128", "high frequency", "β = 0.5"), each on its own panel (a compared
+    cell's is `than_column`'s where it is set); "" for a table's cell."""
     from workflow_src import artefacts, registry
 
     artefact = registry.artefact(paper, check.artefact)
     if not isinstance(artefact, artefacts.Figure) or check.x is None:
         return "", ""
-    panel = next(p for p in artefact.panels if p.title == check.column)
+    panels = {p.title: p for p in artefact.panels}
 
-    def name(x: float | None) -> str:
+    def name(x: float | None, panel) -> str:
         if x is None:
             return ""
         if isinstance(panel, artefacts.MeteorByFrequency):
@@ -503,7 +507,9 @@ def point_names(paper: str, check: Check) -> tuple[str, str]:
             return f"batch {x:g}"
         return f"x = {x:g}"
 
-    return name(check.x), name(check.compared[2] if check.compared is not None else None)
+    if check.compared is None:
+        return name(check.x, panels[check.column]), ""
+    return name(check.x, panels[check.column]), name(check.compared[2], panels[check.compared[1]])
 
 
 SWEPT_SYMBOLS = {"beta": "β", "tau": "τ"}
