@@ -664,6 +664,21 @@ def test_every_claim_quotes_its_papers_words(paper):
         assert comparable(claim.quote) in text, f"{paper} {claim.id}: not the paper's words: {claim.quote}"
 
 
+@pytest.mark.parametrize("paper", registry.PAPERS)
+def test_the_page_shows_each_quotes_maths_as_the_paper_prints_it(paper):
+    """The page renders a quote's inline LaTeX (the claim keeps the extracted text, which the test
+    above finds in the paper): no dollar or backslash is left for a reader to decode."""
+    for claim in claims.paper_claims(paper):
+        shown = claims.as_read(claim.quote)
+        assert "$" not in shown and "\\" not in shown, f"{paper} {claim.id}: {shown}"
+    assert claims.as_read("$\\ell_2$ loss") == "ℓ₂ loss"
+    assert claims.as_read("replacing $\\log(C_m(\\kappa))$ with") == "replacing log(Cₘ(κ)) with"
+    assert (
+        claims.as_read("(with $d_j=512$), W to approach $L^T$, $> 1$ BLEU")
+        == "(with dⱼ=512), W to approach Lᵀ, > 1 BLEU"
+    )
+
+
 def test_the_quote_check_tells_a_paraphrase_from_the_paper():
     text = comparable(
         "Syn-margin is found to be\nfaster than other margin-based methods, and compara-\nble in speed to vMF."

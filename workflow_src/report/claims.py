@@ -41,6 +41,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -346,6 +347,27 @@ def claim_power(claim: Claim, outcomes: list[Outcome], gaps: list[float | None],
 
 
 # -- a claim -------------------------------------------------------------------------------------------
+LATEX_SYMBOLS = {r"\ell": "ℓ", r"\kappa": "κ", r"\log": "log"}
+SUBSCRIPTS = dict(zip("0123456789jm", "₀₁₂₃₄₅₆₇₈₉ⱼₘ", strict=True))
+
+
+def as_read(quote: str) -> str:
+    """A quote's inline maths ($...$) as the paper prints it: "$\\ell_2$" → "ℓ₂", "$d_j=512$" → "dⱼ=512",
+    "$L^T$" → "Lᵀ". The claim keeps the extracted text, LaTeX included, which tests find in the paper."""
+
+    def subscript(match: re.Match) -> str:
+        letters = match.group(1)
+        return "".join(SUBSCRIPTS[c] for c in letters) if all(c in SUBSCRIPTS for c in letters) else match.group(0)
+
+    def render(match: re.Match) -> str:
+        maths = match.group(1).strip()
+        for macro, symbol in LATEX_SYMBOLS.items():
+            maths = maths.replace(macro, symbol)
+        return re.sub(r"_\{?(\w+)\}?", subscript, maths).replace("^T", "ᵀ")
+
+    return re.sub(r"\$([^$]*)\$", render, quote)
+
+
 def pair_name(check: Check | Gap, paper: str | None = None) -> str:
     """What a check compares, in words: "lm-small-al against lm-small-vd (PTB test)", "Emb w/ NLL-vMF
     against Softmax (5-9)" (a table whose columns are the systems), "d(Lᵀ, W) at x = 1 against x = 0";
@@ -647,7 +669,7 @@ def claim_rows(
                     "id": f"{paper}:{claim.id}",
                     "paper": paper,
                     "claim": claim.statement,
-                    "the paper says": f'"{claim.quote}" ({claim.where})',
+                    "the paper says": f'"{as_read(claim.quote)}" ({claim.where})',
                     "measure": claim.measure,
                     "paper's numbers": claim.paper,
                     "ours": "; ".join(o.ours for o in outcomes if o.ours),
