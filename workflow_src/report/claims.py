@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -163,25 +164,26 @@ def decide(
             )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
+    value_a, value_b = observed(a), (observed(b) if b is not None else None)
+    shown_with = functools.partial(describe, check, value_a, value_b, a, b, unit=unit, points=points)
     if moving := [
         f"{cell.row if cell is a else check.compared_name} {cell.unsettled}"
         for cell in (a, b)
         if cell is not None and cell.unsettled
     ]:
-        reference = observed(b) if b is not None else check.threshold
-        d = float(difference(check, on_scale(check, observed(a)), on_scale(check, reference)))
+        reference = value_b if b is not None else check.threshold
+        d = float(difference(check, on_scale(check, value_a), on_scale(check, reference)))
         return Outcome(
             NOT_DECIDABLE,
-            describe(check, observed(a), observed(b) if b is not None else None, a, b, d, unit, points),
+            shown_with(d=d),
             f"{STILL_LEARNING}: {'; '.join(moving)}",
             learning=tuple(moving),
         )
-    if zero := ratio_of_zero(check, a, b, unit):
-        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, math.nan, unit, points)
-        return Outcome(NOT_DECIDABLE, shown, zero)
+    if zero := ratio_of_zero(check, value_a, value_b, unit):
+        return Outcome(NOT_DECIDABLE, shown_with(d=math.nan), zero)
     if a.kind == "count":
         test = by_count(check, a, b)
-        shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
+        shown = shown_with(d=test.d)
         verdict, how = (
             (REPRODUCED, "holds")
             if test.d > 0
@@ -194,10 +196,10 @@ def decide(
         test = by_t(check, a, b)
         if isinstance(test, str):
             where = ", ".join(filter(None, (check.name, points[0])))
-            return Outcome(INCONCLUSIVE, f"{with_unit(observed(a), unit)} ({where})", test)
+            return Outcome(INCONCLUSIVE, f"{with_unit(value_a, unit)} ({where})", test)
     else:
         test = by_bootstrap(check, a, b)
-    shown = describe(check, observed(a), observed(b) if b is not None else None, a, b, test.d, unit, points)
+    shown = shown_with(d=test.d)
     if check.parity is not None:
         bounds = f"±{check.parity:.0%}"
         if test.p_claim < ALPHA:
@@ -210,14 +212,13 @@ def decide(
     return one_sided_outcome(test, shown)
 
 
-def ratio_of_zero(check: Check, a: Cell, b: Cell | None, unit: str) -> str:
-    """Why a ratio check (a factor, a parity) cannot be decided on these cells, or "": a ratio needs
-    both numbers above 0 (a model that scores 0 BLEU learned nothing, and its log is -inf)."""
+def ratio_of_zero(check: Check, value_a: float, value_b: float | None, unit: str) -> str:
+    """Why a ratio check (a factor, a parity) cannot be decided on these observed numbers, or "": a
+    ratio needs both above 0 (a model that scores 0 BLEU learned nothing, and its log is -inf)."""
     if check.parity is None and check.factor is None:
         return ""
-    zero = [
-        name for cell, name in ((a, check.name), (b, check.compared_name)) if cell is not None and observed(cell) <= 0
-    ]
+    numbers = ((value_a, check.name), (value_b, check.compared_name))
+    zero = [name for value, name in numbers if value is not None and value <= 0]
     return f"a ratio needs both numbers above 0, and {' and '.join(zero)} scored {with_unit(0, unit)}" if zero else ""
 
 
