@@ -103,7 +103,7 @@ rule claims:
     conda:
         "../envs/text.yaml"
     shell:
-        "python -m workflow_src.report.claims --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
+        "python -m workflow_src.report.claims_page --papers {params.papers} --evidence {input:q} --data-notes {params.notes:q} "
         "{params.synthetic} --out-prefix results/claims > {log:q} 2>&1"
 
 

@@ -198,7 +198,14 @@ def test_claims_and_ledger_stay_out_of_the_rendering_code():
         "workflow_src.report.figures",
         "workflow_src.layout",
     }
-    for module in ("report.claims", "report.deviations", "tables", "score.evidence", "paper_records"):
+    for module in (
+        "report.claims",
+        "report.claims_page",
+        "report.deviations",
+        "tables",
+        "score.evidence",
+        "paper_records",
+    ):
         assert not IMPORTS[f"workflow_src.{module}"] & rendering, module
 
 

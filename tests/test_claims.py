@@ -19,7 +19,7 @@ from scipy import stats
 from tests.conftest import REPO
 from workflow_src import artefacts, layout, registry
 from workflow_src.paper_records import Check, Claim, Gap
-from workflow_src.report import claims
+from workflow_src.report import claims, claims_page
 from workflow_src.report.claims import INCONCLUSIVE, NOT_COMPARABLE, NOT_DECIDABLE, NOT_REPRODUCED, REPRODUCED
 from workflow_src.score import evidence, inference, meteor, significance
 from workflow_src.score.evidence import Cell
@@ -277,7 +277,7 @@ def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
         claims.Outcome(NOT_DECIDABLE, "", "…", learning=("a not plateaued (seed 1)", "b not plateaued (seed 2)")),
     ]
     tested = claims.Outcome(REPRODUCED, "", "t-test: p = 0.01 < 0.05")
-    assert claims.grouped([*learning, *missing, tested, tested]) == [
+    assert claims_page.grouped([*learning, *missing, tested, tested]) == [
         f"{claims.STILL_LEARNING}: a not plateaued (seed 1); b not plateaued (seed 2)",
         f"table1 has no evidence for a (fr-en, de-en), c (de-en): {claims.NO_EVIDENCE}",
         "t-test: p = 0.01 < 0.05",
@@ -606,7 +606,7 @@ def test_each_paper_states_seven_claims_on_cells_its_artefacts_have(paper):
 
 def test_the_tool_writes_every_claim_with_its_data_note(tmp_path):
     out = tmp_path / "results" / "claims"
-    claims.main(
+    claims_page.main(
         [
             "--papers",
             "tying",
@@ -669,12 +669,12 @@ def test_the_page_shows_each_quotes_maths_as_the_paper_prints_it(paper):
     """The page renders a quote's inline LaTeX (the claim keeps the extracted text, which the test
     above finds in the paper): no dollar or backslash is left for a reader to decode."""
     for claim in claims.paper_claims(paper):
-        shown = claims.as_read(claim.quote)
+        shown = claims_page.as_read(claim.quote)
         assert "$" not in shown and "\\" not in shown, f"{paper} {claim.id}: {shown}"
-    assert claims.as_read("$\\ell_2$ loss") == "ℓ₂ loss"
-    assert claims.as_read("replacing $\\log(C_m(\\kappa))$ with") == "replacing log(Cₘ(κ)) with"
+    assert claims_page.as_read("$\\ell_2$ loss") == "ℓ₂ loss"
+    assert claims_page.as_read("replacing $\\log(C_m(\\kappa))$ with") == "replacing log(Cₘ(κ)) with"
     assert (
-        claims.as_read("(with $d_j=512$), W to approach $L^T$, $> 1$ BLEU")
+        claims_page.as_read("(with $d_j=512$), W to approach $L^T$, $> 1$ BLEU")
         == "(with dⱼ=512), W to approach Lᵀ, > 1 BLEU"
     )
 
@@ -790,9 +790,9 @@ def test_a_gap_across_two_tables_reads_each_parts_evidence_file():
     assert len(found) == 2
 
     def row(found: dict) -> dict:
-        return next(r for r in claims.claim_rows(["tying"], found, {}) if r["id"] == "tying:C12")
+        return next(r for r in claims_page.claim_rows(["tying"], found, {}) if r["id"] == "tying:C12")
 
-    assert claims.base_verdict(row(found)["verdict"]) == REPRODUCED
+    assert claims_page.base_verdict(row(found)["verdict"]) == REPRODUCED
     del found["results/tying/table2.evidence.json"]
     assert row(found)["verdict"] == NOT_DECIDABLE
     assert "results/tying/table2.evidence.json is not built" in row(found)["decided by"]
@@ -954,7 +954,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
     figure.parent.mkdir(parents=True)
     figure.write_text(evidence.figure_csv(points))
     out = tmp_path / "claims"
-    claims.main(
+    claims_page.main(
         [
             "--papers",
             "tying",

@@ -383,7 +383,7 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
     is not reproduced on it (the claims compare rows, such as vMF Table 1's BPE baseline, that
     the demo trains 6 epochs). A REAL row may say "diverged" instead, and no other row may: at the
     demo's sizes REAL diverges after 4-9 epochs (docs/tying.md, "REAL diverges in the demo")."""
-    from workflow_src.report import claims as claims_page
+    from workflow_src.report import claims, claims_page
 
     page = {row["id"]: row for row in read_csv(demo / "results/claims.csv")}
     compared = {}  # (paper, artefact) -> {row key: claim ids}
@@ -411,9 +411,9 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
                     decided = [
                         c
                         for c in ids
-                        if verdicts[c] == claims_page.REPRODUCED
+                        if verdicts[c] == claims.REPRODUCED
                         or (
-                            verdicts[c] == claims_page.INCONCLUSIVE
+                            verdicts[c] == claims.INCONCLUSIVE
                             and f"{key} not plateaued" not in page[f"{paper}:{c}"]["decided by"]
                         )
                     ]

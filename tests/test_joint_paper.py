@@ -401,7 +401,7 @@ def test_joint_figure3_scores_every_bin_of_both_directions(joint_run):
 @pytest.mark.workflow
 def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
     """`all` builds the joint ledger and the claims; Table 2's footer cites the ledger's entries for it."""
-    from workflow_src.report import claims as claims_page
+    from workflow_src.report import claims_page
 
     ledger = read_csv(joint_run / "results/joint/deviations.csv")
     assert [r["id"] for r in ledger] == [f"D{i}" for i in range(1, len(joint.DEVIATIONS) + 1)]

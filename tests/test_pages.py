@@ -21,7 +21,7 @@ from workflow_src import artefacts, layout, registry, tables
 from workflow_src.artefacts import LearningCurves, MeteorByFrequency, PerplexityCurves, SubspaceSweep, Throughput
 from tests.markdown_tables import check_tables
 from workflow_src.plan import tables as plan_tables
-from workflow_src.report import claims, figures, render, training_diagnostics
+from workflow_src.report import claims, claims_page, figures, render, training_diagnostics
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((REPO / "config.demo.yaml").read_text())
@@ -414,7 +414,7 @@ def test_a_pipe_or_a_line_break_in_a_cell_keeps_the_markdown_table_whole(tmp_pat
         ["a|b", "66.00", "0.50", "first line 1 second | line"],
     ]
     papers = list(registry.PAPERS)
-    claims.main(
+    claims_page.main(
         [
             "--papers",
             *papers,
@@ -438,7 +438,7 @@ def test_a_pipe_or_a_line_break_in_a_cell_keeps_the_markdown_table_whole(tmp_pat
 # -- claims ------------------------------------------------------------------------------------------------
 def test_the_claims_page_opens_with_a_tally_per_paper_and_colours_each_verdict(tmp_path):
     papers = ["vmf", "tying"]
-    claims.main(
+    claims_page.main(
         [
             "--papers",
             *papers,
