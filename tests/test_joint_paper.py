@@ -26,7 +26,7 @@ from workflow_src.model.joint import JointOutput
 from workflow_src.model.nmt_data import load_model
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.papers import joint
-from workflow_src.report import render
+from workflow_src.report import claims, render
 from workflow_src.score.score import bleu
 
 
@@ -50,6 +50,22 @@ def test_table2_has_three_models_per_vocabulary_against_its_nmt():
     assert chosen.paper["De→En |Θ|"] == pytest.approx(48.8e6) and chosen.paper["De→En"] == 18.11
     ctx = artefacts.Context(seeds=(1,), pairs={"wmt17": ("de-en",)})
     assert ctx.candidates(chosen.experiment, chosen.tune) == list(chosen.tune)
+
+
+def test_the_highest_score_claim_compares_each_columns_best_cell_with_every_other_vocabulary():
+    """§4.3's "highest scores ... namely 128K, 64K, 128K and 64k" (C22): in the paper's own Table 2, the
+    row each direction's checks take is that column's maximum, every check holds, and it is compared with
+    all six cells of the other two vocabularies, none of its own."""
+    table = registry.artefact("joint", "table2")
+    claim = next(c for c in joint.CLAIMS if c.id == "C22")
+    for column in joint.DIRECTIONS:
+        best = max(table.rows, key=lambda row: row.paper[column.name])
+        checks = [c for c in claim.checks if c.column == column.name]
+        assert {c.row for c in checks} == {best.experiment}
+        assert registry.experiment(best.experiment).bpe == joint.HIGHEST_AT[column]
+        compared = {registry.experiment(c.than).bpe for c in checks}
+        assert len(checks) == 6 and compared == set(joint.BPE_SIZES) - {joint.HIGHEST_AT[column]}
+        assert all(claims.paper_gap("joint", c) > 0 for c in checks)
 
 
 def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
@@ -410,14 +426,14 @@ def test_joint_run_renders_its_ledger_and_decides_its_claims(joint_run):
         f"Deviations: see deviations.md, entries {', '.join(cited)}."
         in (joint_run / "results/joint/table2.md").read_text()
     )
-    claims = {r["id"]: r for r in read_csv(joint_run / "results/claims.csv")}
-    assert set(claims) == {f"joint:{c.id}" for c in joint.CLAIMS}
-    assert all(claims_page.base_verdict(r["verdict"]) in claims_page.VERDICTS and r["data"] for r in claims.values())
+    rows = {r["id"]: r for r in read_csv(joint_run / "results/claims.csv")}
+    assert set(rows) == {f"joint:{c.id}" for c in joint.CLAIMS}
+    assert all(claims_page.base_verdict(r["verdict"]) in claims.VERDICTS and r["data"] for r in rows.values())
     # En→Fi, Fi→En, 64K and 128K are not configured here: C1 cannot be reproduced, and says why (the
     # two toy cells it can check may still make it "not reproduced")
-    assert claims["joint:C1"]["verdict"] != "reproduced" and "not configured" in claims["joint:C1"]["decided by"]
-    assert "De→En ours" not in claims["joint:C1"]["ours"] and "against" in claims["joint:C1"]["ours"]
+    assert rows["joint:C1"]["verdict"] != "reproduced" and "not configured" in rows["joint:C1"]["decided by"]
+    assert "De→En ours" not in rows["joint:C1"]["ours"] and "against" in rows["joint:C1"]["ours"]
     # Figure 3's claim resamples the test sentences of the figure's evidence file
-    assert (joint_run / "results/joint/figure3.evidence.json").exists() and "test sentences" in claims["joint:C9"][
+    assert (joint_run / "results/joint/figure3.evidence.json").exists() and "test sentences" in rows["joint:C9"][
         "decided by"
     ]
