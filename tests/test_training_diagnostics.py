@@ -15,6 +15,7 @@ from workflow_src.artefacts import Job
 from workflow_src.report.training_diagnostics import write
 
 SOFTMAX = Job("iwslt16", "fr-en", "word2word-ce", 1)
+SLOW = Job("iwslt16", "de-en", "word2word-ce", 1)
 MARGIN = Job("iwslt16", "fr-en", "word2emb-fasttext-tied-smp", 1)
 JOINT = Job("wmt17", "de-en", "bpe32k-joint512", 1)
 
@@ -32,7 +33,16 @@ def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path, monkeypa
         SOFTMAX,
         [
             {"epoch": 1, "dev_loss": 5.0, "dev_bleu": 10.0, "bigram_dev_loss": 4.0, "best": True},
+            {"epoch": 2, "dev_loss": 4.5, "dev_bleu": 30.0, "bigram_dev_loss": 4.0, "best": True},
+        ],
+    )
+    write_metrics(  # above the bigram after epoch 1, below it at the kept epoch: a slow start, not a problem
+        tmp_path,
+        SLOW,
+        [
+            {"epoch": 1, "dev_loss": 5.0, "dev_bleu": 10.0, "bigram_dev_loss": 4.0, "best": True},
             {"epoch": 2, "dev_loss": 3.0, "dev_bleu": 30.0, "bigram_dev_loss": 4.0, "best": True},
+            {"epoch": 3, "dev_loss": 3.5, "dev_bleu": 29.0, "bigram_dev_loss": 4.0, "best": False},
         ],
     )
     write_metrics(
@@ -78,26 +88,35 @@ def test_the_models_that_went_wrong_are_named_above_the_table(tmp_path, monkeypa
             }
         ],
     )
-    flagged = write([SOFTMAX, MARGIN, JOINT], "test data", tmp_path / "out")
+    flagged = write([SOFTMAX, MARGIN, JOINT, SLOW], "test data", tmp_path / "out")
     assert len(flagged) == 3
-    assert flagged[0].startswith(
-        "iwslt16 fr-en word2word-ce seed 1: after epoch 1 its development perplexity "
-        f"({round(math.exp(5.0), 2)}) was not below the target-side bigram's"
+    assert flagged[0] == (
+        f"iwslt16 fr-en word2word-ce seed 1: after epoch 1 its development perplexity ({round(math.exp(5.0), 2)}) "
+        f"was not below the target-side bigram's ({round(math.exp(4.0), 2)}), and at its kept epoch 2 still "
+        f"{round(math.exp(4.5), 2)}: it learned nothing from the source"
     )
     assert "crowded (median nearest-neighbour cosine 0.96" in flagged[1]
     assert (
         "42.0% of its development tokens have a zero margin loss and a wrong nearest word" in flagged[2]
     )  # the kept epoch's
     page = (tmp_path / "out.md").read_text()
-    assert page.index("3 problem(s) in 3 models") < page.index("| dataset |")
-    assert "wmt17 de-en bpe32k-joint512" not in page.split("| dataset |")[0]
+    above_the_table = page.split("| dataset |")[0]
+    assert above_the_table.index("3 problem(s) in 4 models") < above_the_table.index("1 slow start(s), not problems")
+    assert (
+        f"- iwslt16 de-en word2word-ce seed 1: after epoch 1 its development perplexity ({round(math.exp(5.0), 2)}) "
+        f"was not below the target-side bigram's ({round(math.exp(4.0), 2)}); at its kept epoch 2 it was "
+        f"{round(math.exp(3.0), 2)}\n" in above_the_table
+    )
+    assert "wmt17 de-en bpe32k-joint512" not in above_the_table
+    assert "slow start, not a problem: iwslt16 de-en word2word-ce" in (tmp_path / "out.html").read_text()
     rows = (tmp_path / "out.csv").read_text().splitlines()
-    assert len(rows) == 4 and "0.3" in rows[3] and "0.05" in rows[3]
+    assert len(rows) == 5 and "0.3" in rows[3] and "0.05" in rows[3]
     not_plateaued = [row["not plateaued"] for row in csv.DictReader(io.StringIO((tmp_path / "out.csv").read_text()))]
     assert not_plateaued == [
         "development BLEU 10.0 → 30.0 at epoch 2",
         "",
         "development BLEU 5.0 at epoch 1",
+        "",
     ]  # the early stop fired
 
 

@@ -9,7 +9,8 @@ reads the metrics.jsonl of every translation model the configured artefacts need
 
 The measures (`workflow_src.train.bigram`, `workflow_src.model.diagnostics`):
 - every softmax model: its first epoch's development perplexity beside the target-side bigram's;
-  above it, the model learned nothing from the source in an epoch;
+  above it, the model learned nothing from the source in an epoch; still above it at the kept epoch, a
+  problem; below it there, a slow start, listed apart (the training log warned at epoch 1 either way);
 - every continuous model: how crowded its target table is (the median nearest-neighbour cosine,
   and how many words lie above 0.9 of a word);
 - margin models, at the kept epoch: the development tokens whose loss is zero, and those of them
@@ -49,6 +50,7 @@ COLUMNS = [
     "epochs",
     "kept epoch",
     "epoch 1 dev ppl",
+    "kept epoch dev ppl",
     "bigram dev ppl",
     "table NN cosine (median)",
     "words above 0.9 (mean)",
@@ -81,6 +83,7 @@ def row_of(job: Job, records: list[dict]) -> dict:
         "epochs": len(records),
         "kept epoch": best["epoch"],
         "epoch 1 dev ppl": rounded(math.exp(first["dev_loss"]), 2) if "bigram_dev_loss" in first else None,
+        "kept epoch dev ppl": rounded(math.exp(best["dev_loss"]), 2) if "bigram_dev_loss" in first else None,
         "bigram dev ppl": rounded(math.exp(first["bigram_dev_loss"]), 2) if "bigram_dev_loss" in first else None,
         "table NN cosine (median)": rounded(first.get("table_nn_cosine_median")),
         "words above 0.9 (mean)": rounded(first.get("table_neighbours_above_0_9"), 2),
@@ -93,13 +96,32 @@ def row_of(job: Job, records: list[dict]) -> dict:
     }
 
 
+def above_the_bigram(row: dict) -> bool:
+    """A softmax model whose first epoch's development perplexity was not below the target-side bigram's."""
+    return row["bigram dev ppl"] is not None and row["epoch 1 dev ppl"] >= row["bigram dev ppl"]
+
+
+def first_epoch_text(row: dict) -> str:
+    return (
+        f"after epoch 1 its development perplexity ({row['epoch 1 dev ppl']}) was not below the target-side "
+        f"bigram's ({row['bigram dev ppl']})"
+    )
+
+
+def slow_start(row: dict) -> str | None:
+    """A first epoch above the bigram that the kept epoch left behind: the model learned, later."""
+    if not above_the_bigram(row) or row["kept epoch dev ppl"] >= row["bigram dev ppl"]:
+        return None
+    return f"{first_epoch_text(row)}; at its kept epoch {row['kept epoch']} it was {row['kept epoch dev ppl']}"
+
+
 def problems(row: dict) -> list[str]:
     """What the page flags about one model, in words."""
     found = []
-    if row["bigram dev ppl"] is not None and row["epoch 1 dev ppl"] >= row["bigram dev ppl"]:
+    if above_the_bigram(row) and slow_start(row) is None:
         found.append(
-            f"after epoch 1 its development perplexity ({row['epoch 1 dev ppl']}) was not below the "
-            f"target-side bigram's ({row['bigram dev ppl']}): it had learned nothing from the source"
+            f"{first_epoch_text(row)}, and at its kept epoch {row['kept epoch']} still {row['kept epoch dev ppl']}: "
+            "it learned nothing from the source"
         )
     if (row["table NN cosine (median)"] or 0) > CROWDED_MEDIAN_COSINE:
         found.append(
@@ -119,6 +141,10 @@ def problems(row: dict) -> list[str]:
     return found
 
 
+def model_name(row: dict) -> str:
+    return f"{row['dataset']} {row['pair']} {row['model']} seed {row['seed']}"
+
+
 def read_metrics(job: Job) -> list[dict]:
     records = analysis.read_metrics(job)
     if not records:
@@ -129,15 +155,24 @@ def read_metrics(job: Job) -> list[dict]:
 def write(jobs: list[Job], data_note: str, out_prefix: Path) -> list[str]:
     """Writes the three files from the jobs' metrics; returns the flagged lines."""
     rows = [row_of(job, read_metrics(job)) for job in jobs]
-    flagged = [f"{r['dataset']} {r['pair']} {r['model']} seed {r['seed']}: {p}" for r in rows for p in problems(r)]
+    flagged = [f"{model_name(r)}: {p}" for r in rows for p in problems(r)]
+    slow = [f"{model_name(r)}: {text}" for r in rows if (text := slow_start(r))]
     summary = (
         [f"**{len(flagged)} problem(s) in {len(rows)} models:**", "", *(f"- {line}" for line in flagged), ""]
         if flagged
         else [f"No problem flagged in {len(rows)} models.", ""]
     )
+    if slow:
+        summary += [
+            f"{len(slow)} slow start(s), not problems: above the bigram after epoch 1, below it at the kept epoch:",
+            "",
+            *(f"- {line}" for line in slow),
+            "",
+        ]
     title = "Training diagnostics"
     footer = [
-        f"Flagged: a first epoch not below the target-side bigram (workflow_src/train/bigram.py); a median "
+        f"Flagged: a first epoch not below the target-side bigram (workflow_src/train/bigram.py) and a kept epoch "
+        f"not below it either (below it there: a slow start, listed apart); a median "
         f"nearest-neighbour cosine above {CROWDED_MEDIAN_COSINE}; more than {100 * UNCORRECTED_SHARE:g}% of the "
         f"development tokens with a zero margin loss and a wrong nearest word; a mean |g_out(E)| above "
         f"{SATURATED_MEAN_ABS} or a shared row above {SHARED_ROW_SHARE} of its squared norm "
@@ -146,6 +181,7 @@ def write(jobs: list[Job], data_note: str, out_prefix: Path) -> list[str]:
     write_text(out_prefix.with_suffix(".csv"), to_csv(COLUMNS, rows))
     write_text(out_prefix.with_suffix(".md"), to_markdown(title, data_note, COLUMNS, rows, footer, before=summary))
     html_summary = "".join(f"<p class='under'><b>{html.escape(line)}</b></p>" for line in (flagged or summary[:1]))
+    html_summary += "".join(f"<p class='under'>slow start, not a problem: {html.escape(line)}</p>" for line in slow)
     write_text(out_prefix.with_suffix(".html"), to_html(title, data_note, COLUMNS, rows, footer, before=html_summary))
     return flagged
 
