@@ -10,6 +10,7 @@ from workflow_src.atomic import write_text
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
 from workflow_src.report import render
+from workflow_src.score import evidence
 
 # A GPU has `gpu.jobs_per_device` slots (workflow_src/model/gpu.py; `--resources gpu=` counts slots),
 # but for a cluster executor (Snakemake's `nodes`: Slurm), which gives each `gpu` slot a GPU of its

@@ -79,17 +79,21 @@ rule lm_phrases:
 
 rule lm_next_words:
     """A language model's top next-word predictions after each phrase of a table (read in the
-    corpus's text where the table says so)."""
+    corpus's text where the table says so), and the per-block sums of the probability it gives the
+    table's `mean_probability_of` words over that text."""
     input:
         model=f"{LM_DIR}/model.pt",
         phrases="results/{paper}/{artefact}.phrases.tsv",
         context=lambda w: (f"{layout.lm_data_dir(w.dataset)}/{registry.artefact(w.paper, w.artefact).context}.txt"
                            if registry.artefact(w.paper, w.artefact).context else []),
     output:
-        layout.next_words_path(LM_JOB, "{paper}", "{artefact}"),
+        predictions=layout.next_words_path(LM_JOB, "{paper}", "{artefact}"),
+        mean_probability=layout.mean_probability_path(LM_JOB, "{paper}", "{artefact}"),
     params:
         top=lambda w: registry.artefact(w.paper, w.artefact).top,
         context=lambda w, input: f"--context {shlex.quote(str(input.context))}" if input.context else "",
+        words=lambda w: " ".join(shlex.quote(word) for word in registry.artefact(w.paper, w.artefact).mean_probability_of),
+        block=evidence.BLOCK_TOKENS,
     wildcard_constraints:
         paper=r"[a-z]+",
         artefact=r"table\d+",
@@ -100,4 +104,5 @@ rule lm_next_words:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m workflow_src.decode.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} {params.context} --out {output:q} > {log:q} 2>&1"
+        "python -m workflow_src.decode.lm_predict --model {input.model:q} --phrases {input.phrases:q} --top {params.top} {params.context} "
+        "--mean-probability-of {params.words} --block-tokens {params.block} --mean-probability-out {output.mean_probability:q} --out {output.predictions:q} > {log:q} 2>&1"

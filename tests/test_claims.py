@@ -345,6 +345,8 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
         return "perplexity", len(ctx.dataset_seeds(corpus.base))
     if isinstance(artefact, artefacts.RareWordTable):
         return "f1", len(ctx.dataset_seeds(artefact.column.dataset))
+    if isinstance(artefact, artefacts.NextWordTable):
+        return "probability", len(ctx.dataset_seeds(artefact.corpus.base))
     if isinstance(artefact, artefacts.ConvergenceTable):
         column = next(c for c in artefact.columns if c.name == check.row)
         return "value", len(ctx.dataset_seeds(column.dataset))
@@ -443,6 +445,12 @@ def unit_cells(
                 [[1000 * (math.log(level) + 0.3 * rng.standard_normal()), 1000] for _ in range(60)]
                 for _ in range(replicates)
             ]
+        elif kind == "probability":  # a word's probability summed over blocks of 1,000 positions
+            rng = np.random.default_rng(offset)
+            units = [
+                [[1000 * float(np.clip(level + 0.05 * rng.standard_normal(), 0, 1)), 1000] for _ in range(60)]
+                for _ in range(replicates)
+            ]
         else:
             rng = np.random.default_rng(offset)
             units = []
@@ -461,7 +469,7 @@ def unit_cells(
             "effect": reference * (0.8 if better < 0 else 1.25),
             "opposite": reference * (1.25 if better < 0 else 0.8),
         }
-    else:  # f1, mean
+    else:  # f1, mean, probability
         reference = 0.4
         levels = {"effect": 0.6 if better > 0 else 0.2, "opposite": 0.2 if better > 0 else 0.6}
     compared = None if check.compared is None else cell(*check.compared[:2], reference, 1000, check.compared[2])
@@ -582,6 +590,10 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
         return {r.experiment for r in artefact.rows}, {
             f"{c.name} {split}" for c in artefact.columns for split in ("valid", "test")
         }
+    if isinstance(artefact, artefacts.NextWordTable):
+        return {s.experiment for s in artefact.systems}, set(
+            map(artefacts.mean_probability_column, artefact.mean_probability_of)
+        )
     return {r.experiment for r in artefact.rows}, {c.name for c in artefact.columns}
 
 
@@ -989,7 +1001,7 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         "d(Lᵀ, W) at τ = 2 [(b) against τ, at β = 1] against β = 0 [(a) against β, at τ = 10]: t-test"
         in rows["tying:C15"]["decided by"]
     )
-    assert "| tying | 1 | 1 | 0 | 11 | 3 | 16 |" in markdown
+    assert "| tying | 1 | 1 | 0 | 13 | 3 | 18 |" in markdown
     for table in re.findall(r"((?:^\|.*\|\n)+)", markdown, re.MULTILINE):
         widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
         assert len(widths) == 1, table.splitlines()[0]

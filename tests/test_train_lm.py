@@ -495,6 +495,44 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     assert missing["context"] == "from a zero state after <eos>, not found in the context text"
 
 
+def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pass(tmp_path, monkeypatch, capsys):
+    """§6.4's evidence (tying C17, C18): at every position of the context text followed by a token,
+    p(w | the text before it), summed per block of positions; a word outside the vocabulary is named."""
+    itos = ["the", "cat", "sees", "a", "<unk>", EOS]
+    torch.manual_seed(0)
+    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
+    save_language_model(tmp_path / "model.pt", model, resolve({**LM_SPEC, "size": 6}), itos, 1)
+    context = ["the cat sees a zebra", "a cat sees the cat", "the zebra sees"]
+    (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
+    (tmp_path / "phrases.txt").write_text("the cat\n")
+    monkeypatch.setattr(lm_predict, "CHUNK", 4)  # blocks and chunks cut the text at different places
+    arguments = ["--model", str(tmp_path / "model.pt"), "--phrases", str(tmp_path / "phrases.txt")]
+    arguments += ["--context", str(tmp_path / "test.txt"), "--out", str(tmp_path / "p.json")]
+    lm_predict.main(
+        arguments
+        + ["--mean-probability-of", "<unk>", "the", "an", "--block-tokens", "5"]
+        + ["--mean-probability-out", str(tmp_path / "m.json")]
+    )
+    written = json.loads((tmp_path / "m.json").read_text())
+    stream = [itos.index(w if w in itos else "<unk>") for line in context for w in line.split() + [EOS]]
+    model.eval()
+    hidden, expected = model.init_hidden(1), []
+    for word in stream[:-1]:  # each position followed by a token: 15 of the 16
+        logits, _, hidden = model(torch.tensor([[word]]), hidden)
+        expected.append(torch.softmax(logits[0, 0].double(), -1))
+    assert written["not_in_vocabulary"] == ["an"] and written["block_tokens"] == 5
+    for word in ("<unk>", "the"):
+        per_block = [
+            [sum(p[itos.index(word)].item() for p in expected[i : i + 5]), len(expected[i : i + 5])]
+            for i in range(0, len(expected), 5)
+        ]
+        assert [n for _, n in written["words"][word]] == [5, 5, 5]
+        assert [s for s, _ in written["words"][word]] == pytest.approx([s for s, _ in per_block], rel=1e-6)
+    with pytest.raises(SystemExit):  # over what text?
+        lm_predict.main(arguments[:4] + ["--out", str(tmp_path / "q.json"), "--mean-probability-of", "the"])
+    assert "--mean-probability-of needs --context" in capsys.readouterr().err and not (tmp_path / "q.json").exists()
+
+
 def test_a_diverging_run_stops_after_two_diverged_epochs_and_says_why(corpus, tmp_path):
     """A rate growing 4-fold an epoch after the third blows the tiny model up once it has learned;
     training stops once two epochs in a row end above 1.5 times the best validation perplexity,

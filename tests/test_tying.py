@@ -14,6 +14,7 @@ from workflow_src import artefacts, layout, lm_specs, registry
 from workflow_src.data.lm_partition import partition
 from workflow_src.papers import tying
 from workflow_src.report import analysis
+from workflow_src.score import evidence, inference
 from workflow_src.train import train_lm
 from workflow_src.train.train_lm import load_language_model
 
@@ -171,6 +172,22 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
             r["context"].startswith(("in context: tokens 1-", "from a zero state after <eos>, not found"))
             for r in json.loads(path.read_text())
         )
+    # §6.4's mean probabilities (C17, C18): per system and word, blocks over every position of the test text
+    test_tokens = sum(len(line.split()) + 1 for line in (tying_run / "results/data/ptb/test.txt").open())
+    cells = evidence.read(tying_run / "results/tying/table4.evidence.json")
+    assert {(row, column) for row, column, _ in cells} == {
+        (system.experiment, artefacts.mean_probability_column(word))
+        for system in table.systems
+        for word in table.mean_probability_of
+    }
+    for cell in cells.values():
+        assert cell.kind == "probability" and all(
+            sum(n for _, n in blocks) == test_tokens - 1 for blocks in cell.replicates
+        )
+        assert 0 < inference.observed(cell) < 1
+    footer = (tying_run / "results/tying/table4.md").read_text()
+    assert "Mean probability each model gives a word at every position of the test text" in footer
+    assert "<unk>: VD-LSTM 0." in footer
 
 
 def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):

@@ -400,3 +400,11 @@ class NextWordTable:
     # the split of the corpus whose text each phrase is read in (`workflow_src.decode.lm_predict --context`),
     # or None: from a sentence start
     context: str | None = "test"
+    # words whose mean probability over that text each model reports (`lm_predict --mean-probability-of`),
+    # the evidence (kind "probability") of the table's column "p(<word>)"
+    mean_probability_of: tuple[str, ...] = ()
+
+
+def mean_probability_column(word: str) -> str:
+    """A `NextWordTable`'s evidence column of the mean probability of `word`: "p(<unk>)"."""
+    return f"p({word})"

@@ -178,6 +178,11 @@ def next_words_path(job: Job, paper: str, artefact_id: str) -> str:
     return f"{lm_dir(job)}/{paper}-{artefact_id}.next_words.json"
 
 
+def mean_probability_path(job: Job, paper: str, artefact_id: str) -> str:
+    """A language model's per-block sums of the probability of an artefact's `mean_probability_of` words."""
+    return f"{lm_dir(job)}/{paper}-{artefact_id}.mean_probability.json"
+
+
 def lm_data_dir(dataset: str) -> str:
     return f"{RESULTS}/data/{dataset}"
 
@@ -370,7 +375,12 @@ def _(table: PerplexityTable, ctx, paper, artefact_id):
 @inputs.register
 def _(table: NextWordTable, ctx, paper, artefact_id):
     jobs = [j for s in table.systems for j in ctx.lm_row_jobs(table.corpus, s.experiment, s.tune)]
-    return [next_words_path(j, paper, artefact_id) for j in jobs] + [f"{lm_dir(j)}/perplexity.json" for j in jobs]
+    probabilities = [mean_probability_path(j, paper, artefact_id) for j in jobs if table.mean_probability_of]
+    return (
+        [next_words_path(j, paper, artefact_id) for j in jobs]
+        + probabilities
+        + [f"{lm_dir(j)}/perplexity.json" for j in jobs]
+    )
 
 
 @inputs.register

@@ -1,6 +1,7 @@
 """The next-word predictions of a language model after a phrase (the tying paper's Table 4).
 
-`python -m workflow_src.decode.lm_predict --model model.pt --phrases FILE --top 10 --out JSON [--context TEXT]`
+`python -m workflow_src.decode.lm_predict --model model.pt --phrases FILE --top 10 --out JSON [--context TEXT
+ --mean-probability-of WORD ... --block-tokens N --mean-probability-out JSON]`
 
 For each phrase (one per line, words separated by spaces) the model, in eval mode, reads it and the
 `top` words of p(w | what it read) = softmax(W h + b) are written, most probable first:
@@ -14,6 +15,13 @@ What it reads before the phrase (`context`):
   sentence of the training stream follows an `<eos>`), and the result says so.
 A word outside the model's vocabulary is read as `<unk>` when the vocabulary has it (the result
 lists such words under "unknown"), and is an error otherwise.
+
+With `--mean-probability-of` (the tying paper's §6.4: the probability "of generating the <unk> token",
+and of "a", "an" and "the"), the whole context text is read, and for each word the probability the
+model gives it at every position, p(w | the text before it), is summed per block of
+`--block-tokens` positions (each followed by a token of the text; the rule passes the perplexity
+evidence's `evidence.BLOCK_TOKENS`): `{"block_tokens": 1000, "words": {"<unk>": [[sum of p,
+positions], ...], ...}, "not_in_vocabulary": [...]}`, the evidence (kind `probability`) of its mean.
 """
 
 from __future__ import annotations
@@ -50,19 +58,58 @@ def find(stream: list[int], ids: list[int]) -> int | None:
 
 
 @torch.no_grad()
-def probabilities_in_context(model: LSTMLanguageModel, stream: list[int], ends: list[int]) -> dict[int, torch.Tensor]:
-    """p(w | stream[:end]) for each end, reading the stream once from a zero state, the state
-    carried from chunk to chunk (as the perplexity evaluation reads a column)."""
+def read_stream(
+    model: LSTMLanguageModel, stream: list[int], ends: list[int], tracked: list[int] = ()
+) -> tuple[dict[int, torch.Tensor], torch.Tensor]:
+    """Reads `stream` once from a zero state, the state carried from chunk to chunk (as the perplexity
+    evaluation reads a column): p(w | stream[:end]) for each of `ends`, and, for `tracked` word ids,
+    p(w | stream[:t + 1]) at every position t followed by a token ((len(stream) - 1) x len(tracked);
+    the whole stream is read then)."""
     model.eval()
     device = model.embedding.weight.device
-    hidden, found = model.init_hidden(1), {}
-    for start in range(0, max(ends, default=0), CHUNK):
-        chunk = torch.tensor(stream[start : min(start + CHUNK, max(ends))], device=device).view(-1, 1)
+    last = max(max(ends, default=0), len(stream) - 1 if tracked else 0)
+    hidden, found, tracked_rows = model.init_hidden(1), {}, []
+    for start in range(0, last, CHUNK):
+        chunk = torch.tensor(stream[start : min(start + CHUNK, last)], device=device).view(-1, 1)
         logits, _, hidden = model(chunk, hidden)
         for end in ends:
             if start < end <= start + len(chunk):
                 found[end] = torch.softmax(logits[end - start - 1, 0].double(), dim=-1)
-    return found
+        if tracked:
+            tracked_rows.append(torch.log_softmax(logits[:, 0].double(), dim=-1)[:, list(tracked)].exp().cpu())
+    tracked_p = torch.cat(tracked_rows) if tracked_rows else torch.zeros(0, len(tracked), dtype=torch.float64)
+    return found, tracked_p[: max(len(stream) - 1, 0)]
+
+
+def context_stream(context: list[str], word_ids: dict[str, int]) -> list[int]:
+    """The context text's ids as one stream: each line's words, then `<eos>`; a word outside the
+    vocabulary as `<unk>`, an error where the vocabulary has none."""
+    stream = []
+    for number, line in enumerate(context, start=1):
+        ids = [word_ids.get(w, word_ids.get(UNK)) for w in line.split() + [EOS]]
+        if None in ids:
+            raise CorpusError(
+                f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
+                "vocabulary, which has no <unk>"
+            )
+        stream += ids
+    return stream
+
+
+def mean_probability_blocks(
+    model: LSTMLanguageModel, itos: list[str], context: list[str], words: list[str], block_tokens: int
+) -> dict:
+    """Per word of `words` in the vocabulary, [sum of p(w | the text before), positions] per block of
+    `block_tokens` positions of the context text (module docstring)."""
+    word_ids = {word: i for i, word in enumerate(itos)}
+    present = [w for w in words if w in word_ids]
+    _, tracked_p = read_stream(model, context_stream(context, word_ids), [], [word_ids[w] for w in present])
+    blocks = [tracked_p[i : i + block_tokens] for i in range(0, len(tracked_p), block_tokens)]
+    return {
+        "block_tokens": block_tokens,
+        "words": {w: [[float(b[:, k].sum()), len(b)] for b in blocks] for k, w in enumerate(present)},
+        "not_in_vocabulary": [w for w in words if w not in word_ids],
+    }
 
 
 def predict(
@@ -73,22 +120,14 @@ def predict(
     phrase in (module docstring)."""
     word_ids = {word: i for i, word in enumerate(itos)}
     as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
-    stream = []
-    for number, line in enumerate(context or [], start=1):
-        ids = as_ids(line.split() + [EOS])
-        if None in ids:
-            raise CorpusError(
-                f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
-                "vocabulary, which has no <unk>"
-            )
-        stream += ids
+    stream = context_stream(context or [], word_ids)
     ends = {}
     for line in lines:
         phrase, _, following = line.partition("\t")
         if phrase.strip() and context is not None:
             ends[line] = find(stream, as_ids(phrase.split() + following.split()[:1]))
             ends[line] = ends[line] - len(following.split()[:1]) if ends[line] is not None else None
-    in_context = probabilities_in_context(model, stream, [end for end in ends.values() if end is not None])
+    in_context, _ = read_stream(model, stream, [end for end in ends.values() if end is not None])
     results = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -138,14 +177,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--context", type=Path, help="the text (one sentence per line) to read the phrases in")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--mean-probability-of", nargs="*", default=[], metavar="WORD", help="words whose probability over the context"
+    )
+    parser.add_argument("--block-tokens", type=int, help="the positions of a block of the mean probabilities")
+    parser.add_argument("--mean-probability-out", type=Path, help="the JSON of their per-block sums")
     args = parser.parse_args(argv)
+    if args.mean_probability_out and not (args.block_tokens and args.block_tokens > 0):
+        parser.error("--mean-probability-out needs --block-tokens, a positive number of positions")
+    if args.mean_probability_of and not (args.context and args.mean_probability_out):
+        parser.error("--mean-probability-of needs --context (the text it is read over) and --mean-probability-out")
     model, itos = load_language_model(args.model, torch.device("cpu"))
+    context = read_lines(args.context) if args.context else None
     try:
-        results = predict(
-            model, itos, read_lines(args.phrases), args.top, read_lines(args.context) if args.context else None
-        )
+        results = predict(model, itos, read_lines(args.phrases), args.top, context)
     except CorpusError as err:
         parser.exit(1, f"lm_predict: error: {args.phrases}: {err}\n")
+    if args.mean_probability_out:
+        blocks = mean_probability_blocks(model, itos, context or [], args.mean_probability_of, args.block_tokens)
+        write_text(args.mean_probability_out, json.dumps(blocks) + "\n")
     write_text(args.out, json.dumps(results, indent=2) + "\n")
 
 

@@ -422,8 +422,31 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
         f"Top {artefact.top} predictions, most probable first, after reading each phrase {reading} "
         f"(seed {seed}); the paper's as its Table 4 prints them.",
         *(f"{name}: {tuning}" for name, (_, tuning) in chosen.items() if tuning),
+        *mean_probability_footer(artefact, chosen, paper, artefact_id),
     ]
     return columns, rows, footer
+
+
+def mean_probability_footer(artefact: NextWordTable, chosen: dict, paper: str, artefact_id: str) -> list[str]:
+    """Each system's mean probability of the `mean_probability_of` words over the context text: the
+    mean over its seeds of sum(p) / positions (`lm_predict --mean-probability-of`)."""
+    if not artefact.mean_probability_of:
+        return []
+    means = {}
+    for name, (jobs, _) in chosen.items():
+        read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
+        for word in artefact.mean_probability_of:
+            if all(word in r["words"] for r in read):
+                seeds = [sum(s for s, _ in r["words"][word]) / sum(n for _, n in r["words"][word]) for r in read]
+                means.setdefault(word, []).append(f"{name} {sum(seeds) / len(seeds):.4g}")
+    absent = [w for w in artefact.mean_probability_of if w not in means]
+    return [
+        f"Mean probability each model gives a word at every position of the {artefact.context} text, p(w | the "
+        "text before it), the mean over its seeds (the claims' evidence, per block of test tokens): "
+        + "; ".join(f"{word}: {', '.join(values)}" for word, values in means.items())
+        + (f"; not in the vocabulary: {', '.join(absent)}" if absent else "")
+        + "."
+    ]
 
 
 def same_text(a: str, b: str) -> bool:

@@ -474,6 +474,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
         artefacts.ConvergenceTable: "epochs" if check.column.endswith(artefacts.BEST_BLEU_EPOCH) else "s of training",
         artefacts.ParameterTable: "parameters" if check.column == artefacts.LAYER_PARAMETERS else "ms per batch",
         artefacts.SamplingTable: "target tokens/s",
+        artefacts.NextWordTable: "(mean probability)",
     }.get(type(artefact), "")
 
 

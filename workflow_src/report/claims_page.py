@@ -178,9 +178,10 @@ def verdict_class(column: str, text: str) -> str:
 
 
 FOOTER = [
-    f"Each check is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1 and METEOR by a "
-    "paired bootstrap over test sentences (or blocks of test tokens), each system's seeds resampled too (at one seed "
-    "it measures the test set's variance only, and the verdict says so); timings and per-seed values by a t-test "
+    f"Each check is decided by a test that fits its evidence, at p < {ALPHA:g}: BLEU, perplexity, F1, METEOR and a "
+    "word's mean probability by a paired bootstrap over test sentences (or blocks of test tokens), each system's "
+    "seeds resampled too (at one seed it measures the test set's variance only, and the verdict says so); timings "
+    "and per-seed values by a t-test "
     "(Welch's) over their timed repeats or seeds; parameter counts, which are exact, by the numbers themselves "
     "(workflow_src/report/claims.py). A claim is reproduced when every "
     "check is; not reproduced when Holm's correction over its checks' reverse tests rejects one; a pooled claim (many "

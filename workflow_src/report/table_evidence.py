@@ -1,7 +1,8 @@
 """The evidence behind the analysis tables' numbers (`workflow_src/score/evidence.py`): per seed, or per
 timed repeat, the measurements that a claim on the table is decided by. A table type without a
 builder here writes no evidence (its claims, if any, say so): examples, representations and
-next-word predictions are read, not tested; parameter counts are exact (kind `count`).
+next-word predictions are read, not tested (a next-word table's mean probabilities of words are);
+parameter counts are exact (kind `count`).
 
 Each builder reads what its table (`workflow_src/report/analysis.py`) reads, through the same helpers,
 so that a cell's replicates give the table's number; a cell whose runs had not plateaued says so
@@ -16,6 +17,7 @@ so that a cell's replicates give the table's number; a cell whose runs had not p
     ParameterTable   experiment          "ms per batch"              value       a timed repeat's ms
                      experiment          LAYER_PARAMETERS            count       the trained model's count
     SamplingTable    experiment          "<share:.0%>"               value       a timed repeat's tokens/s
+    NextWordTable    experiment          "p(<word>)"                 probability a chosen seed's per-block sums
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from workflow_src.artefacts import (
     ConvergenceTable,
     Job,
     NeighbourTable,
+    NextWordTable,
     ParameterTable,
     PerplexityTable,
     RareWordTable,
     SamplingTable,
+    mean_probability_column,
 )
 from workflow_src.report import analysis, plateau
 from workflow_src.score import significance
@@ -90,6 +94,33 @@ def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> 
                     unsettled=still_learning(jobs),
                 )
             )
+    return out
+
+
+@cells.register
+def _(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
+    """Per system and word of `mean_probability_of`, each chosen seed's [sum of p(word), positions] per
+    block of the context text's positions (`lm_predict --mean-probability-of`)."""
+    if not artefact.mean_probability_of or ctx.corpus_status(artefact.corpus):
+        return []
+    out = []
+    for system in artefact.systems:
+        jobs, _ = analysis.chosen_lm_jobs(ctx, artefact.corpus, system.experiment, system.tune)
+        read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
+        for word in artefact.mean_probability_of:
+            if jobs and all(word in r["words"] for r in read):
+                replicates = tuple(r["words"][word] for r in read)
+                column = mean_probability_column(word)
+                out.append(
+                    Cell(
+                        system.experiment,
+                        column,
+                        "probability",
+                        replicates,
+                        seed_labels(j.seed for j in jobs),
+                        unsettled=still_learning(jobs),
+                    )
+                )
     return out
 
 

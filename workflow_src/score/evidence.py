@@ -19,6 +19,8 @@ not only compare two means:
                 words)                                            gamma, delta, weights)
     mean        [score, 1] per test sentence (a metric that      the mean of the sentences' scores
                 averages sentence scores: nltk's METEOR in %)
+    probability [sum of a word's probability, positions] per    the mean probability the model gives
+                fixed block of test tokens (`BLOCK_TOKENS`)       the word over the test text
     value       one number (a timing, a ratio, a distance)       the number itself
     count       an exact count (a layer's parameters): one       the number itself, with no spread: a
                 replicate, "counted"                             claim on it is decided exactly
@@ -38,7 +40,7 @@ from pathlib import Path
 
 from workflow_src.atomic import write_text
 
-KINDS = ("bleu", "perplexity", "f1", "meteor", "mean", "value", "count")
+KINDS = ("bleu", "perplexity", "f1", "meteor", "mean", "probability", "value", "count")
 COUNTED = ("counted",)  # the one label of a count cell
 BLOCK_TOKENS = 1000  # a perplexity block: long enough that neighbouring blocks are nearly independent
 FIGURE_COLUMNS = ("panel", "series", "x", "y", "replicate")

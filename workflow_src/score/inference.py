@@ -41,6 +41,7 @@ UNIT_KINDS = {
     "f1": "test sentences",
     "meteor": "test sentences",
     "mean": "test sentences",
+    "probability": f"blocks of {evidence.BLOCK_TOKENS} test tokens",
 }
 
 
@@ -108,7 +109,7 @@ def score(kind: str, totals: np.ndarray, parameters: dict | None = None) -> np.n
     if kind == "meteor":
         p = meteor.MeteorParameters(**{**parameters, "weights": tuple(parameters["weights"])})
         return np.array([100 * meteor.meteor_score(meteor.vector_statistics(t), p)["score"] for t in totals])
-    if kind == "mean":
+    if kind in ("mean", "probability"):
         return totals[:, 0] / totals[:, 1]
     raise ValueError(f"no unit score for kind {kind!r}")
 
