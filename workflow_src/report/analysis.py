@@ -427,18 +427,23 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
     return columns, rows, footer
 
 
+def word_probability_blocks(jobs: list[Job], words: tuple[str, ...], paper: str, artefact_id: str) -> dict:
+    """word -> per seed of `jobs`, [sum of p(word), positions] per block of the context text
+    (`lm_predict --mean-probability-of`), for the words in every seed's vocabulary."""
+    read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
+    return {w: tuple(r["words"][w] for r in read) for w in words if read and all(w in r["words"] for r in read)}
+
+
 def mean_probability_footer(artefact: NextWordTable, chosen: dict, paper: str, artefact_id: str) -> list[str]:
     """Each system's mean probability of the `mean_probability_of` words over the context text: the
-    mean over its seeds of sum(p) / positions (`lm_predict --mean-probability-of`)."""
+    mean over its seeds of sum(p) / positions."""
     if not artefact.mean_probability_of:
         return []
     means = {}
     for name, (jobs, _) in chosen.items():
-        read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
-        for word in artefact.mean_probability_of:
-            if all(word in r["words"] for r in read):
-                seeds = [sum(s for s, _ in r["words"][word]) / sum(n for _, n in r["words"][word]) for r in read]
-                means.setdefault(word, []).append(f"{name} {sum(seeds) / len(seeds):.4g}")
+        for word, seeds in word_probability_blocks(jobs, artefact.mean_probability_of, paper, artefact_id).items():
+            per_seed = [sum(s for s, _ in blocks) / sum(n for _, n in blocks) for blocks in seeds]
+            means.setdefault(word, []).append(f"{name} {sum(per_seed) / len(per_seed):.4g}")
     absent = [w for w in artefact.mean_probability_of if w not in means]
     return [
         f"Mean probability each model gives a word at every position of the {artefact.context} text, p(w | the "

@@ -106,21 +106,18 @@ def _(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: str) -> li
     out = []
     for system in artefact.systems:
         jobs, _ = analysis.chosen_lm_jobs(ctx, artefact.corpus, system.experiment, system.tune)
-        read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
-        for word in artefact.mean_probability_of:
-            if jobs and all(word in r["words"] for r in read):
-                replicates = tuple(r["words"][word] for r in read)
-                column = mean_probability_column(word)
-                out.append(
-                    Cell(
-                        system.experiment,
-                        column,
-                        "probability",
-                        replicates,
-                        seed_labels(j.seed for j in jobs),
-                        unsettled=still_learning(jobs),
-                    )
-                )
+        blocks = analysis.word_probability_blocks(jobs, artefact.mean_probability_of, paper, artefact_id)
+        out += [
+            Cell(
+                system.experiment,
+                mean_probability_column(word),
+                "probability",
+                seeds,
+                seed_labels(j.seed for j in jobs),
+                unsettled=still_learning(jobs),
+            )
+            for word, seeds in blocks.items()
+        ]
     return out
 
 
