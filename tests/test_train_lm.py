@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -384,12 +385,17 @@ def test_training_to_convergence_stops_on_the_criterion_records_it_and_keeps_the
         resolve({**LM_SPEC, "convergence": {"window": 2}})
 
 
-def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
-    itos = ["the", "cat", "sees", "a", "mouse", EOS]
-    spec = resolve({**LM_SPEC, "size": 6})
+def saved_tiny_model(path: Path, itos: list[str]) -> LSTMLanguageModel:
+    """A 6-unit language model over `itos`, seeded, saved at `path` as train_lm saves one."""
     torch.manual_seed(0)
     model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
-    save_language_model(tmp_path / "model.pt", model, spec, itos, epoch=1)
+    save_language_model(path, model, resolve({**LM_SPEC, "size": 6}), itos, epoch=1)
+    return model
+
+
+def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
+    itos = ["the", "cat", "sees", "a", "mouse", EOS]
+    model = saved_tiny_model(tmp_path / "model.pt", itos)
     phrases = tmp_path / "phrases.txt"
     phrases.write_text("the cat sees\n\na mouse\tsees the cat\n")
     lm_predict.main(
@@ -437,10 +443,7 @@ def test_predictions_are_the_models_softmax_sorted(tmp_path, capsys):
 
 def test_a_word_outside_the_vocabulary_is_read_as_unk_when_the_model_has_one(tmp_path):
     itos = ["the", "cat", "sees", "<unk>", EOS]
-    torch.manual_seed(0)
-    save_language_model(
-        tmp_path / "model.pt", LSTMLanguageModel(len(itos), 6, init_range=1.0), resolve({**LM_SPEC, "size": 6}), itos, 1
-    )
+    saved_tiny_model(tmp_path / "model.pt", itos)
     phrases = tmp_path / "phrases.txt"
     phrases.write_text("the zebra sees\tgnus\nthe <unk> sees\t<unk>\n")
     lm_predict.main(
@@ -457,9 +460,7 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
     """The whole text before the phrase, state carried (in chunks), as one token-by-token pass
     from the text's start; a phrase the text lacks is read from a sentence start, and says so."""
     itos = ["the", "cat", "sees", "a", "mouse", EOS]
-    torch.manual_seed(0)
-    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
-    save_language_model(tmp_path / "model.pt", model, resolve({**LM_SPEC, "size": 6}), itos, 1)
+    model = saved_tiny_model(tmp_path / "model.pt", itos)
     context = ["the cat sees a mouse", "a mouse sees the cat", "the cat sees the mouse"]
     (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
     (tmp_path / "phrases.txt").write_text("the cat sees\tthe mouse\nmouse mouse\tcat\n")
@@ -499,9 +500,7 @@ def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pa
     """§6.4's evidence (tying C17, C18): at every position of the context text followed by a token,
     p(w | the text before it), summed per block of positions; a word outside the vocabulary is named."""
     itos = ["the", "cat", "sees", "a", "<unk>", EOS]
-    torch.manual_seed(0)
-    model = LSTMLanguageModel(len(itos), 6, init_range=1.0)
-    save_language_model(tmp_path / "model.pt", model, resolve({**LM_SPEC, "size": 6}), itos, 1)
+    model = saved_tiny_model(tmp_path / "model.pt", itos)
     context = ["the cat sees a zebra", "a cat sees the cat", "the zebra sees"]
     (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
     (tmp_path / "phrases.txt").write_text("the cat\n")
