@@ -120,24 +120,33 @@ def test_cycle_search_finds_a_circle():
 def test_papers_are_data_reached_through_the_registry():
     """A paper module imports only the registry's types (and the setup two papers share, which
     imports only those too); its deviations ledger (`<paper>_ledger`, a part of it kept apart)
-    imports what the paper may, and only its paper imports it; no module imports a paper by name:
-    code reaches a paper through `registry.paper_module`."""
+    imports what the paper may, and only its paper imports it; its claims (`<paper>_claims`) import
+    what the paper may and the paper itself, and no module imports them (`registry.paper_claims`
+    reaches them); no other module imports a paper by name: code reaches a paper through
+    `registry.paper_module`."""
     from workflow_src.registry import PAPERS
 
     papers = {f"workflow_src.papers.{paper}" for paper in PAPERS}
-    assert papers <= set(MODULES)
+    claims = {f"{paper}_claims" for paper in papers}
+    assert papers | claims <= set(MODULES)
     types = {"workflow_src.registry", "workflow_src.artefacts", "workflow_src.paper_records"}
-    shared = {m for m in MODULES if m.startswith("workflow_src.papers.") and m not in papers}
+    shared = {m for m in MODULES if m.startswith("workflow_src.papers.") and m not in papers | claims}
     ledgers = {f"{paper}_ledger" for paper in papers} & shared
     for module in shared - ledgers:
         assert IMPORTS[module] <= types, f"{module} imports {sorted(IMPORTS[module] - types)}"
     for paper in papers | ledgers:
         assert IMPORTS[paper] <= types | shared, f"{paper} imports {sorted(IMPORTS[paper] - types - shared)}"
+    for module in claims:
+        allowed = types | shared | {module.removesuffix("_claims")}
+        assert IMPORTS[module] <= allowed, f"{module} imports {sorted(IMPORTS[module] - allowed)}"
     by_name = [
         f"{module} imports {name}"
         for module, names in IMPORTS.items()
         for name in names
-        if name in papers or name == "workflow_src.papers" or (name in ledgers and module != name[: -len("_ledger")])
+        if (name in papers and module != f"{name}_claims")
+        or name in claims
+        or name == "workflow_src.papers"
+        or (name in ledgers and module != name[: -len("_ledger")])
     ]
     assert not by_name, by_name
 

@@ -388,7 +388,7 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
     page = {row["id"]: row for row in read_csv(demo / "results/claims.csv")}
     compared = {}  # (paper, artefact) -> {row key: claim ids}
     for paper in ("vmf", "synmargin", "joint", "tying"):
-        for claim in registry.paper_module(paper).CLAIMS:
+        for claim in registry.paper_claims(paper):
             for check in (part for c in claim.checks for part in c.parts):
                 for key in filter(None, (check.row, check.than)):
                     compared.setdefault((paper, check.artefact), {}).setdefault(key, []).append(claim.id)
@@ -437,7 +437,7 @@ def test_demo_table_marks_and_claims_give_one_answer(demo):
     cells = evidence.read(demo / "results/synmargin/table1.evidence.json")
     rows = {row["experiment"]: row for row in read_csv(demo / "results/synmargin/table1.csv")}
     compared = 0
-    for claim in synmargin.CLAIMS:
+    for claim in registry.paper_claims("synmargin"):
         for check in (part for c in claim.checks for part in c.parts):
             mark = next((m for m, baseline in synmargin.MARKS if baseline == check.than), None)
             if (

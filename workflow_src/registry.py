@@ -123,6 +123,13 @@ def paper_module(paper: str):
     return importlib.import_module(f"workflow_src.papers.{paper}")
 
 
+def paper_claims(paper: str) -> tuple:
+    """A paper's claims (`Claim`s): `CLAIMS` of `workflow_src/papers/<paper>_claims.py`, which reads
+    its paper module and so is kept apart from it."""
+    paper_module(paper)
+    return tuple(importlib.import_module(f"workflow_src.papers.{paper}_claims").CLAIMS)
+
+
 def variant(name: str, parameter: str, value: float) -> str:
     """The name of experiment or language model `name` with one loss parameter changed:
     `<name>@<parameter>=<value>`, or `name` itself when the value is its own (the same job)."""

@@ -1,6 +1,7 @@
-"""The joint paper's deviations ledger (`workflow_src/papers/joint.py` holds its experiments,
-artefacts and claims): each choice the paper leaves open or where we depart from it, with the
-setting that switches it. Settings named as `workflow_src/papers/joint.py:NAME` are that module's."""
+"""The joint paper's deviations ledger (`workflow_src/papers/joint.py` holds its experiments and
+artefacts, `joint_claims.py` its claims): each choice the paper leaves open or where we depart from
+it, with the setting that switches it. Settings named as `workflow_src/papers/joint.py:NAME` are
+that module's."""
 
 from workflow_src.paper_records import Deviation, mixed_precision
 

@@ -1,6 +1,7 @@
-"""The tying paper's deviations ledger (`workflow_src/papers/tying.py` holds its experiments,
-artefacts and claims): each choice the paper leaves open or where we depart from it, with the
-setting that switches it. Settings named as `workflow_src/papers/tying.py:NAME` are that module's."""
+"""The tying paper's deviations ledger (`workflow_src/papers/tying.py` holds its experiments and
+artefacts, `tying_claims.py` its claims): each choice the paper leaves open or where we depart from
+it, with the setting that switches it. Settings named as `workflow_src/papers/tying.py:NAME` are
+that module's."""
 
 from workflow_src.paper_records import Deviation, mixed_precision
 

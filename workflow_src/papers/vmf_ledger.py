@@ -1,6 +1,7 @@
-"""The vMF paper's deviations ledger (`workflow_src/papers/vmf.py` holds its experiments, artefacts
-and claims): each choice the paper leaves open or where we depart from it, with the setting that
-switches it; the entries it shares with the syn-margin paper are `continuous_setup.py`'s."""
+"""The vMF paper's deviations ledger (`workflow_src/papers/vmf.py` holds its experiments and artefacts,
+`vmf_claims.py` its claims): each choice the paper leaves open or where we depart from it, with the
+setting that switches it; the entries it shares with the syn-margin paper are
+`continuous_setup.py`'s."""
 
 from workflow_src.paper_records import Deviation, mixed_precision
 from workflow_src.papers.continuous_setup import (

@@ -1,9 +1,10 @@
 """The claims' decision rule: each paper's headline claims, and whether our run reproduces them. The page
 that shows them is `workflow_src/report/claims_page.py`.
 
-A paper module lists `CLAIMS` (`workflow_src/paper_records.py`): each quotes the paper's sentence
-and tests exactly what it states with one or more `Check`s (in one column of one artefact, a row
-beats another row, its own point at another x, or a number the paper prints) or `Gap`s (one
+A paper's claims module, `workflow_src/papers/<paper>_claims.py`, lists `CLAIMS`
+(`workflow_src/paper_records.py`): each quotes the paper's sentence and tests exactly what it
+states with one or more `Check`s (in one column of one artefact, a row beats another row, its own
+point at another x, or a number the paper prints) or `Gap`s (one
 check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
 resamples, which draw the same test units where they share a test set; for timings, by Welch's t
 over the four cells). A check is decided by a test that fits its evidence, never by eye
@@ -555,7 +556,7 @@ def read_evidence(path: str) -> dict:
 def paper_claims(paper: str) -> tuple[Claim, ...]:
     from workflow_src import registry
 
-    return tuple(getattr(registry.paper_module(paper), "CLAIMS", ()))
+    return registry.paper_claims(paper)
 
 
 def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
