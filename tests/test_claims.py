@@ -956,7 +956,10 @@ def test_the_page_tallies_five_verdicts_and_its_markdown_keeps_its_columns(tmp_p
         {"panel": panel, "series": "d(Lᵀ, W)", "x": x, "y": y, "replicate": f"seed {s}"}
         for panel, curve in (
             (claims.paper_claims("tying")[3].checks[0].column, ((0.0, 0.95), (0.5, 0.5), (1.0, 0.1))),
-            (claims.paper_claims("tying")[5].checks[0].column, ((2.0, 0.9), (10.0, 0.1))),
+            (
+                claims.paper_claims("tying")[5].checks[0].column,
+                ((2.0, 0.9), (3.0, 0.6), (5.0, 0.4), (10.0, 0.1), (20.0, 0.05)),
+            ),
         )
         for x, base in curve
         for s, y in enumerate((base, base * 1.05, base * 0.95), start=1)

@@ -497,8 +497,9 @@ def test_table_4_phrases_are_read_in_the_context_of_the_test_text(tmp_path, monk
 
 
 def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pass(tmp_path, monkeypatch, capsys):
-    """§6.4's evidence (tying C17, C18): at every position of the context text followed by a token,
-    p(w | the text before it), summed per block of positions; a word outside the vocabulary is named."""
+    """§6.4's evidence (tying C17, C18): at each position of the context text followed by a token other
+    than w, p(w | the text before it), summed per block of positions (positions where w comes next
+    left out, and not counted); a word outside the vocabulary is named."""
     itos = ["the", "cat", "sees", "a", "<unk>", EOS]
     model = saved_tiny_model(tmp_path / "model.pt", itos)
     context = ["the cat sees a zebra", "a cat sees the cat", "the zebra sees"]
@@ -520,12 +521,13 @@ def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pa
         logits, _, hidden = model(torch.tensor([[word]]), hidden)
         expected.append(torch.softmax(logits[0, 0].double(), -1))
     assert written["not_in_vocabulary"] == ["an"] and written["block_tokens"] == 5
-    for word in ("<unk>", "the"):
+    for word, counted in (("<unk>", [4, 5, 4]), ("the", [5, 4, 4])):  # next: "zebra" twice, "the" twice
+        w, following = itos.index(word), stream[1:]
         per_block = [
-            [sum(p[itos.index(word)].item() for p in expected[i : i + 5]), len(expected[i : i + 5])]
+            [sum(p[w].item() for p, n in zip(expected[i : i + 5], following[i : i + 5]) if n != w), counted[i // 5]]
             for i in range(0, len(expected), 5)
         ]
-        assert [n for _, n in written["words"][word]] == [5, 5, 5]
+        assert [n for _, n in written["words"][word]] == counted
         assert [s for s, _ in written["words"][word]] == pytest.approx([s for s, _ in per_block], rel=1e-6)
     with pytest.raises(SystemExit):  # over what text?
         lm_predict.main(arguments[:4] + ["--out", str(tmp_path / "q.json"), "--mean-probability-of", "the"])

@@ -400,8 +400,8 @@ class NextWordTable:
     # the split of the corpus whose text each phrase is read in (`workflow_src.decode.lm_predict --context`),
     # or None: from a sentence start
     context: str | None = "test"
-    # words whose mean probability over that text each model reports (`lm_predict --mean-probability-of`),
-    # the evidence (kind "probability") of the table's column "p(<word>)"
+    # words whose mean probability where another word comes next in that text each model reports
+    # (`lm_predict --mean-probability-of`), the evidence (kind "probability") of the table's column "p(<word>)"
     mean_probability_of: tuple[str, ...] = ()
 
 

@@ -279,7 +279,8 @@ ARTEFACTS = {
         # them, as the test perplexity reads them (the paper does not say; context=None: sentence start)
         context="test",
         # §6.4: "the probability of generating the `<unk>` token ... is significantly lower", and "the same
-        # behavior with very frequent words such as "a", "an", and "the"": over every position of the test text
+        # behavior with very frequent words such as "a", "an", and "the"": where another word comes next in the
+        # test text (workflow_src/decode/lm_predict.py)
         mean_probability_of=(UNK_TOKEN, *FREQUENT_WORDS),
         phrases=(
             ("information international said it believes that the complaints filed in", "federal court"),

@@ -221,8 +221,9 @@ DEVIATIONS = (
         'qualitative: "the probability of generating the `<unk>` token with ... (VD-LSTM +REAL) is significantly '
         'lower compared to the baseline network (VD-LSTM) across many words", and the same for "a", "an" and "the"; '
         "no number",
-        "each Table 4 model's mean probability of each word over every position of the PTB test text, given the text "
-        "before it, in the table's footer; per block of test tokens, the claims' evidence (C17, C18)",
+        "each Table 4 model's mean probability of each word, given the text before it, over the positions of the PTB "
+        "test text where another word comes next (over all positions a model trained by cross-entropy gives a word "
+        "about its frequency), in the table's footer; per block of test tokens, the claims' evidence (C17, C18)",
         "to test the sentences by numbers the run can compute",
         "none on the table's rows: a footer line the paper does not print",
         "workflow_src/papers/tying.py:ARTEFACTS",

@@ -446,8 +446,9 @@ def mean_probability_footer(artefact: NextWordTable, chosen: dict, paper: str, a
             means.setdefault(word, []).append(f"{name} {sum(per_seed) / len(per_seed):.4g}")
     absent = [w for w in artefact.mean_probability_of if w not in means]
     return [
-        f"Mean probability each model gives a word at every position of the {artefact.context} text, p(w | the "
-        "text before it), the mean over its seeds (the claims' evidence, per block of test tokens): "
+        f"Mean probability each model gives a word where another word comes next in the {artefact.context} text, "
+        "p(w | the text before it) at each position whose next token is not w, the mean over its seeds (the claims' "
+        "evidence, per block of test tokens): "
         + "; ".join(f"{word}: {', '.join(values)}" for word, values in means.items())
         + (f"; not in the vocabulary: {', '.join(absent)}" if absent else "")
         + "."

@@ -20,7 +20,8 @@ not only compare two means:
     mean        [score, 1] per test sentence (a metric that      the mean of the sentences' scores
                 averages sentence scores: nltk's METEOR in %)
     probability [sum of a word's probability, positions] per    the mean probability the model gives
-                fixed block of test tokens (`BLOCK_TOKENS`)       the word over the test text
+                fixed block of test tokens (`BLOCK_TOKENS`), at   the word where another word comes next
+                the positions where another word comes next       (`decode/lm_predict.py`)
     value       one number (a timing, a ratio, a distance)       the number itself
     count       an exact count (a layer's parameters): one       the number itself, with no spread: a
                 replicate, "counted"                             claim on it is decided exactly
