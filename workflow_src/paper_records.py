@@ -1,7 +1,7 @@
-"""What a paper module lists beside its experiments and artefacts: its headline claims (`Claim`,
-each decided by `Check`s, `workflow_src/report/claims.py`) and its deviations ledger (`Deviation`,
-`workflow_src/report/deviations.py`). Plain records: a paper module imports these and the registry's
-types, nothing that reads results or renders them."""
+"""What a paper lists beside its experiments and artefacts: its headline claims (`Claim`, each
+decided by `Check`s, `workflow_src/report/claims.py`; in `papers/<paper>_claims.py`) and its
+deviations ledger (`Deviation`, `workflow_src/report/deviations.py`). Plain records: a paper module
+imports these and the registry's types, nothing that reads results or renders them."""
 
 from __future__ import annotations
 

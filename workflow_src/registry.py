@@ -126,7 +126,7 @@ def paper_module(paper: str):
 def paper_claims(paper: str) -> tuple:
     """A paper's claims (`Claim`s): `CLAIMS` of `workflow_src/papers/<paper>_claims.py`, which reads
     its paper module and so is kept apart from it."""
-    paper_module(paper)
+    paper_module(paper)  # an unknown paper: its KeyError, naming the known ones
     return tuple(importlib.import_module(f"workflow_src.papers.{paper}_claims").CLAIMS)
 
 

@@ -2,15 +2,14 @@
 that shows them is `workflow_src/report/claims_page.py`.
 
 A paper's claims module, `workflow_src/papers/<paper>_claims.py`, lists `CLAIMS`
-(`workflow_src/paper_records.py`): each quotes the paper's sentence and tests exactly what it
-states with one or more `Check`s (in one column of one artefact, a row beats another row, its own
-point at another x, or a number the paper prints) or `Gap`s (one
-check's difference exceeds another's: d_wider - d_narrower > 0, on the two checks' bootstrap
-resamples, which draw the same test units where they share a test set; for timings, by Welch's t
-over the four cells). A check is decided by a test that fits its evidence, never by eye
-(`workflow_src/score/inference.py`: a paired bootstrap over test sentences or blocks of test tokens
-with the seeds redrawn, Welch's t over per-seed values and timed repeats, or none for exact
-counts), at `ALPHA` = 0.05.
+(`workflow_src/paper_records.py`): each quotes the paper's sentence and tests exactly what it states
+with one or more `Check`s (in one column of one artefact, a row beats another row, its own point at
+another x, or a number the paper prints) or `Gap`s (one check's difference exceeds another's:
+d_wider - d_narrower > 0, on the two checks' bootstrap resamples, which draw the same test units
+where they share a test set; for timings, by Welch's t over the four cells). A check is decided by a
+test that fits its evidence, never by eye (`workflow_src/score/inference.py`: a paired bootstrap
+over test sentences or blocks of test tokens with the seeds redrawn, Welch's t over per-seed values
+and timed repeats, or none for exact counts), at `ALPHA` = 0.05.
 
 A claim is
 
