@@ -111,9 +111,9 @@ def mean_probability_blocks(
     word_ids = {word: i for i, word in enumerate(itos)}
     present = [w for w in words if w in word_ids]
     stream = context_stream(context, word_ids)
-    _, tracked_p = read_stream(model, stream, [], [word_ids[w] for w in present])
-    following = torch.tensor(stream[1:], dtype=torch.long)
-    elsewhere = following.view(-1, 1) != torch.tensor([word_ids[w] for w in present], dtype=torch.long)
+    tracked = [word_ids[w] for w in present]
+    _, tracked_p = read_stream(model, stream, [], tracked)
+    elsewhere = torch.tensor(stream[1:], dtype=torch.long).view(-1, 1) != torch.tensor(tracked, dtype=torch.long)
     sums = tracked_p * elsewhere
     return {
         "block_tokens": block_tokens,

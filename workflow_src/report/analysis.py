@@ -428,15 +428,16 @@ def next_words(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: s
 
 
 def word_probability_blocks(jobs: list[Job], words: tuple[str, ...], paper: str, artefact_id: str) -> dict:
-    """word -> per seed of `jobs`, [sum of p(word), positions] per block of the context text
-    (`lm_predict --mean-probability-of`), for the words in every seed's vocabulary."""
+    """word -> per seed of `jobs`, [sum of p(word), positions] per block of the context text, over the
+    positions where another word comes next (`lm_predict --mean-probability-of`), for the words in
+    every seed's vocabulary."""
     read = [json.loads(Path(layout.mean_probability_path(j, paper, artefact_id)).read_text()) for j in jobs]
     return {w: tuple(r["words"][w] for r in read) for w in words if read and all(w in r["words"] for r in read)}
 
 
 def mean_probability_footer(artefact: NextWordTable, chosen: dict, paper: str, artefact_id: str) -> list[str]:
-    """Each system's mean probability of the `mean_probability_of` words over the context text: the
-    mean over its seeds of sum(p) / positions."""
+    """Each system's mean probability of the `mean_probability_of` words where another word comes next
+    in the context text: the mean over its seeds of sum(p) / positions."""
     if not artefact.mean_probability_of:
         return []
     means = {}

@@ -100,7 +100,8 @@ def _(artefact: PerplexityTable, ctx: Context, paper: str, artefact_id: str) -> 
 @cells.register
 def _(artefact: NextWordTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
     """Per system and word of `mean_probability_of`, each chosen seed's [sum of p(word), positions] per
-    block of the context text's positions (`lm_predict --mean-probability-of`)."""
+    block of the context text, over the positions where another word comes next (`lm_predict
+    --mean-probability-of`)."""
     if not artefact.mean_probability_of or ctx.corpus_status(artefact.corpus):
         return []
     out = []
