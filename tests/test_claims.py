@@ -525,7 +525,7 @@ def chain_cells(paper: str, gap: Gap, case: str) -> dict:
 
 def made_to_show(paper: str, check: Check | Gap, case: str) -> dict:
     if isinstance(check, Gap) and set.intersection(
-        *({(p.artefact, p.row, p.column, p.x), (p.artefact, *p.compared)} for p in check.parts)
+        *({(p.artefact, p.row, p.column, p.x), (p.compared_artefact, *p.compared)} for p in check.parts)
     ):
         return chain_cells(paper, check, case)
     if isinstance(check, Gap):
@@ -613,6 +613,7 @@ def test_each_paper_states_seven_claims_on_cells_its_artefacts_have(paper):
             rows, columns = artefact_keys(paper, check)
             assert check.row in rows and check.column in columns, f"{paper} {claim.id}: {check}"
             if check.compared is not None:
+                rows, columns = artefact_keys(paper, dataclasses.replace(check, artefact=check.compared_artefact))
                 assert check.compared[0] in rows and check.compared[1] in columns, f"{paper} {claim.id}: {check}"
 
 
@@ -808,6 +809,38 @@ def test_a_gap_across_two_tables_reads_each_parts_evidence_file():
     del found["results/tying/table2.evidence.json"]
     assert row(found)["verdict"] == NOT_DECIDABLE
     assert "results/tying/table2.evidence.json is not built" in row(found)["decided by"]
+
+
+def test_a_row_compared_with_another_tables_row_reads_that_tables_evidence():
+    """Joint C23 compares Table 3's Eq. 15 (2048) with Table 5's rows: its compared cell is Table 5's
+    even where Table 3 has a row of that name (the 2-layer NMT is in both); not decidable, naming
+    Table 5's file or cell, where that is missing; the paper's numbers are Table 5's."""
+    claim = next(c for c in claims.paper_claims("joint") if c.id == "C23")
+    check = next(c for c in claim.checks if c.than == "bpe32k-nmt")
+    table3, table5 = (claims.evidence_path("joint", t) for t in ("table3", "table5"))
+    joint, nmt_of_table5 = one_seed_bleu_cells(check.row, check.than, check.column, 0.68, 1, 150)
+    nmt_of_table3 = dataclasses.replace(joint, row=check.than, replicates=(bleu_statistics(0.75, 150, 9),))
+    found = {table3: keyed(joint, nmt_of_table3), table5: keyed(nmt_of_table5)}
+    outcome = claims.decide_in_run("joint", check, found)
+    expected = inference.observed(joint) - inference.observed(nmt_of_table5)
+    assert inference.observed(nmt_of_table3) > inference.observed(joint)  # read from Table 3, it would fail
+    assert outcome.verdict == REPRODUCED and outcome.test.d == pytest.approx(expected)
+    assert "bpe32k-nmt of table5" in outcome.ours
+    assert claims.pair_name(check) == "bpe32k-joint2048 of table3 against bpe32k-nmt of table5 (De→En)"
+    found[table5] = {}
+    missing = claims.decide_in_run("joint", check, found)
+    assert missing.verdict == NOT_DECIDABLE and missing.absent == ("table5", "bpe32k-nmt", "De→En")
+    del found[table5]
+    assert f"{table5} is not built" in claims.decide_in_run("joint", check, found).reason
+    assert claims.evidence_paths([("joint", "table3"), ("joint", "table5")]) == [table3, table5]
+    assert [claims.paper_numbers("joint", c) for c in claim.checks if c.than.startswith("bpe32k-nmt")] == [
+        (18.11, 16.49),
+        (18.11, 15.85),
+        (18.11, 17.71),
+        (18.11, 17.74),
+    ]
+    with pytest.raises(ValueError, match="than_artefact"):
+        Check("table3", "De→En", "a", threshold=17.0, than_artefact="table5")
 
 
 def test_a_gaps_paper_number_is_the_difference_of_its_parts():

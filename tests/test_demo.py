@@ -390,8 +390,9 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
     for paper in ("vmf", "synmargin", "joint", "tying"):
         for claim in registry.paper_claims(paper):
             for check in (part for c in claim.checks for part in c.parts):
-                for key in filter(None, (check.row, check.than)):
-                    compared.setdefault((paper, check.artefact), {}).setdefault(key, []).append(claim.id)
+                for artefact, key in ((check.artefact, check.row), (check.compared_artefact, check.than)):
+                    if key is not None:
+                        compared.setdefault((paper, artefact), {}).setdefault(key, []).append(claim.id)
     unsettled, checked, undecided = [], 0, 0
     for (paper, artefact_id), keys in sorted(compared.items()):
         table = demo / "results" / paper / f"{artefact_id}.csv"

@@ -10,9 +10,10 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """In `column` of `artefact`, `row` is better than `than` (another row), than the same row's
-    `than_column` (a table whose columns are the systems), than its own point at `than_x` (a
-    figure's curve), or than `threshold` (a number the paper prints).
+    """In `column` of `artefact`, `row` is better than `than` (another row, of `than_artefact` where
+    the sentence compares two tables' rows), than the same row's `than_column` (a table whose columns
+    are the systems), than its own point at `than_x` (a figure's curve), or than `threshold` (a
+    number the paper prints).
 
     With d = ours(row) - ours(than) (negated when `lower_is_better`), the claim is d + margin > 0
     ("within 1 BLEU of": margin 1; "more than 1 BLEU above": margin -1). With `factor`, it compares
@@ -26,6 +27,7 @@ class Check:
     column: str  # the column stem ("fr-en", "PTB test", "ms per batch"), or a figure's panel
     row: str  # the row key (experiment, pair, statistic, bin) or a figure's series
     than: str | None = None
+    than_artefact: str | None = None  # `than`'s artefact, where it is not `artefact` (scored on the same test set)
     than_column: str | None = None
     threshold: float | None = None
     lower_is_better: bool = False
@@ -48,6 +50,8 @@ class Check:
             raise ValueError(f"check of {self.row}: parity compares two cells, without a factor or margin")
         if self.factor is not None and (not compared or self.margin or self.factor <= 0):
             raise ValueError(f"check of {self.row}: a factor (> 0) compares two cells, without a margin")
+        if self.than_artefact is not None and (self.than is None or self.than_column or self.than_x is not None):
+            raise ValueError(f"check of {self.row}: `than_artefact` names where the row `than` is, in the same column")
 
     @property
     def compared(self) -> tuple[str, str, float | None] | None:
@@ -61,12 +65,19 @@ class Check:
         )
 
     @property
+    def compared_artefact(self) -> str:
+        """The artefact of the cell compared with (of `row` itself for a threshold)."""
+        return self.than_artefact or self.artefact
+
+    @property
     def name(self) -> str:
         """Its own cell, as `compared_name` names the other: "a", "fr-en, Emb ours"."""
         return self.row if self.than_column is None else f"{self.row}, {self.column}"
 
     @property
     def compared_name(self) -> str:
+        if self.than_artefact is not None:
+            return f"{self.than} of {self.than_artefact}"
         if self.than_x is not None:
             return f"{self.than or self.row} at x = {self.than_x:g}"
         return self.than if self.than_column is None else f"{self.than or self.row}, {self.than_column}"
@@ -91,8 +102,7 @@ class Gap:
         d(wider) - d(narrower) > 0,
 
     decided on the two checks' bootstrap resamples, which draw the same test units where they share
-    a test set, or, for values (timings), by Welch's t over the four cells (`workflow_src/report/claims.py`).
-    Each compares two cells of its own artefact."""
+    a test set, or, for values (timings), by Welch's t over the four cells (`workflow_src/report/claims.py`)."""
 
     wider: Check
     narrower: Check

@@ -133,8 +133,9 @@ def decide(
 ) -> Outcome:
     """A check's verdict on its artefact's evidence, uncorrected (None: not built, `missing` says
     why); `unit` is what its numbers are in (a gap's: one per part, `unit_of`), `points` where a
-    figure's cells lie (`point_names`). A gap's parts read the same `cells` here; `decide_in_run`
-    gives each part its own artefact's."""
+    figure's cells lie (`point_names`). A gap's parts, and a check's compared cell, read the same
+    `cells` here; `decide_in_run` gives each part its own artefact's, and a compared cell its
+    `than_artefact`'s."""
     if isinstance(check, Gap):
         units = unit if isinstance(unit, tuple) else (unit,) * len(check.parts)
         return gap_outcome(check, [decide(part, cells, missing, u) for part, u in zip(check.parts, units)])
@@ -142,17 +143,17 @@ def decide(
         return Outcome(NOT_DECIDABLE, "", missing)
     a = cells.get((check.row, check.column, check.x))
     b = cells.get(check.compared) if check.compared is not None else None
-    for (name, column, x), cell, point in (
-        ((check.row, check.column, check.x), a, points[0]),
-        (check.compared or (None, None, None), b, points[1]),
+    for (name, column, x), cell, point, artefact in (
+        ((check.row, check.column, check.x), a, points[0], check.artefact),
+        (check.compared or (None, None, None), b, points[1], check.compared_artefact),
     ):
         if name is not None and cell is None:
             at = f" at {point}" if point else (f" at x = {x:g}" if x is not None else "")
             return Outcome(
                 NOT_DECIDABLE,
                 "",
-                f"{check.artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}",
-                absent=(check.artefact, name, f"{column}{at}"),
+                f"{artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}",
+                absent=(artefact, name, f"{column}{at}"),
             )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
@@ -359,6 +360,8 @@ def pair_name(check: Check | Gap, paper: str | None = None) -> str:
             f"{check.row} at {at or f'x = {check.x:g}'} against {than_at or f'x = {check.than_x:g}'} ({check.column})"
         )
     where = f" at {at}" if at else (f" at x = {check.x:g}" if check.x is not None else "")
+    if check.than_artefact is not None:
+        return f"{check.row} of {check.artefact} against {check.compared_name}{where} ({check.column})"
     than = check.than if check.than is not None else f"{check.threshold:g}"
     return f"{check.row} against {than}{where} ({check.column})"
 
@@ -424,7 +427,7 @@ def paper_numbers(paper: str, check: Check) -> tuple[float, float] | None:
     if check.threshold is not None:
         return None if a is None else (a, check.threshold)
     row, column, _ = check.compared
-    b = paper_value(paper, check.artefact, row, column)
+    b = paper_value(paper, check.compared_artefact, row, column)
     return None if a is None or b is None else (a, b)
 
 
@@ -520,7 +523,14 @@ def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> 
     if outcome.test is None or not isinstance(artefact, artefacts.ScoreTable) or not artefact.significance_levels:
         return ""
     row = next((r for r in artefact.rows if r.experiment == check.row), None)
-    if row is None or check.than is None or row.baseline != check.than or check.margin or check.lower_is_better:
+    if (
+        row is None
+        or check.than is None
+        or check.than_artefact is not None
+        or row.baseline != check.than
+        or check.margin
+        or check.lower_is_better
+    ):
         return ""
     a, b = cells[check.row, check.column, None], cells[check.compared]
     p = significance.difference_p(
@@ -563,20 +573,30 @@ def evidence_paths(configured: list[tuple[str, str]]) -> list[str]:
     artefacts ((paper, artefact) pairs) read."""
     papers = {paper for paper, _ in configured}
     needed = {
-        (paper, part.artefact)
+        (paper, artefact)
         for paper in papers
         for claim in paper_claims(paper)
         for c in claim.checks
         for part in c.parts
+        for artefact in (part.artefact, part.compared_artefact)
     }
     return sorted(evidence_path(p, a) for p, a in needed if (p, a) in set(configured))
 
 
 def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Outcome:
-    """A check's outcome on the evidence of its artefact (a gap: of each part's) that this run
-    built (`found`: evidence path -> its cells)."""
+    """A check's outcome on the evidence of its artefact (a gap: of each part's; a check across
+    two artefacts: its compared cell from `than_artefact`'s) that this run built (`found`: evidence
+    path -> its cells)."""
     if isinstance(check, Gap):
         return gap_outcome(check, [decide_in_run(paper, part, found) for part in check.parts])
-    path = evidence_path(paper, check.artefact)
-    why = f"{path} is not built in this run (papers.{paper}.{check.artefact} not configured)"
-    return decide(check, found.get(path), why, unit_of(paper, check), point_names(paper, check))
+    unit, points = unit_of(paper, check), point_names(paper, check)
+    for artefact in dict.fromkeys((check.artefact, check.compared_artefact)):
+        path = evidence_path(paper, artefact)
+        if path not in found:
+            return decide(check, None, f"{path} is not built in this run (papers.{paper}.{artefact} not configured)")
+    cells = found[evidence_path(paper, check.artefact)]
+    if check.than_artefact is not None:  # its compared cell, even where `artefact` has a row of that name
+        compared = found[evidence_path(paper, check.than_artefact)].get(check.compared)
+        cells = {key: cell for key, cell in cells.items() if key != check.compared}
+        cells |= {check.compared: compared} if compared is not None else {}
+    return decide(check, cells, "", unit, points)
