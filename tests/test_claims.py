@@ -690,6 +690,7 @@ def test_the_page_shows_each_quotes_maths_as_the_paper_prints_it(paper):
         claims_page.as_read("(with $d_j=512$), W to approach $L^T$, $> 1$ BLEU")
         == "(with dⱼ=512), W to approach Lᵀ, > 1 BLEU"
     )
+    assert claims_page.as_read("Fi \\rightarrow En with $|\\mathcal{V}| \\approx 64K$") == "Fi → En with |𝒱| ≈ 64K"
 
 
 def test_the_quote_check_tells_a_paraphrase_from_the_paper():

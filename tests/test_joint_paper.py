@@ -68,6 +68,19 @@ def test_the_highest_score_claim_compares_each_columns_best_cell_with_every_othe
         assert all(claims.paper_gap("joint", c) > 0 for c in checks)
 
 
+def test_the_footnote_claim_tests_the_one_cell_c1_leaves_out():
+    """Footnote 5's "Except in the case of Fi → En with |V| ≈ 64K" (C24) is the cell C1's claim over NMT
+    skips: C24 checks NMT above both other rows there, which the paper's own Table 2 bears out, and C1
+    compares nothing there."""
+    by_id = {c.id: c for c in joint_claims.CLAIMS}
+    bpe, column = joint_claims.NOT_CLAIMED_OVER_NMT
+    nmt = joint.name(bpe, "nmt")
+    assert {(c.row, c.column) for c in by_id["C24"].checks} == {(nmt, column)}
+    assert {c.than for c in by_id["C24"].checks} == {joint.name(bpe, "tied"), joint.name(bpe, "joint", 512)}
+    assert all(claims.paper_gap("joint", c) > 0 for c in by_id["C24"].checks)
+    assert not [c for c in by_id["C1"].checks if (c.column, c.than) == (column, nmt)]
+
+
 def test_spec_takes_the_architecture_depth_and_the_bpe_vocabulary():
     config = {
         "model": {

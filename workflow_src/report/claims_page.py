@@ -40,13 +40,21 @@ from workflow_src.report.claims import (
 from workflow_src.paper_records import Check
 
 
-LATEX_SYMBOLS = {r"\ell": "ℓ", r"\kappa": "κ", r"\log": "log"}
+LATEX_SYMBOLS = {
+    r"\ell": "ℓ",
+    r"\kappa": "κ",
+    r"\log": "log",
+    r"\rightarrow": "→",
+    r"\approx": "≈",
+    r"\mathcal{V}": "𝒱",
+}
 SUBSCRIPTS = dict(zip("0123456789jm", "₀₁₂₃₄₅₆₇₈₉ⱼₘ", strict=True))
 
 
 def as_read(quote: str) -> str:
     """A quote's inline maths ($...$) as the paper prints it: "$\\ell_2$" → "ℓ₂", "$d_j=512$" → "dⱼ=512",
-    "$L^T$" → "Lᵀ". The claim keeps the extracted text, LaTeX included, which tests find in the paper."""
+    "$L^T$" → "Lᵀ"; a symbol the extraction left outside $...$ too ("Fi \\rightarrow En"). The claim
+    keeps the extracted text, LaTeX included, which tests find in the paper."""
 
     def subscript(match: re.Match) -> str:
         letters = match.group(1)
@@ -58,7 +66,10 @@ def as_read(quote: str) -> str:
             maths = maths.replace(macro, symbol)
         return re.sub(r"_\{?(\w+)\}?", subscript, maths).replace("^T", "ᵀ")
 
-    return re.sub(r"\$([^$]*)\$", render, quote)
+    rendered = re.sub(r"\$([^$]*)\$", render, quote)
+    for macro, symbol in LATEX_SYMBOLS.items():
+        rendered = rendered.replace(macro, symbol)
+    return rendered
 
 
 def grouped(outcomes: list[Outcome]) -> list[str]:
