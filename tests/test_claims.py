@@ -338,7 +338,9 @@ def evidence_shape(paper: str, check: Check) -> tuple[str, int]:
     artefact = registry.artefact(paper, check.artefact)
     ctx = layout.context(CONFIG, paper, check.artefact)
     if isinstance(artefact, artefacts.ScoreTable):
-        column = next(c for c in artefact.columns if c.name == check.column)
+        column = next((c for c in artefact.columns if c.name == check.column), None)
+        if column is None:  # a row's |Θ|
+            return "count", 1
         return "mean" if column.metric == "meteor" else "bleu", len(ctx.dataset_seeds(column.dataset))
     if isinstance(artefact, artefacts.PerplexityTable):
         corpus = next(c for c in artefact.columns if check.column.startswith(f"{c.name} "))
@@ -594,7 +596,8 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
         return {s.experiment for s in artefact.systems}, set(
             map(artefacts.mean_probability_column, artefact.mean_probability_of)
         )
-    return {r.experiment for r in artefact.rows}, {c.name for c in artefact.columns}
+    parameters = {artefacts.parameter_column(c.name) for c in artefact.columns} if artefact.parameters else set()
+    return {r.experiment for r in artefact.rows}, {c.name for c in artefact.columns} | parameters
 
 
 def analysis_bin_label(low, high):

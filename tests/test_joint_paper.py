@@ -27,6 +27,7 @@ from workflow_src.model.nmt_data import load_model
 from workflow_src.model.seq2seq import Seq2Seq
 from workflow_src.papers import joint, joint_claims
 from workflow_src.report import claims, render
+from workflow_src.score import evidence
 from workflow_src.score.score import bleu
 
 
@@ -384,6 +385,11 @@ def test_joint_tables_have_bleu_on_tokenized_text_differences_and_parameters(joi
         (joint_run / "results/models/wmt17/de-en/bpe32k-nmt-layers1/seed1/metrics.jsonl").read_text().splitlines()[0]
     )
     assert f"{spec['parameters'] / 1e6:.4g}" == table5[0]["De→En |Θ| ours (M)"]  # in millions, as the paper
+    # the claims' |Θ| (C25, C26): each row's count in the evidence, exact, the number the table rounds
+    counts = evidence.read(joint_run / "results/joint/table5.evidence.json")
+    for row in table5:
+        cell = counts[row["experiment"], artefacts.parameter_column("De→En"), None]
+        assert cell.kind == "count" and f"{cell.replicates[0] / 1e6:.4g}" == row["De→En |Θ| ours (M)"]
 
 
 @pytest.mark.workflow

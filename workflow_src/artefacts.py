@@ -176,7 +176,7 @@ class ScoreTable:
     # (p, mark), strictest first: a row is marked when it differs from its `baseline` row, better
     # or worse, with p below the level (the joint paper's *, †, ‡ at .05, .01, .001)
     significance_levels: tuple[tuple[float, str], ...] = ()
-    parameters: bool = False  # also |Θ|, the trainable parameters of each row's model
+    parameters: bool = False  # also |Θ|, the trainable parameters of each row's model (`parameter_column`)
 
     def row_experiments(self) -> list[str]:
         return [row.experiment for row in self.rows]
@@ -291,6 +291,11 @@ class Figure:
 
 
 LAYER_PARAMETERS = "input and output layer parameters"  # a ParameterTable's claims column: the two layers' sum
+
+
+def parameter_column(column: str) -> str:
+    """A score table's |Θ| beside `column` (a Column's name): a row's paper key, and its claims column."""
+    return f"{column} |Θ|"
 
 
 @dataclasses.dataclass(frozen=True)

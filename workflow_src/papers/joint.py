@@ -21,6 +21,7 @@ from workflow_src.artefacts import (
     ScoreAgainst,
     ScoreTable,
     System,
+    parameter_column,
 )
 from workflow_src.papers.joint_ledger import DEVIATIONS  # noqa: F401  (its ledger: registry.paper_module reads it here)
 from workflow_src.registry import Experiment, named
@@ -114,7 +115,7 @@ def table2_rows(bpe: str, label: str, cells: dict[str, tuple[float, ...]]) -> tu
     for form, numbers in cells.items():
         paper = {}
         for column, (parameters, bleu) in zip(DIRECTIONS, zip(numbers[::2], numbers[1::2]), strict=True):
-            paper |= {column.name: bleu, f"{column.name} |Θ|": parameters * 1e6}
+            paper |= {column.name: bleu, parameter_column(column.name): parameters * 1e6}
         joint = form == "joint"
         rows.append(
             Row(
@@ -133,7 +134,7 @@ def ablation(form: str, joint_dim: int | None, label: str, layer_form: str, bleu
     """A Table 3 row (De→En, 32K)."""
     return Row(
         name("32k", form, joint_dim),
-        {DE_EN.name: bleu, f"{DE_EN.name} |Θ|": parameters * 1e6},
+        {DE_EN.name: bleu, parameter_column(DE_EN.name): parameters * 1e6},
         {"Model": label, "Layer form": layer_form},
         baseline=name("32k", "nmt"),
         search=SEARCH,
@@ -145,7 +146,7 @@ def depth_rows(form: str, joint_dim: int | None, cells: tuple[float, ...]) -> tu
     return tuple(
         Row(
             name("32k", form, joint_dim, layers),
-            {DE_EN.name: bleu, f"{DE_EN.name} |Θ|": parameters * 1e6},
+            {DE_EN.name: bleu, parameter_column(DE_EN.name): parameters * 1e6},
             {"Model": MODEL_NAMES[form], "d_j": str(joint_dim or "-"), "Layers": str(layers)},
             baseline=name("32k", "nmt", layers=layers),
             search=SEARCH,

@@ -3,7 +3,7 @@ Pappas, Miculicich Werlen & Henderson (WMT 2018) and tests exactly what it says 
 `workflow_src/papers/joint.py` declares. Kept apart from the paper module, which it reads;
 `registry.paper_claims` reaches it."""
 
-from workflow_src.artefacts import Column
+from workflow_src.artefacts import Column, parameter_column
 from workflow_src.paper_records import Check, Claim, Gap
 from workflow_src.papers.joint import (
     ABLATIONS,
@@ -158,6 +158,32 @@ def table5_gain(layers: int) -> str:
 # §4.6: "our NMT-joint with d_j = 2048 ... outperforms all other NMT and NMT-tied models even with a deeper
 # architecture": Table 5's baselines, each depth
 TABLE5_BASELINES = tuple(name("32k", form, layers=layers) for form in ("nmt", "tied") for layers in DEPTHS)
+
+
+DEEPER_BASELINES = tuple(name("32k", form, layers=layers) for form in ("nmt", "tied") for layers in (3, 4))
+
+
+def paper_millions(artefact: str, experiment: str, column: Column) -> str:
+    """The paper's |Θ| of a row, in millions as it prints them: "48.8"."""
+    row = next(r for r in ARTEFACTS[artefact].rows if r.experiment == experiment)
+    return f"{row.paper[parameter_column(column.name)] / 1e6:.1f}"
+
+
+def capacity_in_between(bpe: str, column: Column) -> tuple[Check, Check]:
+    """Table 2, one cell: NMT-joint's |Θ| above NMT-tied's and below NMT's."""
+    joint, parameters = table2_row(bpe, "joint"), parameter_column(column.name)
+    return (
+        Check("table2", parameters, joint, than=name(bpe, "tied")),
+        Check("table2", parameters, joint, than=name(bpe, "nmt"), lower_is_better=True),
+    )
+
+
+def capacities_text(bpe: str) -> str:
+    """The paper's NMT-tied < NMT-joint < NMT |Θ| of one vocabulary, per direction."""
+    return f"{bpe.upper()}: " + ", ".join(
+        " < ".join(paper_millions("table2", table2_row(bpe, form), column) for form in ("tied", "joint", "nmt"))
+        for column in DIRECTIONS
+    )
 
 
 def table5_bleu(form: str) -> str:
@@ -524,8 +550,7 @@ CLAIMS = (
         "§4.6, Tables 3 and 5",
         "test BLEU (tokenized), De→En 32K: Table 3's Eq. 15 (2048), 2 layers, > each NMT and NMT-tied row of Table 5 "
         "(depths 1-4), each check on its own (both tables score the same test sentences, which the bootstrap "
-        "pairs); the sentence's parameter counts (48.8M against 69.2-73.4M and 50.9-55.1M) are the architectures', "
-        "which tests/test_parameter_counts.py checks against the printed ones",
+        "pairs); C25 tests the parameter counts the sentence goes on to compare",
         f"{table3_bleu(JOINT_2048)} against NMT {table5_bleu('nmt')} and NMT-tied {table5_bleu('tied')} BLEU "
         "(depths 1 / 2 / 3 / 4)",
         tuple(Check("table3", DE_EN.name, JOINT_2048, than=row, than_artefact="table5") for row in TABLE5_BASELINES),
@@ -541,5 +566,44 @@ CLAIMS = (
         f"{paper_bleu('table2', NMT_64K, FI_EN)} against NMT-joint {paper_bleu('table2', JOINT_64K, FI_EN)} and "
         f"NMT-tied {paper_bleu('table2', TIED_64K, FI_EN)} BLEU",
         beats_in(NMT_64K, JOINT_64K, (FI_EN,)) + beats_in(NMT_64K, TIED_64K, (FI_EN,)),
+    ),
+    Claim(
+        "C25",
+        "NMT-joint with d_j = 2048 and 2 layers (Table 3) has fewer parameters than NMT and NMT-tied at 3 and 4 "
+        "layers (Table 5)",
+        "regardless of the fact that it utilizes fewer parameters than them (48.8M vs 69.2-73.4M and 50.9-55.1M "
+        "respectively)",
+        "§4.6, Tables 3 and 5",
+        "|Θ|, the trainable parameters counted in the trained models, De→En 32K: Table 3's Eq. 15 (2048) < Table 5's "
+        'NMT and NMT-tied at depths 3 and 4 ("them": the deeper models the sentence names; exact counts, no test). '
+        "C23 tests the same sentence's BLEU",
+        f"{paper_millions('table3', JOINT_2048, DE_EN)}M against NMT "
+        + " / ".join(paper_millions("table5", row, DE_EN) for row in DEEPER_BASELINES[:2])
+        + "M and NMT-tied "
+        + " / ".join(paper_millions("table5", row, DE_EN) for row in DEEPER_BASELINES[2:])
+        + "M (depths 3 / 4)",
+        tuple(
+            Check(
+                "table3",
+                parameter_column(DE_EN.name),
+                JOINT_2048,
+                than=row,
+                than_artefact="table5",
+                lower_is_better=True,
+            )
+            for row in DEEPER_BASELINES
+        ),
+    ),
+    Claim(
+        "C26",
+        "NMT-joint's parameters lie between NMT-tied's and NMT's in every cell of Table 2",
+        "which is capacity-wise in between the typical output layer and the `tied` output layer.",
+        "§4.5, Table 2",
+        "|Θ|, the trainable parameters counted in the trained models, each vocabulary and direction of Table 2: "
+        'NMT-tied < NMT-joint (its d_j chosen on the development set, as the table\'s) < NMT ("capacity-wise" '
+        "read as the parameter count, which the paper prints beside each score; exact counts, no test)",
+        "; ".join(capacities_text(bpe) for bpe in BPE_SIZES) + "M (NMT-tied < NMT-joint < NMT; En→Fi, Fi→En, "
+        "En→De, De→En)",
+        tuple(check for bpe in BPE_SIZES for column in DIRECTIONS for check in capacity_in_between(bpe, column)),
     ),
 )

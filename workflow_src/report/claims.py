@@ -459,8 +459,8 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
 
     artefact = registry.artefact(paper, check.artefact)
     if isinstance(artefact, artefacts.ScoreTable):
-        column = next(c for c in artefact.columns if c.name == check.column)
-        return "METEOR (%)" if column.metric == "meteor" else "BLEU"
+        column = next((c for c in artefact.columns if c.name == check.column), None)
+        return "parameters" if column is None else "METEOR (%)" if column.metric == "meteor" else "BLEU"
     if isinstance(artefact, artefacts.Figure):
         panel = next(p for p in artefact.panels if p.title == check.column)
         return {
@@ -533,6 +533,8 @@ def table_mark_note(paper: str, check: Check, cells: dict, outcome: Outcome) -> 
     ):
         return ""
     a, b = cells[check.row, check.column, None], cells[check.compared]
+    if a.kind == "count":  # the table marks its scores, not its |Θ|
+        return ""
     p = significance.difference_p(
         [np.array(s) for s in a.replicates],
         [np.array(s) for s in b.replicates],

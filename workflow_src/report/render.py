@@ -53,8 +53,9 @@ def read_scores(jobs: list[artefacts.Job], search: str, metric: str) -> list[dic
 def score_table(
     table: artefacts.ScoreTable, ctx: artefacts.Context
 ) -> tuple[list[str], list[dict], list[str], list[evidence.Cell]]:
-    """The table's columns, rows and footer, and its evidence (`score_evidence`): each chosen seed's
-    hypotheses are read and scored per sentence once, for the significance marks and the evidence."""
+    """The table's columns, rows and footer, and its evidence (`score_evidence`, and each row's |Θ|
+    as a count where the table has them): each chosen seed's hypotheses are read and scored per
+    sentence once, for the significance marks and the evidence."""
     columns = ["experiment", *table.label_columns]
     for column in table.columns:
         columns += [f"{column.name} paper"]
@@ -71,7 +72,7 @@ def score_table(
         if table.parameters:
             columns += [f"{column.name} |Θ| paper (M)", f"{column.name} |Θ| ours (M)"]
     columns += ["seeds", "signature", "note"]
-    rows, chosen, sentence_scores = [], {}, {}
+    rows, chosen, sentence_scores, counted = [], {}, {}, []
     for row in layout.selected_rows(ctx, table):
         out = {"experiment": row.experiment, **row.label}
         signatures, notes, seeds = set(), [row.note] if row.note else [], set()
@@ -100,8 +101,18 @@ def score_table(
             signatures |= {f"{s['metric']}: {s['signature']}" for s in scored}
             seeds |= {j.seed for j in jobs}
             if table.parameters:
-                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(f"{column.name} |Θ|"))
-                out[f"{column.name} |Θ| ours (M)"] = millions(analysis.read_metrics(jobs[0])[-1]["parameters"])
+                parameters = analysis.read_metrics(jobs[0])[-1]["parameters"]
+                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(artefacts.parameter_column(column.name)))
+                out[f"{column.name} |Θ| ours (M)"] = millions(parameters)
+                counted.append(
+                    evidence.Cell(
+                        row.experiment,
+                        artefacts.parameter_column(column.name),
+                        "count",
+                        (float(parameters),),
+                        evidence.COUNTED,
+                    )
+                )
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))
         out["note"] = "; ".join(notes)
@@ -146,7 +157,7 @@ def score_table(
         columns,
         rows,
         footer,
-        [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen)],
+        [*score_evidence(table, ctx, chosen, by_column), *mean_evidence(sentence_scores, chosen), *counted],
     )
 
 
