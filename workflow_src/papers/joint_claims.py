@@ -158,8 +158,7 @@ def table5_gain(layers: int) -> str:
 # §4.6: "our NMT-joint with d_j = 2048 ... outperforms all other NMT and NMT-tied models even with a deeper
 # architecture": Table 5's baselines, each depth
 TABLE5_BASELINES = tuple(name("32k", form, layers=layers) for form in ("nmt", "tied") for layers in DEPTHS)
-
-
+# and its "fewer parameters than them": those with "a deeper architecture (3-layer and 4-layer)"
 DEEPER_BASELINES = tuple(name("32k", form, layers=layers) for form in ("nmt", "tied") for layers in (3, 4))
 
 
