@@ -173,6 +173,7 @@ def test_table4_counts_the_layers_of_the_models_trained_on_fr_en(tmp_path, monke
     assert out[1]["output layer parameters ours ratio"] == pytest.approx(2001 / 2000)
     assert out[-1]["input layer parameters ours"] is None and "predates per-layer counts" in out[-1]["note"]
     assert out[2]["ms per batch ours"] == 12.0 and "trained on iwslt16 fr-en" in footer[0]
+    assert out[2][f"{artefacts.DECODING_MS} ours"] is None and "empty where the benchmark predates it" in footer[0]
     unconfigured = analysis.table(artefact, artefacts.Context(seeds=(1,), pairs={}), "vmf", "table4")[1]
     assert unconfigured[0]["input layer parameters ours"] is None and "not configured" in unconfigured[0]["note"]
     # the evidence vMF C12 is decided by: each counted row's two layers together, exact; none where uncounted

@@ -3,6 +3,7 @@
 and when it ran, and vMF Table 4's rows carry target tokens per second."""
 
 import json
+import statistics
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -85,11 +86,19 @@ def test_every_result_is_stamped_with_device_name_precision_torch_and_date(kind,
     assert date.utcoffset() == timedelta(0) and abs(datetime.now(timezone.utc) - date) < timedelta(minutes=5)
 
 
-def test_output_layer_rows_carry_target_tokens_per_second(tmp_path):
+def test_output_layer_rows_carry_target_tokens_per_second_and_decoding_time(tmp_path):
     rows = run("output-layers", "fp32", tmp_path / "result.json")["rows"]
     assert list(rows) == EXPERIMENTS["output-layers"]
     tokens = SETTINGS["batch_size"] * SETTINGS["length"]
     for row in rows.values():
+        # vMF C21's evidence: a batch's greedy decoding, timed in repeats as the training step is
+        assert len(row["decode_ms_repeats"]) == len(row["ms_repeats"]) == benchmark.REPEATS
+        assert row["decode_ms"] == pytest.approx(statistics.fmean(row["decode_ms_repeats"]), abs=0.01)
+    decoding = run("decoding", "fp32", tmp_path / "decoding.json")
+    assert decoding["settings"]["repeats"] == benchmark.REPEATS
+    for experiment, speed in decoding["sentences_per_second"].items():
+        seconds = [SETTINGS["batch_size"] / rate for rate in decoding["repeats"][experiment]]
+        assert speed == pytest.approx(SETTINGS["batch_size"] / statistics.fmean(seconds), rel=0.01)
         expected = tokens / (row["ms"] / 1000)
         # ms is rounded to 0.01, tokens_per_second to 0.1, both from the same unrounded step time
         assert row["tokens_per_second"] == pytest.approx(expected, abs=0.05 + expected * 0.005 / (row["ms"] - 0.005))

@@ -585,7 +585,11 @@ def artefact_keys(paper: str, check: Check) -> tuple[set, set]:
     if isinstance(artefact, artefacts.NeighbourTable):
         return set(artefact.paper), {s.name for s in artefact.systems}
     if isinstance(artefact, artefacts.ParameterTable):
-        return {r.experiment for r in artefact.rows}, {"ms per batch", artefacts.LAYER_PARAMETERS}
+        return {r.experiment for r in artefact.rows}, {
+            "ms per batch",
+            artefacts.DECODING_MS,
+            artefacts.LAYER_PARAMETERS,
+        }
     if isinstance(artefact, artefacts.SamplingTable):
         return {r.experiment for r in artefact.rows}, {f"{share:.0%}" for share in artefact.shares}
     if isinstance(artefact, artefacts.PerplexityTable):

@@ -291,6 +291,7 @@ class Figure:
 
 
 LAYER_PARAMETERS = "input and output layer parameters"  # a ParameterTable's claims column: the two layers' sum
+DECODING_MS = "decoding ms per batch"  # a ParameterTable's column the paper does not print (§5 says "similar time")
 
 
 def parameter_column(column: str) -> str:

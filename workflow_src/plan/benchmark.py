@@ -3,17 +3,18 @@
 `python -m workflow_src.plan.benchmark <kind> --settings JSON --out result.json [--experiments ...]`
 
 - `output-layers` (vMF Table 4): parameters of each model's input layer (the decoder's input
-  embeddings) and output layer, and the time of one training step (forward, backward, Adam)
-  per batch, every model at the same size, as ratios to the first;
+  embeddings) and output layer, the time of one training step (forward, backward, Adam) per
+  batch, and of greedily decoding one batch (`decode_times`), every model at the same size, as
+  ratios to the first;
 - `throughput` (vMF Figure 1, left): training samples per second against batch size, up to the
   largest batch each model fits in memory;
 - `log-cm`: log C_m and its derivative in torch on the device against scipy's `ive` with a
   round trip through the host (the released code's way);
-- `decoding`: greedy decoding throughput of each model;
+- `decoding`: greedy decoding throughput of each model (`decode_times`);
 - `sampling` (joint Table 4): target tokens per second in training with each sampled share of
   a BPE vocabulary of `sampling_vocab` pieces (the paper's 128K).
 
-Every training-step timing (output-layers, throughput, sampling) is `repeats` timed repeats
+Every training-step and decoding timing (output-layers, throughput, sampling, decoding) is `repeats` timed repeats
 (`settings["repeats"]`, default and at least `REPEATS`), each the mean over its `steps_per_repeat`
 steps (`steps` / `repeats`, rounded up: config `benchmarks.steps` is shared among the repeats),
 after `warmup` untimed steps; a result holds the repeats beside their mean (and sd), so that a
@@ -52,7 +53,7 @@ from workflow_src.registry import experiment as registry_experiment
 
 PAD, BOS, EOS = 0, 2, 3
 REPEATS = 5  # timed repeats of every training-step timing, at least
-REPEATED = ("output-layers", "throughput", "sampling")  # the kinds timed in repeats (`step_times`)
+REPEATED = ("output-layers", "throughput", "sampling", "decoding")  # timed in repeats (`repeat_plan`)
 
 
 def build(experiment: str, settings: dict, device: torch.device, **spec_changes) -> Seq2Seq:
@@ -146,6 +147,26 @@ def step_times(model: Seq2Seq, batch: int, settings: dict, device: torch.device)
     return [statistics.fmean(times[r * per_repeat : (r + 1) * per_repeat]) for r in range(repeats)]
 
 
+@torch.no_grad()
+def decode_times(model: Seq2Seq, settings: dict, device: torch.device) -> list[float]:
+    """Seconds to decode one batch greedily for `length` steps (</s> banned), each timed repeat's
+    mean as `step_times`'s, after `warmup` untimed batches; in fp32, as decode jobs run
+    (`workflow_src.decode.decode`) whatever `train.precision` says."""
+    repeats, per_repeat = repeat_plan(settings)
+    model.eval()
+    src, lengths, _ = random_batch(model, settings["batch_size"], settings["length"], device)
+    times = []
+    for i in range(settings["warmup"] + repeats * per_repeat):
+        synchronize(device)
+        started = time.perf_counter()
+        model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
+        synchronize(device)
+        if i >= settings["warmup"]:
+            times.append(time.perf_counter() - started)
+    model.train()
+    return [statistics.fmean(times[r * per_repeat : (r + 1) * per_repeat]) for r in range(repeats)]
+
+
 def rates(amount: float, seconds: list[float]) -> list[float]:
     """`amount` per second in each repeat."""
     return [round(amount / s, 1) for s in seconds]
@@ -157,20 +178,25 @@ def sd(values: list[float]) -> float:
 
 def output_layers(experiments: list[str], settings: dict, device: torch.device) -> dict:
     """Per model: input and output layer parameters, ms per training step (each repeat's in
-    `ms_repeats`, their mean `ms` and sample sd `ms_sd`) and target tokens per second
-    (batch_size x length / the mean step seconds)."""
+    `ms_repeats`, their mean `ms` and sample sd `ms_sd`), target tokens per second (batch_size x
+    length / the mean step seconds), and ms to decode a batch greedily (`decode_ms_repeats`,
+    `decode_ms`, `decode_ms_sd`)."""
     tokens = settings["batch_size"] * settings["length"]
     rows = {}
     for experiment in experiments:
         model = build(experiment, settings, device)
         seconds = step_times(model, settings["batch_size"], settings, device)
         ms = [1000 * s for s in seconds]
+        decode_ms = [1000 * s for s in decode_times(model, settings, device)]
         rows[experiment] = {
             **model.layer_parameters(),
             "ms": round(statistics.fmean(ms), 2),
             "ms_sd": round(sd(ms), 2),
             "ms_repeats": [round(m, 3) for m in ms],
             "tokens_per_second": round(tokens / statistics.fmean(seconds), 1),
+            "decode_ms": round(statistics.fmean(decode_ms), 2),
+            "decode_ms_sd": round(sd(decode_ms), 2),
+            "decode_ms_repeats": [round(m, 3) for m in decode_ms],
         }
         print(f"{experiment}: {rows[experiment]}", flush=True)
         del model
@@ -321,29 +347,21 @@ def log_cm_speed(settings: dict, device: torch.device) -> dict:
     return result
 
 
-@torch.no_grad()
 def decoding(experiments: list[str], settings: dict, device: torch.device) -> dict:
-    """Sentences per second of batched greedy decoding for `length` steps (</s> banned), in fp32
-    as decode jobs (`workflow_src.decode.decode`) run whatever `train.precision` says."""
-    rows = {}
+    """Sentences per second of batched greedy decoding (`decode_times`): `sentences_per_second` the
+    mean over the timed repeats, `repeats` each repeat's."""
+    rows, repeats = {}, {}
     for experiment in experiments:
-        model = build(experiment, settings, device).eval()
-        src, lengths, _ = random_batch(model, settings["batch_size"], settings["length"], device)
-        times = []
-        for i in range(settings["warmup"] + settings["steps"]):
-            synchronize(device)
-            started = time.perf_counter()
-            model.greedy(src, lengths, BOS, EOS, [PAD, BOS, EOS], settings["length"])
-            synchronize(device)
-            if i >= settings["warmup"]:
-                times.append(time.perf_counter() - started)
-        rows[experiment] = round(settings["batch_size"] / statistics.median(times), 1)
+        model = build(experiment, settings, device)
+        seconds = decode_times(model, settings, device)
+        rows[experiment] = round(settings["batch_size"] / statistics.fmean(seconds), 1)
+        repeats[experiment] = rates(settings["batch_size"], seconds)
         del model
         release(device)
     first = experiments[0]
     for experiment, speed in rows.items():
         print(f"{experiment}: {speed} sentences/s decoding ({speed / rows[first]:.2f}x {first})")
-    return {"sentences_per_second": rows, "arithmetic": "fp32, as decode jobs run"}
+    return {"sentences_per_second": rows, "repeats": repeats, "arithmetic": "fp32, as decode jobs run"}
 
 
 def device_name(device: torch.device) -> str:

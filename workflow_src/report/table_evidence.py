@@ -15,6 +15,7 @@ so that a cell's replicates give the table's number; a cell whose runs had not p
     RareWordTable    "training frequency" <system>                   f1          a seed's per-sentence counts
     NeighbourTable   statistic           <system>                    value       a chosen seed's value
     ParameterTable   experiment          "ms per batch"              value       a timed repeat's ms
+                     experiment          DECODING_MS                 value       a timed repeat's ms
                      experiment          LAYER_PARAMETERS            count       the trained model's count
     SamplingTable    experiment          "<share:.0%>"               value       a timed repeat's tokens/s
     NextWordTable    experiment          "p(<word>)"                 probability a chosen seed's per-block sums
@@ -31,6 +32,7 @@ from workflow_src import layout
 from workflow_src.atomic import read_lines
 from workflow_src.artefacts import (
     BEST_BLEU_EPOCH,
+    DECODING_MS,
     LAYER_PARAMETERS,
     Column,
     Context,
@@ -204,13 +206,15 @@ def benchmark(paper: str, artefact_id: str) -> dict:
 
 @cells.register
 def _(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str) -> list[Cell]:
-    """Per row, each timed repeat's ms per batch (the benchmark's `ms_repeats`), and the input and
-    output layers' parameters together as counted in the table's trained model (exact: no spread)."""
+    """Per row, each timed repeat's ms per training batch and per decoded batch (the benchmark's
+    `ms_repeats`, `decode_ms_repeats`), and the input and output layers' parameters together as
+    counted in the table's trained model (exact: no spread)."""
     rows = benchmark(paper, artefact_id)["rows"]
     timed = [
-        Cell(row.experiment, "ms per batch", "value", tuple(repeats), repeat_labels(len(repeats)))
+        Cell(row.experiment, column, "value", tuple(repeats), repeat_labels(len(repeats)))
         for row in artefact.rows
-        if (repeats := rows[row.experiment].get("ms_repeats"))
+        for column, key in (("ms per batch", "ms_repeats"), (DECODING_MS, "decode_ms_repeats"))
+        if (repeats := rows[row.experiment].get(key))
     ]
     counted = [
         Cell(row.experiment, LAYER_PARAMETERS, "count", (float(counts["input"] + counts["output"]),), COUNTED)
