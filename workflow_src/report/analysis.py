@@ -646,7 +646,6 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
             out[f"{name} ours"] = ours.get(key)
             out[f"{name} paper ratio"] = ratio(row.paper.get(key), first.paper.get(key))
             out[f"{name} ours ratio"] = ratio(ours.get(key), reference.get(key))
-        for key, name in quantities:
             if key in timings:
                 out[f"{name} ours sd"] = timed.get(f"{key}_sd")
         rows.append(out)
