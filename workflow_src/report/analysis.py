@@ -657,7 +657,8 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
         f"at the paper's sizes, timed in one run ({settings}), the mean over the timed repeats (each the mean over "
         f"its steps), sd: their sample standard deviation. {DECODING_MS} (not in the paper, whose §5 says only that "
         "translating 'takes similar time as that of softmax-based models'): greedy decoding of one batch of the "
-        "same size for `length` steps, </s> banned, in fp32 as decode jobs run, timed in the same run and repeats; "
+        "same size, as many steps as the benchmark's length, </s> banned, in fp32 as decode jobs run, timed in the "
+        "same run and repeats; "
         f"empty where the benchmark predates it. Ratios to {first.experiment}."
     ]
     return columns, rows, footer
