@@ -213,8 +213,8 @@ DEVIATIONS = (
         "D27",
         "decoding time",
         '§5: "it currently takes similar time as that of softmax-based models", with no number',
-        "an extra Table 4 column: ms to decode one batch greedily (fp32, </s> banned, `length` steps), every row "
-        "timed in the table's benchmark run, 5 timed repeats",
+        "an extra Table 4 column: ms to decode one batch greedily (fp32, </s> banned, the benchmark's length in "
+        "steps), every row timed in the table's benchmark run, 5 timed repeats",
         "claim C21 tests §5's sentence on it",
         "none on the paper's columns",
         "workflow_src/plan/benchmark.py:decode_times",
