@@ -18,8 +18,8 @@ Every timing of a training step or of a decoded batch (output-layers, throughput
 decoding) is `repeats` timed repeats (`settings["repeats"]`, default and at least `REPEATS`), each
 the mean over its `steps_per_repeat` steps (`steps` / `repeats`, rounded up: config
 `benchmarks.steps` is shared among the repeats), after `warmup` untimed steps; a result holds the
-repeats beside their mean (and sd), so that a
-claim on a timing or a ratio can count their spread (`workflow_src/score/evidence.py`).
+repeats beside their mean (and sd), so that a claim on a timing or a ratio can count their spread
+(`workflow_src/score/evidence.py`).
 
 Models are untrained and fed random token ids: speed and size do not depend on the weights.
 Training steps run in the precision a training job of the same config runs in
