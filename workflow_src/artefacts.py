@@ -292,6 +292,8 @@ class Figure:
 
 LAYER_PARAMETERS = "input and output layer parameters"  # a ParameterTable's claims column: the two layers' sum
 DECODING_MS = "decoding ms per batch"  # a ParameterTable's column the paper does not print (§5 says "similar time")
+# a ParameterTable's timings: (the benchmark's key, with `_sd` and `_repeats` beside it; the table's column)
+PARAMETER_TABLE_TIMINGS = (("ms", "ms per batch"), ("decode_ms", DECODING_MS))
 
 
 def parameter_column(column: str) -> str:

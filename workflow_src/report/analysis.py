@@ -15,6 +15,7 @@ from pathlib import Path
 from workflow_src import layout, registry
 from workflow_src.artefacts import (
     DECODING_MS,
+    PARAMETER_TABLE_TIMINGS,
     Context,
     ConvergenceTable,
     ExampleTable,
@@ -614,13 +615,8 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
     measured = json.loads(Path(layout.benchmark_path(paper, artefact_id)).read_text())
     trained = {row.experiment: trained_layer_parameters(ctx, artefact.column, row.experiment) for row in artefact.rows}
     columns = ["experiment", *artefact.label_columns]
-    quantities = (
-        ("input", "input layer parameters"),
-        ("output", "output layer parameters"),
-        ("ms", "ms per batch"),
-        ("decode_ms", DECODING_MS),
-    )
-    timings = ("ms", "decode_ms")
+    quantities = (("input", "input layer parameters"), ("output", "output layer parameters"), *PARAMETER_TABLE_TIMINGS)
+    timings = dict(PARAMETER_TABLE_TIMINGS)
     for key, name in quantities:
         columns += [
             f"{name} paper",
@@ -658,7 +654,6 @@ def parameters(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: 
         f"its steps), sd: their sample standard deviation. {DECODING_MS} (not in the paper, whose §5 says only that "
         "translating 'takes similar time as that of softmax-based models'): greedy decoding of one batch of the "
         "same size, as many steps as the benchmark's length, </s> banned, in fp32 as decode jobs run, timed in the "
-        "same run and repeats; "
-        f"empty where the benchmark predates it. Ratios to {first.experiment}."
+        f"same run and repeats; empty where the benchmark predates it. Ratios to {first.experiment}."
     ]
     return columns, rows, footer

@@ -591,7 +591,6 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
     path -> its cells)."""
     if isinstance(check, Gap):
         return gap_outcome(check, [decide_in_run(paper, part, found) for part in check.parts])
-    unit, points = unit_of(paper, check), point_names(paper, check)
     for artefact in dict.fromkeys((check.artefact, check.compared_artefact)):
         path = evidence_path(paper, artefact)
         if path not in found:
@@ -601,4 +600,4 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
         compared = found[evidence_path(paper, check.than_artefact)].get(check.compared)
         cells = {key: cell for key, cell in cells.items() if key != check.compared}
         cells |= {check.compared: compared} if compared is not None else {}
-    return decide(check, cells, "", unit, points)
+    return decide(check, cells, "", unit_of(paper, check), point_names(paper, check))

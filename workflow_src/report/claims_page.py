@@ -61,15 +61,11 @@ def as_read(quote: str) -> str:
         return "".join(SUBSCRIPTS[c] for c in letters) if all(c in SUBSCRIPTS for c in letters) else match.group(0)
 
     def render(match: re.Match) -> str:
-        maths = match.group(1).strip()
-        for macro, symbol in LATEX_SYMBOLS.items():
-            maths = maths.replace(macro, symbol)
-        return re.sub(r"_\{?(\w+)\}?", subscript, maths).replace("^T", "ᵀ")
+        return re.sub(r"_\{?(\w+)\}?", subscript, match.group(1).strip()).replace("^T", "ᵀ")
 
-    rendered = re.sub(r"\$([^$]*)\$", render, quote)
     for macro, symbol in LATEX_SYMBOLS.items():
-        rendered = rendered.replace(macro, symbol)
-    return rendered
+        quote = quote.replace(macro, symbol)
+    return re.sub(r"\$([^$]*)\$", render, quote)
 
 
 def grouped(outcomes: list[Outcome]) -> list[str]:

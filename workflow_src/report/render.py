@@ -102,16 +102,11 @@ def score_table(
             seeds |= {j.seed for j in jobs}
             if table.parameters:
                 parameters = analysis.read_metrics(jobs[0])[-1]["parameters"]
-                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(artefacts.parameter_column(column.name)))
+                parameter_key = artefacts.parameter_column(column.name)
+                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(parameter_key))
                 out[f"{column.name} |Θ| ours (M)"] = millions(parameters)
                 counted.append(
-                    evidence.Cell(
-                        row.experiment,
-                        artefacts.parameter_column(column.name),
-                        "count",
-                        (float(parameters),),
-                        evidence.COUNTED,
-                    )
+                    evidence.Cell(row.experiment, parameter_key, "count", (float(parameters),), evidence.COUNTED)
                 )
         out["seeds"] = " ".join(str(s) for s in sorted(seeds))
         out["signature"] = " | ".join(sorted(signatures))

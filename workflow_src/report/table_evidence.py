@@ -32,8 +32,8 @@ from workflow_src import layout
 from workflow_src.atomic import read_lines
 from workflow_src.artefacts import (
     BEST_BLEU_EPOCH,
-    DECODING_MS,
     LAYER_PARAMETERS,
+    PARAMETER_TABLE_TIMINGS,
     Column,
     Context,
     ConvergenceTable,
@@ -213,8 +213,8 @@ def _(artefact: ParameterTable, ctx: Context, paper: str, artefact_id: str) -> l
     timed = [
         Cell(row.experiment, column, "value", tuple(repeats), repeat_labels(len(repeats)))
         for row in artefact.rows
-        for column, key in (("ms per batch", "ms_repeats"), (DECODING_MS, "decode_ms_repeats"))
-        if (repeats := rows[row.experiment].get(key))
+        for key, column in PARAMETER_TABLE_TIMINGS
+        if (repeats := rows[row.experiment].get(f"{key}_repeats"))
     ]
     counted = [
         Cell(row.experiment, LAYER_PARAMETERS, "count", (float(counts["input"] + counts["output"]),), COUNTED)
