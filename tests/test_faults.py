@@ -203,3 +203,18 @@ def test_a_missing_text_file_is_one_line_naming_it_and_what_belongs_there(tmp_pa
         text=True,
     )
     assert typed.returncode == 1 and typed.stderr == f"plan: error: {missing}\n"
+
+
+def test_a_command_ended_without_teardown_keeps_its_status_and_its_flushed_output():
+    """The GPU check's commands end by `exit_without_teardown`: what they printed (block-buffered
+    into a pipe) is all there, with their status, and no exit handler runs after the verdict."""
+    script = (
+        "import atexit, sys\n"
+        "from workflow_src.atomic import exit_without_teardown\n"
+        "atexit.register(lambda: print('teardown ran'))\n"
+        "print('verdict', end='')\n"
+        "sys.stderr.write('said')\n"
+        "exit_without_teardown(3)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (3, "verdict", "said")

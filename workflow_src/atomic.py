@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NoReturn
 
 
 _UMASK = os.umask(0)
@@ -142,13 +142,25 @@ def one_line_faults(main: Callable) -> Callable:
             return main(*args, **kwargs)
         except FileFault as fault:
             run_as = Path(sys.argv[0])  # `python -m workflow_src.plan` runs workflow_src/plan/__main__.py
-            if run_as.name == "__main__.py":
+            if run_as.name == "__main__.py" and Path(__file__).parent in run_as.resolve().parents:
                 command = run_as.parent.name
-            else:
+            else:  # a module run as a script, or called (as tests do: argv is pytest's)
                 command = run_as.stem if main.__module__ == "__main__" else main.__module__.rpartition(".")[2]
             sys.exit(f"{command}: error: {fault}")
 
     return run
+
+
+def exit_without_teardown(status: int) -> NoReturn:
+    """End the process with `status` once stdout and stderr are flushed, skipping the interpreter's
+    teardown. For a command whose verdict is its (atomically written) report and its status: a crash
+    in a library's teardown after them must not overturn them. CI saw one once, after a GPU check
+    on the CPU had passed and written its report: `terminate called without an active exception`,
+    exit 134 (the class of crash in pytorch/pytorch#38228, a thread taking the GIL while the
+    interpreter finalises)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 METRICS = "one JSON record per training epoch, as workflow_src/train writes metrics.jsonl"

@@ -606,6 +606,7 @@ class Check:
         finally:
             if watchdog:
                 watchdog.cancel()
+                watchdog.join()  # no thread of the check outlives it
             pool.stop()
             scratch.cleanup()
         self.log(self.report.summary())

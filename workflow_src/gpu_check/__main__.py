@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from workflow_src.atomic import described, write_text
+from workflow_src.atomic import described, exit_without_teardown, write_text
 from workflow_src.config_check import read_checked
 from workflow_src.gpu_check.report import CHECKS, refused
 
@@ -102,4 +102,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_teardown(main())

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from workflow_src import layout
 from workflow_src.config_check import read_checked
-from workflow_src.atomic import described, one_line_faults, read_lines, write_text
+from workflow_src.atomic import described, exit_without_teardown, one_line_faults, read_lines, write_text
 from workflow_src.data.vocab import Vocab, count_words
 from workflow_src.model import compilation, precision as precisions
 from workflow_src.model.gpu import job_device
@@ -168,7 +168,7 @@ def markdown(report: dict) -> str:
 
 
 @one_line_faults
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=described(__doc__))
     parser.add_argument("--config", required=True)
     parser.add_argument("--pairs", type=Path, required=True, help="folder with src-train.txt and tgt-train.txt")
@@ -199,9 +199,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     write_text(args.out / "pairs_training.json", json.dumps(report, indent=1) + "\n")
     write_text(args.out / "pairs_training.md", markdown(report) + "\n")
-    if any(": FAILED: " in line(run) for run in runs):
-        raise SystemExit(1)
+    return 1 if any(": FAILED: " in line(run) for run in runs) else 0
 
 
 if __name__ == "__main__":
-    main()
+    exit_without_teardown(main())
