@@ -232,8 +232,11 @@ def test_counts_are_decided_exactly_with_the_papers_own_counts_as_power():
         for n in (9_999, 10_001, 10_000)
     ]
     assert [o.verdict for o in verdicts] == [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]
-    assert verdicts[0].ours == "9999 parameters (a, counted) against 1e+06 parameters (b, counted): ratio 0.01"
+    assert verdicts[0].ours == "9,999 parameters (a, counted) against 1,000,000 parameters (b, counted): ratio 0.01"
     assert "exact counts, no spread: the claim holds" in verdicts[0].reason
+    below = Check("table4", artefacts.LAYER_PARAMETERS, "a", than="b", lower_is_better=True)
+    cells = keyed(counted("a", below.column, 206_679), counted("b", below.column, 214_999))
+    assert claims.decide(below, cells, unit="parameters").ours.endswith("(b, counted); d = +8,320")
     claim = next(c for c in claims.paper_claims("vmf") if c.id == "C12")
     assert claims.paper_numbers("vmf", claim.checks[0]) == (460_800, 24_576_000)
     gaps = [claims.paper_gap("vmf", claim.checks[0])]

@@ -95,8 +95,11 @@ class Outcome:
     undecided: tuple["Outcome", ...] = ()
 
 
+COUNTED = "parameters"  # the unit of exact counts, printed whole ("214,999 parameters")
+
+
 def with_unit(value: float, unit: str) -> str:
-    return f"{value:.4g} {unit}".rstrip()
+    return f"{value:,.0f} {unit}" if unit == COUNTED else f"{value:.4g} {unit}".rstrip()
 
 
 def describe(
@@ -121,7 +124,7 @@ def describe(
     ours = f"{with_unit(value_a, unit)} ({check.name}, {runs(a)}{at_a}) against {other}"
     if check.parity is not None or check.factor is not None:
         return f"{ours}: ratio {value_a / value_b:.3g}" if value_b > 0 else f"{ours}: no ratio"
-    return f"{ours}; d = {d:+.3g}"
+    return f"{ours}; d = {d:+,.0f}" if unit == COUNTED else f"{ours}; d = {d:+.3g}"
 
 
 def decide(
@@ -460,7 +463,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
     artefact = registry.artefact(paper, check.artefact)
     if isinstance(artefact, artefacts.ScoreTable):
         column = next((c for c in artefact.columns if c.name == check.column), None)
-        return "parameters" if column is None else "METEOR (%)" if column.metric == "meteor" else "BLEU"
+        return COUNTED if column is None else "METEOR (%)" if column.metric == "meteor" else "BLEU"
     if isinstance(artefact, artefacts.Figure):
         panel = next(p for p in artefact.panels if p.title == check.column)
         return {
@@ -475,7 +478,7 @@ def unit_of(paper: str, check: Check | Gap) -> str | tuple[str, ...]:
         artefacts.PerplexityTable: "perplexity",
         artefacts.RareWordTable: "F1",
         artefacts.ConvergenceTable: "epochs" if check.column.endswith(artefacts.BEST_BLEU_EPOCH) else "s of training",
-        artefacts.ParameterTable: "parameters" if check.column == artefacts.LAYER_PARAMETERS else "ms per batch",
+        artefacts.ParameterTable: COUNTED if check.column == artefacts.LAYER_PARAMETERS else "ms per batch",
         artefacts.SamplingTable: "target tokens/s",
         artefacts.NextWordTable: "(mean probability)",
     }.get(type(artefact), "")
