@@ -21,8 +21,13 @@ from workflow_src.papers.joint import (
 )
 
 
+def paper_number(artefact: str, experiment: str, key: str) -> float:
+    """The paper's printed number of a row of one of its tables, under `key`."""
+    return next(r for r in ARTEFACTS[artefact].rows if r.experiment == experiment).paper[key]
+
+
 def paper_bleu(artefact: str, experiment: str, column: Column) -> str:
-    return f"{next(r for r in ARTEFACTS[artefact].rows if r.experiment == experiment).paper[column.name]:.2f}"
+    return f"{paper_number(artefact, experiment, column.name):.2f}"
 
 
 def joint_beats(bpe: str, column: Column, than: str, artefact: str = "table2") -> Check:
@@ -127,8 +132,8 @@ def table2_row(bpe: str, form: str) -> str:
 
 def above_nmt(bpe: str, form: str, column: Column) -> bool:
     """In the paper's Table 2."""
-    return float(paper_bleu("table2", table2_row(bpe, form), column)) > float(
-        paper_bleu("table2", name(bpe, "nmt"), column)
+    return paper_number("table2", table2_row(bpe, form), column.name) > paper_number(
+        "table2", name(bpe, "nmt"), column.name
     )
 
 
@@ -164,8 +169,7 @@ DEEPER_BASELINES = tuple(name("32k", form, layers=layers) for form in ("nmt", "t
 
 def paper_millions(artefact: str, experiment: str, column: Column) -> str:
     """The paper's |Θ| of a row, in millions as it prints them: "48.8"."""
-    row = next(r for r in ARTEFACTS[artefact].rows if r.experiment == experiment)
-    return f"{row.paper[parameter_column(column.name)] / 1e6:.1f}"
+    return f"{paper_number(artefact, experiment, parameter_column(column.name)) / 1e6:.1f}"
 
 
 def capacity_in_between(bpe: str, column: Column) -> tuple[Check, Check]:
@@ -198,7 +202,7 @@ HIGHEST_AT = dict(zip(DIRECTIONS, ("128k", "64k", "128k", "64k"), strict=True))
 
 def highest_form(column: Column) -> str:
     """The model of the paper's highest Table 2 cell in `column` at the vocabulary §4.3 names for it."""
-    return max(MODEL_NAMES, key=lambda form: float(paper_bleu("table2", table2_row(HIGHEST_AT[column], form), column)))
+    return max(MODEL_NAMES, key=lambda form: paper_number("table2", table2_row(HIGHEST_AT[column], form), column.name))
 
 
 def highest_over_other_vocabularies(column: Column) -> tuple[Check, ...]:
@@ -211,7 +215,7 @@ def highest_over_other_vocabularies(column: Column) -> tuple[Check, ...]:
 def highest_text(column: Column) -> str:
     """ "En→Fi 13.93 (128K NMT-joint) against at most 13.84"."""
     checks = highest_over_other_vocabularies(column)
-    best_other = max(float(paper_bleu("table2", c.than, column)) for c in checks)
+    best_other = max(paper_number("table2", c.than, column.name) for c in checks)
     top = f"{HIGHEST_AT[column].upper()} {MODEL_NAMES[highest_form(column)]}"
     return f"{column.name} {paper_bleu('table2', checks[0].row, column)} ({top}) against at most {best_other:.2f}"
 
