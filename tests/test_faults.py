@@ -5,6 +5,7 @@ whose checkpoint is unreadable says so and goes on from a finished run's history
 or from scratch. Small files, no training: well under a second in all."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -216,5 +217,8 @@ def test_a_command_ended_without_teardown_keeps_its_status_and_its_flushed_outpu
         "sys.stderr.write('said')\n"
         "exit_without_teardown(3)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout block-buffered, as a pipe's is
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=buffered, capture_output=True, text=True, timeout=60
+    )
     assert (result.returncode, result.stdout, result.stderr) == (3, "verdict", "said")
