@@ -142,7 +142,7 @@ def one_line_faults(main: Callable) -> Callable:
             return main(*args, **kwargs)
         except FileFault as fault:
             run_as = Path(sys.argv[0])  # `python -m workflow_src.plan` runs workflow_src/plan/__main__.py
-            if run_as.name == "__main__.py" and Path(__file__).parent in run_as.resolve().parents:
+            if run_as.name == "__main__.py" and Path(__file__).resolve().parent in run_as.resolve().parents:
                 command = run_as.parent.name
             else:  # a module run as a script, or called (as tests do: argv is pytest's)
                 command = run_as.stem if main.__module__ == "__main__" else main.__module__.rpartition(".")[2]
