@@ -70,7 +70,7 @@ def score_table(
             columns += [f"{column.name} significance"]
         columns += analysis.diff_column(ctx, column.name)
         if table.parameters:
-            columns += [f"{column.name} |Θ| paper (M)", f"{column.name} |Θ| ours (M)"]
+            columns += [f"{artefacts.parameter_column(column.name)} {whose} (M)" for whose in ("paper", "ours")]
     columns += ["seeds", "signature", "note"]
     rows, chosen, sentence_scores, counted = [], {}, {}, []
     for row in layout.selected_rows(ctx, table):
@@ -103,8 +103,8 @@ def score_table(
             if table.parameters:
                 parameters = analysis.read_metrics(jobs[0])[-1]["parameters"]
                 parameter_key = artefacts.parameter_column(column.name)
-                out[f"{column.name} |Θ| paper (M)"] = millions(row.paper.get(parameter_key))
-                out[f"{column.name} |Θ| ours (M)"] = millions(parameters)
+                out[f"{parameter_key} paper (M)"] = millions(row.paper.get(parameter_key))
+                out[f"{parameter_key} ours (M)"] = millions(parameters)
                 counted.append(
                     evidence.Cell(row.experiment, parameter_key, "count", (float(parameters),), evidence.COUNTED)
                 )
