@@ -377,6 +377,48 @@ def test_a_training_batch_locates_its_tokens_on_the_host():
     assert isinstance(handed[0], TrainingBatch)
 
 
+def test_the_batch_thread_ends_when_its_consumer_stops(tmp_path):
+    """nmt_data.prefetched's background thread (CUDA's) ends once its consumer has: the generator
+    closed early, or the main thread ended by an error in the consumer's step; it is not left
+    building or holding batches while the interpreter exits (pytorch/pytorch#38228)."""
+    import subprocess
+    import sys
+    import threading
+
+    from workflow_src.model.nmt_data import PRODUCER, prefetched, training_batch
+    from workflow_src.data.vocab import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(20)])
+    built = []
+
+    def make():
+        for i in range(1000):
+            built.append(i)
+            yield training_batch([[5, 6]], [[7, vocab.eos]], [0], vocab, vocab, torch.device("cpu"))
+
+    before = set(threading.enumerate())
+    batches = prefetched(make(), torch.device("cpu"), depth=2, background=True)
+    next(batches)
+    assert [t.name for t in set(threading.enumerate()) - before] == [PRODUCER]
+    batches.close()
+    assert set(threading.enumerate()) <= before
+    assert len(built) <= 1 + 2 + 2  # the batch taken, a full queue, and the one it was building
+
+    script = tmp_path / "failing_step.py"
+    script.write_text(
+        "import atexit, itertools, threading, torch\n"
+        "from workflow_src.model.nmt_data import prefetched\n"
+        "atexit.register(lambda: print('threads at exit:', [t.name for t in threading.enumerate() if t.is_alive()]))\n"
+        "for batch in prefetched((torch.ones(3) for _ in itertools.count()), torch.device('cpu'), background=True):\n"
+        "    raise ValueError('the step failed')\n"
+    )
+    ended = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    assert ended.returncode == 1 and "ValueError: the step failed" in ended.stderr
+    assert "threads at exit: []" in ended.stdout, ended.stdout
+
+
 def test_padding_to_multiples_only_where_the_step_is_compiled():
     """Eager, a batch is as long as its longest sentence on every device (padding to 8 costs
     decoder steps for nothing); compiled, S and T round up to multiples of 8 (fewer shapes)."""

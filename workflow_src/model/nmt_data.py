@@ -152,31 +152,58 @@ def training_batch(
     return batch.map(torch.Tensor.pin_memory) if device.type == "cuda" else batch
 
 
+PRODUCER = "prefetched batches"  # the background thread's name
+
+
 def prefetched(
     make: Iterable[TrainingBatch], device: torch.device, depth: int = 4, background: bool | None = None
 ) -> Iterator[TrainingBatch]:
     """The batches on `device`. With `background` (None: where the device is CUDA) a thread builds
     them (padding, pinning) ahead of the training loop, `depth` at most; else they are built in
-    turn, on this thread (the CPU's threads are busy training)."""
+    turn, on this thread (the CPU's threads are busy training).
+
+    The thread stops once the consumer has: this generator closed (its loop left early), or the
+    main thread ended (an error in the consumer's step, which closes no generator). It is not a
+    daemon, so the interpreter waits for it (a batch's build at most) before it exits: a daemon
+    thread still building a batch in torch's code as the interpreter finalises is ended inside C++
+    when it re-takes the GIL, and the process aborts (pytorch/pytorch#38228)."""
     if not (device.type == "cuda" if background is None else background):
         yield from (batch.to(device) for batch in make)
         return
     ready: queue.Queue = queue.Queue(maxsize=depth)
     done = object()
     failure: list[BaseException] = []
+    stopped = threading.Event()
+    main = threading.main_thread()
+
+    def hand_over(item) -> bool:
+        """Puts `item` for the consumer, waiting while it may still take it; False once it has stopped."""
+        while not stopped.is_set() and main.is_alive():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
 
     def produce() -> None:
         try:
             for batch in make:
-                ready.put(batch)
+                if not hand_over(batch):
+                    return
         except BaseException as err:  # handed to the consumer, raised there
             failure.append(err)
         finally:
-            ready.put(done)
+            hand_over(done)
 
-    threading.Thread(target=produce, daemon=True).start()
-    while (batch := ready.get()) is not done:
-        yield batch.to(device)
+    producer = threading.Thread(target=produce, name=PRODUCER)
+    producer.start()
+    try:
+        while (batch := ready.get()) is not done:
+            yield batch.to(device)
+    finally:
+        stopped.set()
+        producer.join()
     if failure:
         raise failure[0]
 
