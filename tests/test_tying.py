@@ -193,6 +193,7 @@ def test_table4_shows_each_models_top_predictions_and_the_next_words_probability
     footer = (tying_run / "results/tying/table4.md").read_text()
     assert "Mean probability each model gives a word where another word comes next in the test text" in footer
     assert "<unk>: VD-LSTM 0." in footer
+    assert all(f"{inference.observed(cell):.4g}" in footer for cell in cells.values())  # the claims' numbers
 
 
 def test_figure1_sweeps_beta_and_tau_around_one_point_on_slices_with_unit_norm_rows(tying_run):

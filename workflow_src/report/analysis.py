@@ -31,6 +31,8 @@ from workflow_src.artefacts import (
 from workflow_src.atomic import read_lines, read_metrics as read_metrics_file
 from workflow_src.data.vocab import read_counts
 from workflow_src.report import plateau
+from workflow_src.score.evidence import Cell, seed_labels
+from workflow_src.score.inference import observed
 from workflow_src.score.rare_words import bin_label, bin_scores, sentence_bin_counts
 from workflow_src.train.divergence import diverged
 
@@ -439,14 +441,15 @@ def word_probability_blocks(jobs: list[Job], words: tuple[str, ...], paper: str,
 
 def mean_probability_footer(artefact: NextWordTable, chosen: dict, paper: str, artefact_id: str) -> list[str]:
     """Each system's mean probability of the `mean_probability_of` words where another word comes next
-    in the context text: the mean over its seeds of sum(p) / positions."""
+    in the context text: the mean over its seeds of sum(p) / positions, the number its claims read
+    (`inference.observed` of the same blocks)."""
     if not artefact.mean_probability_of:
         return []
     means = {}
     for name, (jobs, _) in chosen.items():
         for word, seeds in word_probability_blocks(jobs, artefact.mean_probability_of, paper, artefact_id).items():
-            per_seed = [sum(s for s, _ in blocks) / sum(n for _, n in blocks) for blocks in seeds]
-            means.setdefault(word, []).append(f"{name} {sum(per_seed) / len(per_seed):.4g}")
+            mean = observed(Cell(name, word, "probability", seeds, seed_labels(j.seed for j in jobs)))
+            means.setdefault(word, []).append(f"{name} {mean:.4g}")
     absent = [w for w in artefact.mean_probability_of if w not in means]
     return [
         f"Mean probability each model gives a word where another word comes next in the {artefact.context} text, "
