@@ -105,7 +105,7 @@ def test_the_ledgers_name_the_settings_of_known_deviations():
     assert {
         "workflow_src/model/lm_losses.py:augmented_loss",
         "papers.tying.table1.tune",
-        "workflow_src/decode/lm_predict.py:predict",
+        "workflow_src/decode/lm_predict.py:read_context",
         "lm.convergence",
     } <= settings["tying"]
     assert {

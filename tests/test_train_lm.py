@@ -500,12 +500,15 @@ def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pa
     """§6.4's evidence (tying C17, C18): at each position of the context text followed by a token other
     than w, p(w | the text before it), summed per block of positions (positions where w comes next
     left out, and not counted); a word outside the vocabulary is named."""
+    read_stream = lm_predict.read_stream
     itos = ["the", "cat", "sees", "a", "<unk>", EOS]
     model = saved_tiny_model(tmp_path / "model.pt", itos)
     context = ["the cat sees a zebra", "a cat sees the cat", "the zebra sees"]
     (tmp_path / "test.txt").write_text("\n".join(context) + "\n")
     (tmp_path / "phrases.txt").write_text("the cat\n")
     monkeypatch.setattr(lm_predict, "CHUNK", 4)  # blocks and chunks cut the text at different places
+    passes = []
+    monkeypatch.setattr(lm_predict, "read_stream", lambda *a: passes.append(a) or read_stream(*a))
     arguments = ["--model", str(tmp_path / "model.pt"), "--phrases", str(tmp_path / "phrases.txt")]
     arguments += ["--context", str(tmp_path / "test.txt"), "--out", str(tmp_path / "p.json")]
     lm_predict.main(
@@ -513,6 +516,8 @@ def test_the_mean_probability_of_words_over_the_text_against_a_token_by_token_pa
         + ["--mean-probability-of", "<unk>", "the", "an", "--block-tokens", "5"]
         + ["--mean-probability-out", str(tmp_path / "m.json")]
     )
+    assert len(passes) == 1  # the phrases' predictions and the means from one reading of the text
+    assert json.loads((tmp_path / "p.json").read_text())[0]["context"] == "in context: tokens 1-2 of the text"
     written = json.loads((tmp_path / "m.json").read_text())
     stream = [itos.index(w if w in itos else "<unk>") for line in context for w in line.split() + [EOS]]
     model.eval()

@@ -33,6 +33,7 @@ spends on it wrongly (§6.4's Table 4: VD-LSTM gives <unk> 0.05-0.33 before "fed
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -102,38 +103,24 @@ def context_stream(context: list[str], word_ids: dict[str, int]) -> list[int]:
     return stream
 
 
-def mean_probability_blocks(
-    model: LSTMLanguageModel, itos: list[str], context: list[str], words: list[str], block_tokens: int
-) -> dict:
-    """Per word w of `words` in the vocabulary, [sum of p(w | the text before), positions] over the
-    positions whose next token is not w, per block of `block_tokens` positions of the context text
-    (module docstring)."""
-    word_ids = {word: i for i, word in enumerate(itos)}
-    present = [w for w in words if w in word_ids]
-    stream = context_stream(context, word_ids)
-    tracked = [word_ids[w] for w in present]
-    _, tracked_p = read_stream(model, stream, [], tracked)
-    elsewhere = torch.tensor(stream[1:], dtype=torch.long).view(-1, 1) != torch.tensor(tracked, dtype=torch.long)
-    sums = tracked_p * elsewhere
-    return {
-        "block_tokens": block_tokens,
-        "words": {
-            w: [
-                [float(sums[i : i + block_tokens, k].sum()), int(elsewhere[i : i + block_tokens, k].sum())]
-                for i in range(0, len(tracked_p), block_tokens)
-            ]
-            for k, w in enumerate(present)
-        },
-        "not_in_vocabulary": [w for w in words if w not in word_ids],
-    }
+@dataclasses.dataclass(frozen=True)
+class ContextRead:
+    """One pass over the context text (`read_context`): the distribution after each phrase line's first
+    occurrence, and the tracked words' probabilities at every position followed by a token."""
+
+    searched: bool  # a context text was given
+    after_phrase: dict[str, tuple[int, torch.Tensor]]  # phrase line -> (its end in the stream, p(w | the text to it))
+    stream: list[int]
+    tracked: dict[str, int]  # word -> id, the words asked for that the vocabulary has
+    tracked_p: torch.Tensor  # (len(stream) - 1) x len(tracked)
 
 
-def predict(
-    model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int, context: list[str] | None = None
-) -> list[dict]:
-    """The `top` predictions after each nonblank line; a line `phrase<TAB>next words` also gets the
-    probability and rank of the first next word. `context`: the lines of the text to read each
-    phrase in (module docstring)."""
+def read_context(
+    model: LSTMLanguageModel, itos: list[str], lines: list[str], context: list[str] | None, words: list[str] = ()
+) -> ContextRead:
+    """Reads the context text once (`read_stream`): up to the end of the last phrase found in it
+    (each `phrase<TAB>next words` line's phrase followed by its first next word), and to its end
+    where `words` are tracked."""
     word_ids = {word: i for i, word in enumerate(itos)}
     as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
     stream = context_stream(context or [], word_ids)
@@ -141,9 +128,42 @@ def predict(
     for line in lines:
         phrase, _, following = line.partition("\t")
         if phrase.strip() and context is not None:
-            ends[line] = find(stream, as_ids(phrase.split() + following.split()[:1]))
-            ends[line] = ends[line] - len(following.split()[:1]) if ends[line] is not None else None
-    in_context, _ = read_stream(model, stream, [end for end in ends.values() if end is not None])
+            end = find(stream, as_ids(phrase.split() + following.split()[:1]))
+            if end is not None:
+                ends[line] = end - len(following.split()[:1])
+    tracked = {w: word_ids[w] for w in words if w in word_ids}
+    found, tracked_p = read_stream(model, stream, list(ends.values()), list(tracked.values()))
+    return ContextRead(
+        context is not None, {line: (end, found[end]) for line, end in ends.items()}, stream, tracked, tracked_p
+    )
+
+
+def mean_probability_blocks(read: ContextRead, words: list[str], block_tokens: int) -> dict:
+    """Per word w of `words` in the vocabulary, [sum of p(w | the text before), positions] over the
+    positions whose next token is not w, per block of `block_tokens` positions of the context text
+    (module docstring)."""
+    tracked = torch.tensor(list(read.tracked.values()), dtype=torch.long)
+    elsewhere = torch.tensor(read.stream[1:], dtype=torch.long).view(-1, 1) != tracked
+    sums = read.tracked_p * elsewhere
+    return {
+        "block_tokens": block_tokens,
+        "words": {
+            w: [
+                [float(sums[i : i + block_tokens, k].sum()), int(elsewhere[i : i + block_tokens, k].sum())]
+                for i in range(0, len(read.tracked_p), block_tokens)
+            ]
+            for k, w in enumerate(read.tracked)
+        },
+        "not_in_vocabulary": [w for w in words if w not in read.tracked],
+    }
+
+
+def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: int, read: ContextRead) -> list[dict]:
+    """The `top` predictions after each nonblank line; a line `phrase<TAB>next words` also gets the
+    probability and rank of the first next word. `read`: the context text's pass, where each phrase
+    it holds is read (module docstring)."""
+    word_ids = {word: i for i, word in enumerate(itos)}
+    as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
     results = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -152,16 +172,16 @@ def predict(
         unknown = [word for word in phrase.split() + following.split()[:1] if word not in word_ids]
         if unknown and UNK not in word_ids:
             raise CorpusError(f"line {number}, phrase {phrase!r}: {unknown[0]!r} is not in the model's vocabulary")
-        end = ends.get(line)
-        if end is not None:
-            probabilities, read = in_context[end], f"in context: tokens 1-{end} of the text"
+        if line in read.after_phrase:
+            end, probabilities = read.after_phrase[line]
+            where = f"in context: tokens 1-{end} of the text"
         else:
             probabilities = next_word_probabilities(model, as_ids([EOS] + phrase.split()))
-            read = "from a zero state after <eos>" + (", not found in the context text" if context is not None else "")
+            where = "from a zero state after <eos>" + (", not found in the context text" if read.searched else "")
         best = probabilities.topk(min(top, len(itos)))
         result = {
             "phrase": phrase,
-            "context": read,
+            "context": where,
             "predictions": [
                 {"word": itos[i], "probability": p} for p, i in zip(best.values.tolist(), best.indices.tolist())
             ],
@@ -205,12 +225,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--mean-probability-of needs --context (the text it is read over) and --mean-probability-out")
     model, itos = load_language_model(args.model, torch.device("cpu"))
     context = read_lines(args.context) if args.context else None
+    lines = read_lines(args.phrases)
     try:
-        results = predict(model, itos, read_lines(args.phrases), args.top, context)
+        read = read_context(model, itos, lines, context, args.mean_probability_of)
+        results = predict(model, itos, lines, args.top, read)
     except CorpusError as err:
         parser.exit(1, f"lm_predict: error: {args.phrases}: {err}\n")
     if args.mean_probability_out:
-        blocks = mean_probability_blocks(model, itos, context or [], args.mean_probability_of, args.block_tokens)
+        blocks = mean_probability_blocks(read, args.mean_probability_of, args.block_tokens)
         write_text(args.mean_probability_out, json.dumps(blocks) + "\n")
     write_text(args.out, json.dumps(results, indent=2) + "\n")
 

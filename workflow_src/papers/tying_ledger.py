@@ -49,7 +49,7 @@ DEVIATIONS = (
         "each phrase is read in its test-set context (the state carried from the preceding text)",
         "the paper's setting",
         "none against the paper",
-        "workflow_src/decode/lm_predict.py:predict",
+        "workflow_src/decode/lm_predict.py:read_context",
         ("table4",),
         "faithful",
     ),
