@@ -9,7 +9,7 @@ from workflow_src import artefacts, layout, lm_specs, registry, step_mode
 from workflow_src.atomic import write_text
 from workflow_src.data import sources
 from workflow_src.data.embeddings import monolingual_sources
-from workflow_src.report import render
+from workflow_src.report import code_version as report_code_version, render
 from workflow_src.score import evidence
 
 # A GPU has `gpu.jobs_per_device` slots (workflow_src/model/gpu.py; `--resources gpu=` counts slots),
@@ -399,6 +399,10 @@ def artefact_inputs(wildcards):
 # A training's spec (params.text) as its file, whole or not at all. A shell command, not a `run:`
 # block, which Snakemake runs in a process of its own that reads the whole workflow again (seconds).
 WRITE_PARAM = "{{ printf '%s\\n' {params.text:q} > {output:q}.tmp && mv {output:q}.tmp {output:q}; }} 2> {log:q}"
+
+# The report rules' `code` param: a new version of the pipeline's code renders the tables, figures and
+# claims again (workflow_src/report/__init__.py:code_version)
+REPORT_CODE = report_code_version()
 
 RENDER = (
     "python -m workflow_src.report.render --paper {wildcards.paper} --artefact {wildcards.artefact} --context {params.context:q} "

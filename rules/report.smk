@@ -12,6 +12,7 @@ rule render_table:
                     labels=lambda w: {"artefact": render.report_label(w.artefact)}),
         evidence="results/{paper}/{artefact}.evidence.json",
     params:
+        code=REPORT_CODE,
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
         data=lambda w: data_note(w.paper, w.artefact),
     wildcard_constraints:
@@ -37,6 +38,7 @@ rule render_figure:
         data="results/{paper}/{artefact}.csv",
         evidence="results/{paper}/{artefact}.evidence.json",
     params:
+        code=REPORT_CODE,
         context=lambda w: render.context_argument(config, w.paper, w.artefact),
         data=lambda w: data_note(w.paper, w.artefact),
     wildcard_constraints:
@@ -74,6 +76,7 @@ rule deviations:
         html=report("results/{paper}/deviations.html", caption="../report/deviations.rst", category="{paper}",
                     labels={"artefact": "deviations"}),
     params:
+        code=REPORT_CODE,
         data=lambda w: data_note(w.paper, "deviations"),
     wildcard_constraints:
         paper=r"[a-z]+",
@@ -95,6 +98,7 @@ rule claims:
         md="results/claims.md",
         html=report("results/claims.html", caption="../report/claims.rst", category="Claims"),
     params:
+        code=REPORT_CODE,
         papers=list(config["papers"]),
         notes=json.dumps({paper: data_note(paper, "claims") for paper in config["papers"]}),
         synthetic="--synthetic-data" if "demo" in config else "",
@@ -119,6 +123,7 @@ rule training_diagnostics:
         md="results/training_diagnostics.md",
         html=report("results/training_diagnostics.html", caption="../report/diagnostics.rst", category="Claims"),
     params:
+        code=REPORT_CODE,
         data=lambda w: data_note("data", "training diagnostics"),
     log:
         "logs/render/training_diagnostics.log",

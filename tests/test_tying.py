@@ -3,6 +3,9 @@ their real archive layouts, through a local mirror), with toy model sizes."""
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -337,6 +340,43 @@ def test_a_language_model_can_train_on_its_own_schedule_for_every_variant():
         lm_specs.resolve_lm_spec(
             {**demo, "lm": {**demo["lm"], "overrides": {"lm-small-vd": {"clip": 1}}}}, "ptb", "lm-small-vd", 1
         )
+
+
+def test_a_new_version_of_the_code_renders_the_reports_again_and_trains_nothing(tying_run, tmp_path):
+    """The report rules carry the code's version (`report.code_version`, their `code` param): the same
+    pipeline in another folder plans nothing on a finished run; once one of its Python files
+    changes, it plans the tables, figures, ledgers, claims and diagnostics again ("Params have
+    changed"), and no training, decoding or scoring."""
+    copy = tmp_path / "pipeline"
+    copy.mkdir()
+    for name in ("Snakefile", "rules", "workflow_src", "schemas", "envs", "report", "profiles"):
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(REPO / name, copy / name)
+
+    def planned() -> dict[str, set[str]]:
+        dry_run = subprocess.run(
+            [sys.executable, "-m", "snakemake", "--snakefile", str(copy / "Snakefile")]
+            + ["--directory", str(tying_run), "--cores", "2", "--dry-run", "all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        rules = {}
+        for block in re.finditer(
+            r"^(?:local)?rule (?P<rule>\w+):\n(?:    .*\n)*?    reason: (?P<reason>.*)\n", dry_run, re.M
+        ):
+            rules.setdefault(block["rule"], set()).add(block["reason"].split(":")[0])
+        return rules
+
+    assert planned() == {}
+    claims_module = copy / "workflow_src" / "report" / "claims.py"
+    claims_module.write_text(claims_module.read_text() + "\n# a new version\n")
+    rules = planned()
+    assert {"render_table", "render_figure", "deviations", "claims"} <= set(rules)  # no translation: no diagnostics
+    assert set(rules) <= {"render_table", "render_figure", "deviations", "claims", "training_diagnostics", "all"}
+    assert "Params have changed since last execution" in rules["render_table"] | rules["deviations"]
 
 
 def test_a_changed_config_reruns_the_trainings_whose_spec_it_changes(tying_run):
