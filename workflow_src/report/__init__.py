@@ -16,6 +16,6 @@ def code_version(root: Path = PACKAGE) -> str:
     their inputs alone would keep what an older version rendered. They take seconds to minutes;
     the trainings behind them rerun only where their spec changes."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*.py") if p.is_file()):  # not an editor's dangling lock link
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
