@@ -46,6 +46,8 @@ rule plan_vs_actual:
         csv="results/plan_vs_actual.csv",
         md="results/plan_vs_actual.md",
         html=report("results/plan_vs_actual.html", caption="../report/plan.rst", category="plan"),
+    params:
+        code=REPORT_CODE,
     log:
         "logs/plan_vs_actual.log",
     conda:

@@ -346,7 +346,7 @@ def test_a_new_version_of_the_code_renders_the_reports_again_and_trains_nothing(
     """The report rules carry the code's version (`report.code_version`, their `code` param): the same
     pipeline in another folder plans nothing on a finished run; once one of its Python files
     changes, it plans the tables, figures, ledgers, claims and diagnostics again ("Params have
-    changed"), and no training, decoding or scoring."""
+    changed") with the plan against the actual times, and no training, decoding or scoring."""
     copy = tmp_path / "pipeline"
     copy.mkdir()
     for name in ("Snakefile", "rules", "workflow_src", "schemas", "envs", "report", "profiles"):
@@ -375,7 +375,8 @@ def test_a_new_version_of_the_code_renders_the_reports_again_and_trains_nothing(
     claims_module.write_text(claims_module.read_text() + "\n# a new version\n")
     rules = planned()
     assert {"render_table", "render_figure", "deviations", "claims"} <= set(rules)  # no translation: no diagnostics
-    assert set(rules) <= {"render_table", "render_figure", "deviations", "claims", "training_diagnostics", "all"}
+    reports = {"render_table", "render_figure", "deviations", "claims", "training_diagnostics", "plan_vs_actual"}
+    assert set(rules) <= reports | {"all"}
     assert "Params have changed since last execution" in rules["render_table"] | rules["deviations"]
 
 
