@@ -268,8 +268,9 @@ def test_runs_still_learning_decide_nothing():
 
 
 def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
-    """The page's "decided by" gathers the cells one artefact lacks (a gap's parts included) into one
-    reason, each name and column once, and the runs still learning into another."""
+    """The page's "decided by" gathers the cells one artefact lacks for one reason (a gap's parts
+    included) into one reason, each name and column once, a row the config left out of the run
+    under its own, and the runs still learning into another."""
     a_fr, a_de, c_de = (
         Check("table1", column, row, than="b") for row, column in (("a", "fr-en"), ("a", "de-en"), ("c", "de-en"))
     )
@@ -280,9 +281,12 @@ def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
         claims.Outcome(NOT_DECIDABLE, "", "…", learning=("a not plateaued (seed 1)", "b not plateaued (seed 2)")),
     ]
     tested = claims.Outcome(REPRODUCED, "", "t-test: p = 0.01 < 0.05")
-    assert claims_page.grouped([*learning, *missing, tested, tested]) == [
+    left_out = evidence.Evidence(left_out={"d": "not run here (config papers.vmf.table1.rows leaves them out)"})
+    d_de = claims.decide(Check("table1", "de-en", "d", than="b"), left_out)
+    assert claims_page.grouped([*learning, *missing, d_de, tested, tested]) == [
         f"{claims.STILL_LEARNING}: a not plateaued (seed 1); b not plateaued (seed 2)",
         f"table1 has no evidence for a (fr-en, de-en), c (de-en): {claims.NO_EVIDENCE}",
+        "table1 has no evidence for d (de-en): not run here (config papers.vmf.table1.rows leaves them out)",
         "t-test: p = 0.01 < 0.05",
     ]
 
@@ -319,6 +323,10 @@ def test_evidence_files_round_trip(tmp_path):
     ]
     evidence.write(tmp_path / "t.evidence.json", cells)
     assert evidence.read(tmp_path / "t.evidence.json") == {c.key: c for c in cells}
+    assert evidence.read(tmp_path / "t.evidence.json").left_out == {}  # and the file names none
+    assert "left_out" not in (tmp_path / "t.evidence.json").read_text()
+    evidence.write(tmp_path / "l.evidence.json", cells[:1], {"q": "not run here (config ...)"})
+    assert evidence.read(tmp_path / "l.evidence.json").left_out == {"q": "not run here (config ...)"}
     (tmp_path / "f.csv").write_text(
         evidence.figure_csv(
             [
@@ -840,7 +848,11 @@ def test_a_row_compared_with_another_tables_row_reads_that_tables_evidence():
     assert claims.pair_name(check) == "bpe32k-joint2048 of table3 against bpe32k-nmt of table5 (De→En)"
     found[table5] = {}
     missing = claims.decide_in_run("joint", check, found)
-    assert missing.verdict == NOT_DECIDABLE and missing.absent == ("table5", "bpe32k-nmt", "De→En")
+    assert missing.verdict == NOT_DECIDABLE and missing.absent == ("table5", "bpe32k-nmt", "De→En", claims.NO_EVIDENCE)
+    found[table5] = evidence.Evidence(left_out={"bpe32k-nmt": "not run here (config papers.joint.table5.rows ...)"})
+    left_out = claims.decide_in_run("joint", check, found)  # the row Table 5's config left out, and why
+    assert left_out.absent[3] == "not run here (config papers.joint.table5.rows ...)"
+    assert left_out.reason.endswith(": not run here (config papers.joint.table5.rows ...)")
     del found[table5]
     assert f"{table5} is not built" in claims.decide_in_run("joint", check, found).reason
     assert claims.evidence_paths([("joint", "table3"), ("joint", "table5")]) == [table3, table5]

@@ -226,13 +226,23 @@ def matching_cells(paper: str, artefact_id: str, texts: list[str]) -> list[Cell]
 EXPLAIN = "python -m workflow_src.registry explain NAME"
 
 
-def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str) -> list[str]:
-    """The footer line naming the paper's rows that the config's `papers.<paper>.<artefact>.rows`
-    leaves out of this run (`layout.selected_rows`), so that a shorter table says it is shorter."""
+def left_out_rows(table, ctx: artefacts.Context) -> list[str]:
+    """The experiments of the paper's rows that the config's `papers.<paper>.<artefact>.rows` leaves
+    out of this run (`layout.selected_rows`)."""
     if not hasattr(table, "rows"):  # a kind of artefact without rows of experiments (a figure, a table of bins)
         return []
     kept = layout.selected_rows(ctx, table)
-    left_out = [row.experiment for row in table.rows if row not in kept]
+    return [row.experiment for row in table.rows if row not in kept]
+
+
+def left_out_reason(paper: str, artefact_id: str) -> str:
+    return f"not run here (config papers.{paper}.{artefact_id}.rows leaves them out)"
+
+
+def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str) -> list[str]:
+    """The footer line naming the paper's rows that the config leaves out of this run
+    (`left_out_rows`), so that a shorter table says it is shorter."""
+    left_out = left_out_rows(table, ctx)
     if not left_out:
         return []
     return [

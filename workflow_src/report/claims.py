@@ -83,15 +83,15 @@ STILL_LEARNING = "not decided on runs still learning, which rank by their traini
 class Outcome:
     """A check on its own: its verdict at ALPHA (uncorrected: `decide_claim` combines them), our
     numbers and why; `test` where one ran; `learning`, its cells from runs still learning; `absent`,
-    the (artefact, name, where) of a cell with no evidence; a gap not decidable: `undecided`, its
-    parts that are not."""
+    the (artefact, name, where, why) of a cell with no evidence; a gap not decidable: `undecided`,
+    its parts that are not."""
 
     verdict: str
     ours: str
     reason: str
     test: Test | None = None
     learning: tuple[str, ...] = ()
-    absent: tuple[str, str, str] | None = None
+    absent: tuple[str, str, str, str] | None = None
     undecided: tuple["Outcome", ...] = ()
 
 
@@ -152,11 +152,12 @@ def decide(
     ):
         if name is not None and cell is None:
             at = f" at {point}" if point else (f" at x = {x:g}" if x is not None else "")
+            why = getattr(cells, "left_out", {}).get(name, NO_EVIDENCE)
             return Outcome(
                 NOT_DECIDABLE,
                 "",
-                f"{artefact} has no evidence for {name} in {column}{at}: {NO_EVIDENCE}",
-                absent=(artefact, name, f"{column}{at}"),
+                f"{artefact} has no evidence for {name} in {column}{at}: {why}",
+                absent=(artefact, name, f"{column}{at}", why),
             )
     if b is not None and a.kind != b.kind:
         raise ValueError(f"{check.artefact}: {check.row} is {a.kind}, {check.compared_name} is {b.kind}")
@@ -600,7 +601,10 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
             return decide(check, None, f"{path} is not built in this run (papers.{paper}.{artefact} not configured)")
     cells = found[evidence_path(paper, check.artefact)]
     if check.than_artefact is not None:  # its compared cell, even where `artefact` has a row of that name
-        compared = found[evidence_path(paper, check.than_artefact)].get(check.compared)
-        cells = {key: cell for key, cell in cells.items() if key != check.compared}
+        than = found[evidence_path(paper, check.than_artefact)]
+        compared, name = than.get(check.compared), check.compared[0]
+        left_out = {row: why for row, why in getattr(cells, "left_out", {}).items() if row != name}
+        left_out |= {name: than.left_out[name]} if name in getattr(than, "left_out", {}) else {}
+        cells = evidence.Evidence({key: cell for key, cell in cells.items() if key != check.compared}, left_out)
         cells |= {check.compared: compared} if compared is not None else {}
     return decide(check, cells, "", unit_of(paper, check), point_names(paper, check))

@@ -18,7 +18,6 @@ from workflow_src.atomic import described, write_text
 from workflow_src.report.claims import (
     ALPHA,
     INCONCLUSIVE,
-    NO_EVIDENCE,
     NOT_COMPARABLE,
     NOT_DECIDABLE,
     NOT_REPRODUCED,
@@ -73,16 +72,17 @@ def grouped(outcomes: list[Outcome]) -> list[str]:
     in one reason and the cells missing from one artefact in one, each where the first of them was:
     "table1 has no evidence for a (fr-en, de-en), b (de-en): not configured ..."."""
     learning: dict[str, None] = {}
-    absent: dict[str, dict[str, dict[str, None]]] = {}  # artefact -> name -> where (ordered, once each)
+    # (artefact, why) -> name -> where (ordered, once each)
+    absent: dict[tuple[str, str], dict[str, dict[str, None]]] = {}
     kept: list[str | tuple[str, ...]] = []  # a reason, or the place of the learning runs' or an artefact's
     for outcome in (part for o in outcomes for part in (o.undecided or (o,))):
         if outcome.learning:
             kept.append(("learning",))
             learning.update(dict.fromkeys(outcome.learning))
         elif outcome.absent is not None:
-            artefact, name, where = outcome.absent
-            kept.append(("absent", artefact))
-            absent.setdefault(artefact, {}).setdefault(name, {})[where] = None
+            artefact, name, where, why = outcome.absent
+            kept.append(("absent", artefact, why))
+            absent.setdefault((artefact, why), {}).setdefault(name, {})[where] = None
         elif outcome.reason:
             kept.append(outcome.reason)
 
@@ -91,11 +91,12 @@ def grouped(outcomes: list[Outcome]) -> list[str]:
             return piece
         if piece == ("learning",):
             return f"{STILL_LEARNING}: {'; '.join(learning)}"
-        names = absent[piece[1]]
+        _, artefact, why = piece
+        names = absent[artefact, why]
         return (
-            f"{piece[1]} has no evidence for "
+            f"{artefact} has no evidence for "
             + ", ".join(f"{name} ({', '.join(wheres)})" for name, wheres in names.items())
-            + f": {NO_EVIDENCE}"
+            + f": {why}"
         )
 
     return [text(piece) for piece in dict.fromkeys(kept)]

@@ -300,7 +300,9 @@ def main(argv: list[str] | None = None) -> None:
         *artefact_cells.left_out_footer(artefact, ctx, args.paper, args.artefact),
     ]
     prefix = args.out_prefix
-    evidence.write(prefix.with_suffix(".evidence.json"), cells)
+    why = artefact_cells.left_out_reason(args.paper, args.artefact)
+    left_out = {row: why for row in artefact_cells.left_out_rows(artefact, ctx)}
+    evidence.write(prefix.with_suffix(".evidence.json"), cells, left_out)
     write_table(
         prefix.with_suffix(".csv"),
         prefix.with_suffix(".md"),

@@ -99,24 +99,36 @@ def perplexity_blocks(token_nll: list[float], block: int = BLOCK_TOKENS) -> list
     ]
 
 
-def to_json(cells: list[Cell]) -> str:
-    return json.dumps({"cells": [dataclasses.asdict(c) for c in cells]}, separators=(",", ":")) + "\n"
+class Evidence(dict):
+    """An evidence file's cells by (row, column, x), and `left_out`: the rows of its artefact that
+    the run's config leaves out, each with why (a claim on one says so)."""
+
+    def __init__(self, cells=(), left_out: dict[str, str] | None = None):
+        super().__init__(cells)
+        self.left_out = dict(left_out or {})
 
 
-def write(path: str | Path, cells: list[Cell]) -> None:
-    write_text(path, to_json(cells))
+def to_json(cells: list[Cell], left_out: dict[str, str] | None = None) -> str:
+    data = {"cells": [dataclasses.asdict(c) for c in cells]} | ({"left_out": left_out} if left_out else {})
+    return json.dumps(data, separators=(",", ":")) + "\n"
 
 
-def read(path: str | Path) -> dict[tuple, Cell]:
+def write(path: str | Path, cells: list[Cell], left_out: dict[str, str] | None = None) -> None:
+    """The cells, and the rows the config leaves out (row -> why), where there are any."""
+    write_text(path, to_json(cells, left_out))
+
+
+def read(path: str | Path) -> Evidence:
     """An evidence file, keyed by (row, column, x): a table's x is None."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         cells = [
             Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]
         ]
-    except (KeyError, TypeError, ValueError) as error:
+        left_out = {str(row): str(why) for row, why in data.get("left_out", {}).items()}
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: not an evidence file ({error})") from error
-    return {c.key: c for c in cells}
+    return Evidence({c.key: c for c in cells}, left_out)
 
 
 def figure_csv(points: list[dict]) -> str:
