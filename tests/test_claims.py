@@ -281,14 +281,22 @@ def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
         claims.Outcome(NOT_DECIDABLE, "", "…", learning=("a not plateaued (seed 1)", "b not plateaued (seed 2)")),
     ]
     tested = claims.Outcome(REPRODUCED, "", "t-test: p = 0.01 < 0.05")
-    left_out = evidence.Evidence(left_out={"d": "not run here (config papers.vmf.table1.rows leaves them out)"})
-    d_de = claims.decide(Check("table1", "de-en", "d", than="b"), left_out)
-    assert claims_page.grouped([*learning, *missing, d_de, tested, tested]) == [
+    left_out = evidence.Evidence(
+        left_out_rows={"d": "not run here (config papers.vmf.table1.rows leaves them out)"},
+        left_out_columns={"en-fr": "pair en-fr not configured for iwslt16"},
+    )
+    d_de, e_fr, e_fr_size = (
+        claims.decide(Check("table1", column, row, than="b"), left_out)
+        for row, column in (("d", "de-en"), ("e", "en-fr"), ("e", "en-fr |Θ|"))
+    )
+    assert claims_page.grouped([*learning, *missing, d_de, e_fr, e_fr_size, tested, tested]) == [
         f"{claims.STILL_LEARNING}: a not plateaued (seed 1); b not plateaued (seed 2)",
         f"table1 has no evidence for a (fr-en, de-en), c (de-en): {claims.NO_EVIDENCE}",
         "table1 has no evidence for d (de-en): not run here (config papers.vmf.table1.rows leaves them out)",
+        "table1 has no evidence for e (en-fr, en-fr |Θ|): pair en-fr not configured for iwslt16",
         "t-test: p = 0.01 < 0.05",
     ]
+    assert left_out.why_left_out("e", "en-frx") is None  # a column named alike is another column
 
 
 def test_one_replicate_is_inconclusive_and_missing_evidence_not_decidable_with_the_reason():
@@ -323,10 +331,12 @@ def test_evidence_files_round_trip(tmp_path):
     ]
     evidence.write(tmp_path / "t.evidence.json", cells)
     assert evidence.read(tmp_path / "t.evidence.json") == {c.key: c for c in cells}
-    assert evidence.read(tmp_path / "t.evidence.json").left_out == {}  # and the file names none
+    written = evidence.read(tmp_path / "t.evidence.json")
+    assert written.left_out_rows == written.left_out_columns == {}  # and the file names none
     assert "left_out" not in (tmp_path / "t.evidence.json").read_text()
-    evidence.write(tmp_path / "l.evidence.json", cells[:1], {"q": "not run here (config ...)"})
-    assert evidence.read(tmp_path / "l.evidence.json").left_out == {"q": "not run here (config ...)"}
+    evidence.write(tmp_path / "l.evidence.json", cells[:1], {"q": "not run here (config ...)"}, {"c": "why"})
+    written = evidence.read(tmp_path / "l.evidence.json")
+    assert written.left_out_rows == {"q": "not run here (config ...)"} and written.left_out_columns == {"c": "why"}
     (tmp_path / "f.csv").write_text(
         evidence.figure_csv(
             [
@@ -849,7 +859,9 @@ def test_a_row_compared_with_another_tables_row_reads_that_tables_evidence():
     found[table5] = {}
     missing = claims.decide_in_run("joint", check, found)
     assert missing.verdict == NOT_DECIDABLE and missing.absent == ("table5", "bpe32k-nmt", "De→En", claims.NO_EVIDENCE)
-    found[table5] = evidence.Evidence(left_out={"bpe32k-nmt": "not run here (config papers.joint.table5.rows ...)"})
+    found[table5] = evidence.Evidence(
+        left_out_rows={"bpe32k-nmt": "not run here (config papers.joint.table5.rows ...)"}
+    )
     left_out = claims.decide_in_run("joint", check, found)  # the row Table 5's config left out, and why
     assert left_out.absent[3] == "not run here (config papers.joint.table5.rows ...)"
     assert left_out.reason.endswith(": not run here (config papers.joint.table5.rows ...)")

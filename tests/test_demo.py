@@ -428,15 +428,22 @@ def test_demo_rows_the_claims_compare_have_plateaued_or_decide_nothing(demo):
     print(f"{undecided} compared rows still learning, on which no claim is decided")
 
 
-def test_demo_claims_on_rows_the_config_leaves_out_say_so(demo):
+def test_demo_claims_on_cells_the_config_leaves_out_say_so(demo):
     """A claim on rows the demo's config leaves out of their table (joint Table 5's depths 1, 3 and
-    4) gives that as its reason, as the table's footer does, not the generic one."""
+    4), or on a pair it does not configure, gives that as its reason, as the table does, not the
+    generic one."""
     from workflow_src.report import claims
 
-    decided_by = {row["id"]: row for row in read_csv(demo / "results/claims.csv")}["joint:C18"]["decided by"]
+    page = {row["id"]: row for row in read_csv(demo / "results/claims.csv")}
+    decided_by = page["joint:C18"]["decided by"]
     assert "table5 has no evidence for bpe32k-joint512-layers1 (De→En)" in decided_by
     assert "not run here (config papers.joint.table5.rows leaves them out)" in decided_by
     assert claims.NO_EVIDENCE not in decided_by
+    # and on a pair the demo does not configure (joint C1's En→Fi), as its Table 2 leaves the column empty
+    assert (
+        "table2 has no evidence for bpe32k-joint512 (En→Fi): pair en-fi not configured for wmt17"
+        in page["joint:C1"]["decided by"]
+    )
 
 
 def test_demo_table_marks_and_claims_give_one_answer(demo):

@@ -239,6 +239,18 @@ def left_out_reason(paper: str, artefact_id: str) -> str:
     return f"not run here (config papers.{paper}.{artefact_id}.rows leaves them out)"
 
 
+def left_out_columns(table, ctx: artefacts.Context) -> dict[str, str]:
+    """The table's columns (translation pairs, language-modelling corpora) whose data set or pair
+    the config leaves out of this run, each with why (`Context.status`, `Context.corpus_status`)."""
+    if isinstance(table, artefacts.ScoreTable):
+        status = {column.name: ctx.status(column) for column in table.columns}
+    elif isinstance(table, artefacts.PerplexityTable):
+        status = {corpus.name: ctx.corpus_status(corpus) for corpus in table.columns}
+    else:
+        return {}
+    return {name: why.removeprefix(f"{name}: ") for name, why in status.items() if why}
+
+
 def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str) -> list[str]:
     """The footer line naming the paper's rows that the config leaves out of this run
     (`left_out_rows`), so that a shorter table says it is shorter."""

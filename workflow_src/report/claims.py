@@ -152,7 +152,7 @@ def decide(
     ):
         if name is not None and cell is None:
             at = f" at {point}" if point else (f" at x = {x:g}" if x is not None else "")
-            why = getattr(cells, "left_out", {}).get(name, NO_EVIDENCE)
+            why = evidence.as_evidence(cells).why_left_out(name, column) or NO_EVIDENCE
             return Outcome(
                 NOT_DECIDABLE,
                 "",
@@ -599,12 +599,13 @@ def decide_in_run(paper: str, check: Check | Gap, found: dict[str, dict]) -> Out
         path = evidence_path(paper, artefact)
         if path not in found:
             return decide(check, None, f"{path} is not built in this run (papers.{paper}.{artefact} not configured)")
-    cells = found[evidence_path(paper, check.artefact)]
+    cells = evidence.as_evidence(found[evidence_path(paper, check.artefact)])
     if check.than_artefact is not None:  # its compared cell, even where `artefact` has a row of that name
-        than = found[evidence_path(paper, check.than_artefact)]
+        than = evidence.as_evidence(found[evidence_path(paper, check.than_artefact)])
         compared, name = than.get(check.compared), check.compared[0]
-        left_out = {row: why for row, why in getattr(cells, "left_out", {}).items() if row != name}
-        left_out |= {name: than.left_out[name]} if name in getattr(than, "left_out", {}) else {}
-        cells = evidence.Evidence({key: cell for key, cell in cells.items() if key != check.compared}, left_out)
+        rows = {row: why for row, why in cells.left_out_rows.items() if row != name}
+        rows |= {name: than.left_out_rows[name]} if name in than.left_out_rows else {}
+        kept = {key: cell for key, cell in cells.items() if key != check.compared}
+        cells = evidence.Evidence(kept, rows, cells.left_out_columns)
         cells |= {check.compared: compared} if compared is not None else {}
     return decide(check, cells, "", unit_of(paper, check), point_names(paper, check))

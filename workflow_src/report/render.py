@@ -301,8 +301,12 @@ def main(argv: list[str] | None = None) -> None:
     ]
     prefix = args.out_prefix
     why = artefact_cells.left_out_reason(args.paper, args.artefact)
-    left_out = {row: why for row in artefact_cells.left_out_rows(artefact, ctx)}
-    evidence.write(prefix.with_suffix(".evidence.json"), cells, left_out)
+    evidence.write(
+        prefix.with_suffix(".evidence.json"),
+        cells,
+        {row: why for row in artefact_cells.left_out_rows(artefact, ctx)},
+        artefact_cells.left_out_columns(artefact, ctx),
+    )
     write_table(
         prefix.with_suffix(".csv"),
         prefix.with_suffix(".md"),

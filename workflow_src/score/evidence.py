@@ -100,22 +100,42 @@ def perplexity_blocks(token_nll: list[float], block: int = BLOCK_TOKENS) -> list
 
 
 class Evidence(dict):
-    """An evidence file's cells by (row, column, x), and `left_out`: the rows of its artefact that
-    the run's config leaves out, each with why (a claim on one says so)."""
+    """An evidence file's cells by (row, column, x), and the cells of its artefact that the run's
+    config leaves out, with why (a claim on one says so): `left_out_rows`, row -> why;
+    `left_out_columns`, column -> why, which holds for the columns named `<column>` and
+    `<column> <more>` (a table's "De→En |Θ|" beside its "De→En", "PTB test" of corpus "PTB")."""
 
-    def __init__(self, cells=(), left_out: dict[str, str] | None = None):
+    def __init__(self, cells=(), left_out_rows: dict | None = None, left_out_columns: dict | None = None):
         super().__init__(cells)
-        self.left_out = dict(left_out or {})
+        self.left_out_rows = dict(left_out_rows or {})
+        self.left_out_columns = dict(left_out_columns or {})
+
+    def why_left_out(self, row: str, column: str) -> str | None:
+        """Why the config leaves the cell of `row` in `column` out of this run; None where it does not."""
+        if row in self.left_out_rows:
+            return self.left_out_rows[row]
+        return next(
+            (why for name, why in self.left_out_columns.items() if column == name or column.startswith(f"{name} ")),
+            None,
+        )
 
 
-def to_json(cells: list[Cell], left_out: dict[str, str] | None = None) -> str:
-    data = {"cells": [dataclasses.asdict(c) for c in cells]} | ({"left_out": left_out} if left_out else {})
+def as_evidence(cells: dict) -> Evidence:
+    return cells if isinstance(cells, Evidence) else Evidence(cells)
+
+
+def to_json(cells: list[Cell], left_out_rows: dict | None = None, left_out_columns: dict | None = None) -> str:
+    data = {"cells": [dataclasses.asdict(c) for c in cells]}
+    data |= {"left_out_rows": left_out_rows} if left_out_rows else {}
+    data |= {"left_out_columns": left_out_columns} if left_out_columns else {}
     return json.dumps(data, separators=(",", ":")) + "\n"
 
 
-def write(path: str | Path, cells: list[Cell], left_out: dict[str, str] | None = None) -> None:
-    """The cells, and the rows the config leaves out (row -> why), where there are any."""
-    write_text(path, to_json(cells, left_out))
+def write(
+    path: str | Path, cells: list[Cell], left_out_rows: dict | None = None, left_out_columns: dict | None = None
+) -> None:
+    """The cells, and the rows and columns the config leaves out (each -> why), where there are any."""
+    write_text(path, to_json(cells, left_out_rows, left_out_columns))
 
 
 def read(path: str | Path) -> Evidence:
@@ -125,10 +145,13 @@ def read(path: str | Path) -> Evidence:
         cells = [
             Cell(**{**c, "replicates": tuple(c["replicates"]), "labels": tuple(c["labels"])}) for c in data["cells"]
         ]
-        left_out = {str(row): str(why) for row, why in data.get("left_out", {}).items()}
+        left_out = [
+            {str(name): str(why) for name, why in data.get(key, {}).items()}
+            for key in ("left_out_rows", "left_out_columns")
+        ]
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: not an evidence file ({error})") from error
-    return Evidence({c.key: c for c in cells}, left_out)
+    return Evidence({c.key: c for c in cells}, *left_out)
 
 
 def figure_csv(points: list[dict]) -> str:
