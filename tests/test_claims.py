@@ -269,8 +269,9 @@ def test_runs_still_learning_decide_nothing():
 
 def test_a_claims_reasons_name_each_missing_cell_and_each_learning_run_once():
     """The page's "decided by" gathers the cells one artefact lacks for one reason (a gap's parts
-    included) into one reason, each name and column once, a row the config left out of the run
-    under its own, and the runs still learning into another."""
+    included) into one reason, each name and column once: a row or a column the config left out of
+    the run under its own reason, the others under the generic one; and the runs still learning
+    into another."""
     a_fr, a_de, c_de = (
         Check("table1", column, row, than="b") for row, column in (("a", "fr-en"), ("a", "de-en"), ("c", "de-en"))
     )
