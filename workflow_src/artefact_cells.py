@@ -257,10 +257,7 @@ def left_out_footer(table, ctx: artefacts.Context, paper: str, artefact_id: str)
     left_out = left_out_rows(table, ctx)
     if not left_out:
         return []
-    return [
-        f"Rows of the paper's table not run here (config papers.{paper}.{artefact_id}.rows leaves them out): "
-        f"{', '.join(left_out)}."
-    ]
+    return [f"Rows of the paper's table {left_out_reason(paper, artefact_id)}: {', '.join(left_out)}."]
 
 
 def experiments_footer(table, paper: str, artefact_id: str, rows: list[dict]) -> list[str]:

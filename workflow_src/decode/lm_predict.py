@@ -88,12 +88,17 @@ def read_stream(
     return found, tracked_p[: max(len(stream) - 1, 0)]
 
 
+def as_ids(words: list[str], word_ids: dict[str, int]) -> list[int | None]:
+    """The words' ids, a word outside the vocabulary as `<unk>` (None where it has none)."""
+    return [word_ids.get(w, word_ids.get(UNK)) for w in words]
+
+
 def context_stream(context: list[str], word_ids: dict[str, int]) -> list[int]:
     """The context text's ids as one stream: each line's words, then `<eos>`; a word outside the
     vocabulary as `<unk>`, an error where the vocabulary has none."""
     stream = []
     for number, line in enumerate(context, start=1):
-        ids = [word_ids.get(w, word_ids.get(UNK)) for w in line.split() + [EOS]]
+        ids = as_ids(line.split() + [EOS], word_ids)
         if None in ids:
             raise CorpusError(
                 f"context line {number}: {line.split()[ids.index(None)]!r} is not in the model's "
@@ -122,13 +127,12 @@ def read_context(
     (each `phrase<TAB>next words` line's phrase followed by its first next word), and to its end
     where `words` are tracked."""
     word_ids = {word: i for i, word in enumerate(itos)}
-    as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
     stream = context_stream(context or [], word_ids)
     ends = {}
     for line in lines:
         phrase, _, following = line.partition("\t")
         if phrase.strip() and context is not None:
-            end = find(stream, as_ids(phrase.split() + following.split()[:1]))
+            end = find(stream, as_ids(phrase.split() + following.split()[:1], word_ids))
             if end is not None:
                 ends[line] = end - len(following.split()[:1])
     tracked = {w: word_ids[w] for w in words if w in word_ids}
@@ -163,7 +167,6 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
     probability and rank of the first next word. `read`: the context text's pass, where each phrase
     it holds is read (module docstring)."""
     word_ids = {word: i for i, word in enumerate(itos)}
-    as_ids = lambda words: [word_ids.get(w, word_ids.get(UNK)) for w in words]  # noqa: E731
     results = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -176,7 +179,7 @@ def predict(model: LSTMLanguageModel, itos: list[str], lines: list[str], top: in
             end, probabilities = read.after_phrase[line]
             where = f"in context: tokens 1-{end} of the text"
         else:
-            probabilities = next_word_probabilities(model, as_ids([EOS] + phrase.split()))
+            probabilities = next_word_probabilities(model, as_ids([EOS] + phrase.split(), word_ids))
             where = "from a zero state after <eos>" + (", not found in the context text" if read.searched else "")
         best = probabilities.topk(min(top, len(itos)))
         result = {
